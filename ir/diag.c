@@ -1,0 +1,297 @@
+/* diag.c — the diagnostics engine: building diagnostics with notes and counterexamples,
+ * handing them to the context's handler, and rendering them as clang-style text or JSON. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+void
+ir_diag_set_handler(IrCtx *c, IrDiagHandler h, void *ud)
+{
+	c->handler = h ? h : ir_diag_default_handler;
+	c->handler_ud = h ? ud : c;
+}
+
+char *
+ir_ctx_strdup(IrCtx *c, const char *s)
+{
+	return ir_arena_strndup(&c->arena, s, strlen(s));
+}
+
+static char *
+vfmt(IrCtx *c, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	char *s = ir_xalloc(c->al, (size_t)n + 1);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+char *
+ir_ctx_printf(IrCtx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *tmp = vfmt(c, fmt, ap);
+	va_end(ap);
+	char *s = ir_ctx_strdup(c, tmp);
+	ir_xfree(c->al, tmp, strlen(tmp) + 1);
+	return s;
+}
+
+IrDiag *
+ir_diag_beginv(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, va_list ap)
+{
+	IrDiag *d = ir_xalloc(c->al, sizeof *d);
+	memset(d, 0, sizeof *d);
+	d->sev = sev;
+	d->loc = loc;
+	d->code = c->code;
+	d->msg = vfmt(c, fmt, ap);
+	return d;
+}
+
+IrDiag *
+ir_diag_begin(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	IrDiag *d = ir_diag_beginv(c, sev, loc, fmt, ap);
+	va_end(ap);
+	return d;
+}
+
+void
+ir_diag_note(IrCtx *c, IrDiag *d, IrLoc loc, const char *fmt, ...)
+{
+	IrDiag *notes = ir_xalloc(c->al, sizeof *notes * (size_t)(d->nnote + 1));
+	if (d->nnote)
+		memcpy(notes, d->note, sizeof *notes * (size_t)d->nnote);
+	ir_xfree(c->al, d->note, sizeof *notes * (size_t)d->nnote);
+	d->note = notes;
+	IrDiag *n = &d->note[d->nnote++];
+	memset(n, 0, sizeof *n);
+	n->sev = IR_SEV_NOTE;
+	n->loc = loc;
+	n->code = d->code;
+	va_list ap;
+	va_start(ap, fmt);
+	n->msg = vfmt(c, fmt, ap);
+	va_end(ap);
+}
+
+IrCex *
+ir_diag_cex(IrCtx *c, IrDiag *d)
+{
+	if (!d->cex) {
+		d->cex = ir_arena_alloc(&c->arena, sizeof *d->cex);
+	}
+	return d->cex;
+}
+
+void
+ir_cex_var(IrCtx *c, IrCex *x, const char *name, const char *value)
+{
+	IrCexVar *v = ir_arena_alloc(&c->arena, sizeof *v * (size_t)(x->nvar + 1));
+	if (x->nvar)
+		memcpy(v, x->var, sizeof *v * (size_t)x->nvar);
+	v[x->nvar].name = ir_ctx_strdup(c, name);
+	v[x->nvar].value = ir_ctx_strdup(c, value);
+	x->var = v;
+	x->nvar++;
+}
+
+static void
+release(IrCtx *c, IrDiag *d)
+{
+	for (int i = 0; i < d->nnote; i++)
+		ir_xfree(c->al, d->note[i].msg, strlen(d->note[i].msg) + 1);
+	ir_xfree(c->al, d->note, sizeof *d->note * (size_t)d->nnote);
+	ir_xfree(c->al, d->msg, strlen(d->msg) + 1);
+	ir_xfree(c->al, d, sizeof *d);
+}
+
+void
+ir_diag_emit(IrCtx *c, IrDiag *d)
+{
+	if (d->sev == IR_SEV_ERROR)
+		c->nerrors++;
+	else if (d->sev == IR_SEV_WARNING)
+		c->nwarnings++;
+	c->handler(c->handler_ud, d);
+	release(c, d);
+}
+
+#define EMIT(sev)                                                  \
+	va_list ap;                                                \
+	va_start(ap, fmt);                                         \
+	IrDiag *d = ir_diag_beginv(c, sev, loc, fmt, ap);          \
+	va_end(ap);                                                \
+	ir_diag_emit(c, d)
+
+void
+ir_error(IrCtx *c, IrLoc loc, const char *fmt, ...)
+{
+	EMIT(IR_SEV_ERROR);
+}
+
+void
+ir_warning(IrCtx *c, IrLoc loc, const char *fmt, ...)
+{
+	EMIT(IR_SEV_WARNING);
+}
+
+void
+ir_remark(IrCtx *c, IrLoc loc, const char *fmt, ...)
+{
+	EMIT(IR_SEV_REMARK);
+}
+
+static const char *const sev_name[] = {"error", "warning", "note", "remark"};
+
+/* Finds the text of line `line` (file numbering) in f; returns its length or -1. */
+static int
+source_line(const IrFile *f, uint32_t line, const char **start)
+{
+	if (!f->text || line < f->line0)
+		return -1;
+	const char *p = f->text, *end = f->text + f->len;
+	for (uint32_t l = f->line0; l < line; l++) {
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p)
+			return -1;
+		p++;
+	}
+	const char *e = memchr(p, '\n', (size_t)(end - p));
+	*start = p;
+	return (int)((e ? e : end) - p);
+}
+
+static void
+print_one(IrCtx *c, const IrDiag *d, FILE *out, bool color)
+{
+	const IrFile *f = ir_ctx_file(c, d->loc.file);
+	static const char *const sev_color[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m", "\033[1;32m"};
+	if (d->loc.line)
+		fprintf(out, "%s%s:%u:%u: ", color ? "\033[1m" : "", f->name, d->loc.line, d->loc.col);
+	else
+		fprintf(out, "%s%s: ", color ? "\033[1m" : "", f->name);
+	fprintf(out, "%s%s:%s %s%s\n", color ? sev_color[d->sev] : "", sev_name[d->sev],
+		color ? "\033[0m\033[1m" : "", d->msg, color ? "\033[0m" : "");
+	const char *src;
+	int n = d->loc.line ? source_line(f, d->loc.line, &src) : -1;
+	if (n < 0)
+		return;
+	fprintf(out, "%.*s\n", n, src);
+	/* The caret keeps tabs so that it lines up under the source. */
+	for (uint32_t i = 1; i < d->loc.col && (int)i <= n; i++)
+		fputc(src[i - 1] == '\t' ? '\t' : ' ', out);
+	fprintf(out, "%s^%s\n", color ? "\033[1;32m" : "", color ? "\033[0m" : "");
+}
+
+void
+ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color)
+{
+	print_one(c, d, out, color);
+	if (d->cex) {
+		const IrCex *x = d->cex;
+		fputs("  counterexample:", out);
+		for (int i = 0; i < x->nvar; i++)
+			fprintf(out, "%s %s = %s", i ? "," : "", x->var[i].name, x->var[i].value);
+		fputc('\n', out);
+		if (x->role)
+			fprintf(out, "    role: %s\n", x->role);
+		if (x->slot)
+			fprintf(out, "    slot: %s\n", x->slot);
+		if (x->found)
+			fprintf(out, "    may hold: %s\n", x->found);
+		if (x->expected)
+			fprintf(out, "    required: %s\n", x->expected);
+		if (x->culprit)
+			fprintf(out, "    missing ordering: %s\n", x->culprit);
+	}
+	for (int i = 0; i < d->nnote; i++)
+		print_one(c, &d->note[i], out, color);
+}
+
+static void
+json_str(const char *s, FILE *out)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch == '\t')
+			fputs("\\t", out);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void
+json_loc(IrCtx *c, const IrDiag *d, FILE *out)
+{
+	fputs("\"file\":", out);
+	json_str(ir_ctx_file(c, d->loc.file)->name, out);
+	fprintf(out, ",\"line\":%u,\"col\":%u,\"severity\":\"%s\",\"code\":", d->loc.line, d->loc.col,
+		sev_name[d->sev]);
+	json_str(d->code, out);
+	fputs(",\"message\":", out);
+	json_str(d->msg, out);
+}
+
+void
+ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out)
+{
+	fputc('{', out);
+	json_loc(c, d, out);
+	fputs(",\"notes\":[", out);
+	for (int i = 0; i < d->nnote; i++) {
+		if (i)
+			fputc(',', out);
+		fputc('{', out);
+		json_loc(c, &d->note[i], out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	if (d->cex) {
+		const IrCex *x = d->cex;
+		fputs(",\"counterexample\":{\"vars\":{", out);
+		for (int i = 0; i < x->nvar; i++) {
+			if (i)
+				fputc(',', out);
+			json_str(x->var[i].name, out);
+			fputc(':', out);
+			json_str(x->var[i].value, out);
+		}
+		fputc('}', out);
+		const char *keys[] = {"role", "slot", "found", "expected", "culprit"};
+		const char *vals[] = {x->role, x->slot, x->found, x->expected, x->culprit};
+		for (int i = 0; i < 5; i++) {
+			if (!vals[i])
+				continue;
+			fprintf(out, ",\"%s\":", keys[i]);
+			json_str(vals[i], out);
+		}
+		if (x->culprit_loc.line)
+			fprintf(out, ",\"culprit_line\":%u,\"culprit_col\":%u", x->culprit_loc.line,
+				x->culprit_loc.col);
+		fputc('}', out);
+	}
+	fputs("}\n", out);
+}
+
+void
+ir_diag_default_handler(void *ud, const IrDiag *d)
+{
+	ir_diag_print_text(ud, d, stderr, false);
+}

@@ -1,0 +1,652 @@
+/* ir.h — the ave IR shared by the frontend, the passes, the interpreter and the backends.
+ * Prototypes are grouped by the source file that defines them (arena.c, ctx.c, type.c, ...).
+ * Ownership: the context owns strings, types and attributes; a module owns everything else. */
+#ifndef AVE_IR_H
+#define AVE_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct IrCtx IrCtx;
+typedef struct IrType IrType;
+typedef struct IrAttr IrAttr;
+typedef struct IrExpr IrExpr;
+typedef struct IrValue IrValue;
+typedef struct IrUse IrUse;
+typedef struct IrOp IrOp;
+typedef struct IrBlock IrBlock;
+typedef struct IrRegion IrRegion;
+typedef struct IrModule IrModule;
+typedef struct IrDiag IrDiag;
+typedef const char *IrStr; /* interned: equal strings are equal pointers */
+
+#define ir_unreachable(msg) ir_fatal(__FILE__, __LINE__, msg)
+_Noreturn void ir_fatal(const char *file, int line, const char *msg);
+
+/* ---- arena.c: allocation ---- */
+
+/* A pluggable allocator; every byte the library takes comes through one. */
+typedef struct IrAllocator {
+	void *(*alloc)(void *ud, size_t n);
+	void *(*realloc)(void *ud, void *p, size_t old, size_t n);
+	void (*free)(void *ud, void *p, size_t n);
+	void *ud;
+} IrAllocator;
+
+extern const IrAllocator ir_default_allocator;
+
+typedef struct IrArenaChunk IrArenaChunk;
+typedef struct IrArena {
+	const IrAllocator *al;
+	IrArenaChunk *head;
+	size_t total; /* bytes obtained from the allocator */
+} IrArena;
+
+void ir_arena_init(IrArena *a, const IrAllocator *al);
+void *ir_arena_alloc(IrArena *a, size_t n); /* zeroed, 16-byte aligned */
+char *ir_arena_strndup(IrArena *a, const char *s, size_t n);
+void ir_arena_free(IrArena *a);
+
+void *ir_xalloc(const IrAllocator *al, size_t n);
+void *ir_xrealloc(const IrAllocator *al, void *p, size_t old, size_t n);
+void ir_xfree(const IrAllocator *al, void *p, size_t n);
+
+/* Growable array of pointers or plain values: `IrVec v = {0}; ir_vec_push(al, &v, &x, sizeof x)`. */
+typedef struct IrVec {
+	void *data;
+	int len, cap;
+} IrVec;
+void *ir_vec_push(const IrAllocator *al, IrVec *v, const void *elt, size_t size);
+void ir_vec_free(const IrAllocator *al, IrVec *v, size_t size);
+#define IR_VEC_AT(v, T, i) (((T *)(v).data)[i])
+
+/* ---- hash.c: open-addressing hash map from (hash, key pointer) to value pointer ---- */
+
+typedef struct IrMap {
+	const IrAllocator *al;
+	uint64_t *hash; /* 0 = empty slot; stored hashes are forced non-zero */
+	const void **key;
+	void **val;
+	size_t cap, len;
+} IrMap;
+
+typedef bool (*IrMapEq)(const void *a, const void *b);
+void ir_map_init(IrMap *m, const IrAllocator *al);
+void ir_map_free(IrMap *m);
+/* Finds the key equal to `key` (by `eq`, or pointer identity when eq is NULL). */
+void *ir_map_get(const IrMap *m, uint64_t h, const void *key, IrMapEq eq);
+/* Inserts or replaces; returns the previous value or NULL. */
+void *ir_map_put(IrMap *m, uint64_t h, const void *key, void *val, IrMapEq eq);
+bool ir_map_del(IrMap *m, uint64_t h, const void *key, IrMapEq eq);
+uint64_t ir_hash_bytes(const void *p, size_t n);
+uint64_t ir_hash_ptr(const void *p);
+uint64_t ir_hash_mix(uint64_t h, uint64_t v);
+
+/* ---- ctx.c: the context ---- */
+
+typedef struct IrLoc {
+	uint32_t file; /* index into the context's file table; 0 = unknown */
+	uint32_t line, col;
+} IrLoc;
+
+typedef enum IrSeverity { IR_SEV_ERROR, IR_SEV_WARNING, IR_SEV_NOTE, IR_SEV_REMARK } IrSeverity;
+
+/* One named variable of a counterexample (`k = 1`). */
+typedef struct IrCexVar {
+	const char *name, *value;
+} IrCexVar;
+
+/* A concrete assignment that violates a checked property, with what was found and expected. */
+typedef struct IrCex {
+	int nvar;
+	IrCexVar *var;
+	const char *role, *slot, *found, *expected, *culprit; /* any may be NULL */
+	IrLoc culprit_loc;
+} IrCex;
+
+struct IrDiag {
+	IrSeverity sev;
+	IrLoc loc;
+	const char *code; /* category: "parse", "verify", a pass name, ... */
+	char *msg;
+	int nnote;
+	IrDiag *note;
+	IrCex *cex;
+};
+
+typedef void (*IrDiagHandler)(void *ud, const IrDiag *d);
+
+typedef struct IrFile {
+	const char *name;
+	const char *text; /* owned copy, NUL-terminated; may be NULL */
+	size_t len;
+	uint32_t line0; /* the first line's number (split inputs keep file numbering) */
+} IrFile;
+
+/* Interned keywords that the library compares against (see ir/keywords.def). */
+typedef struct IrKeywords {
+#define KW(id, text) IrStr id;
+#include "keywords.def"
+#undef KW
+} IrKeywords;
+
+typedef struct IrOpInfo IrOpInfo;
+
+struct IrCtx {
+	const IrAllocator *al;
+	IrArena arena; /* strings, types, attributes, file copies */
+	IrMap strings, types, attrs;
+	IrVec files; /* IrFile */
+	IrDiagHandler handler;
+	void *handler_ud;
+	const char *code; /* default diagnostic category for this phase */
+	int nerrors, nwarnings;
+	IrKeywords kw;
+	IrOpInfo *opinfo; /* parsed op table, one entry per opcode */
+	IrMap opnames;    /* interned op name -> opcode + 1 */
+	IrType *t_i1, *t_i8, *t_i16, *t_i32, *t_i64, *t_index;
+	IrType *t_f16, *t_bf16, *t_f32, *t_f64, *t_f8e4m3, *t_f8e5m2, *t_token;
+};
+
+IrCtx *ir_ctx_new(const IrAllocator *al); /* al may be NULL for malloc */
+void ir_ctx_free(IrCtx *c);
+IrStr ir_intern(IrCtx *c, const char *s, size_t n);
+IrStr ir_intern_cstr(IrCtx *c, const char *s);
+/* Registers a source buffer for locations and carets; the text is copied. */
+uint32_t ir_ctx_add_file(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0);
+const IrFile *ir_ctx_file(IrCtx *c, uint32_t id);
+
+/* ---- diag.c: diagnostics engine ---- */
+
+void ir_diag_set_handler(IrCtx *c, IrDiagHandler h, void *ud);
+IrDiag *ir_diag_begin(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+IrDiag *ir_diag_beginv(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, va_list ap);
+void ir_diag_note(IrCtx *c, IrDiag *d, IrLoc loc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+IrCex *ir_diag_cex(IrCtx *c, IrDiag *d); /* attaches an empty counterexample */
+void ir_cex_var(IrCtx *c, IrCex *x, const char *name, const char *value);
+char *ir_ctx_strdup(IrCtx *c, const char *s); /* lives in the context arena */
+char *ir_ctx_printf(IrCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands the diagnostic to the handler and releases it. */
+void ir_diag_emit(IrCtx *c, IrDiag *d);
+void ir_error(IrCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ir_warning(IrCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ir_remark(IrCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Renderers used by the default handler and the tools. */
+void ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color);
+void ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out);
+void ir_diag_default_handler(void *ud, const IrDiag *d); /* ud = IrCtx*; text to stderr */
+
+/* ---- type.c: types (uniqued; compare by pointer) ---- */
+
+typedef enum IrTypeKind {
+	IR_TY_INT,
+	IR_TY_INDEX,
+	IR_TY_FLOAT,
+	IR_TY_PTR,
+	IR_TY_TENSOR,
+	IR_TY_TILE,
+	IR_TY_RING,
+	IR_TY_MBAR,
+	IR_TY_TOKEN,
+	IR_TY_COUNT
+} IrTypeKind;
+
+typedef enum IrFloatKind { IR_F16, IR_BF16, IR_F32, IR_F64, IR_F8E4M3, IR_F8E5M2, IR_FK_COUNT } IrFloatKind;
+
+typedef enum IrSpace { IR_SPACE_GLOBAL, IR_SPACE_SYMM, IR_SPACE_REG, IR_SPACE_SMEM, IR_SPACE_COUNT } IrSpace;
+
+#define IR_DYN INT64_MIN /* a `?` dimension or stride */
+#define IR_MAX_RANK 8
+
+struct IrType {
+	IrTypeKind kind;
+	uint64_t hash;
+	int bits;           /* INT and FLOAT: width in bits; INDEX: 64 */
+	IrFloatKind fk;     /* FLOAT */
+	IrType *elem;       /* PTR, TENSOR, TILE: element; RING: the slot's tile type */
+	int rank;           /* TENSOR, TILE */
+	int64_t *dims;      /* rank entries; IR_DYN for `?` */
+	int64_t *strides;   /* TENSOR: rank entries when written, else NULL */
+	IrSpace space;      /* TENSOR: GLOBAL or SYMM; TILE: REG or SMEM */
+	IrAttr *layout;     /* TILE: optional layout attribute */
+	int64_t n;          /* RING: slots; MBAR: barriers */
+};
+
+IrType *ir_type_int(IrCtx *c, int bits);
+IrType *ir_type_index(IrCtx *c);
+IrType *ir_type_float(IrCtx *c, IrFloatKind fk);
+IrType *ir_type_ptr(IrCtx *c, IrType *elem);
+IrType *ir_type_tensor(IrCtx *c, int rank, const int64_t *dims, IrType *elem, IrSpace space,
+		       const int64_t *strides);
+IrType *ir_type_tile(IrCtx *c, int rank, const int64_t *dims, IrType *elem, IrSpace space,
+		     IrAttr *layout);
+IrType *ir_type_ring(IrCtx *c, int64_t slots, IrType *tile);
+IrType *ir_type_mbar(IrCtx *c, int64_t n);
+IrType *ir_type_token(IrCtx *c);
+/* The same tile with another element type / shape (layout kept / dropped). */
+IrType *ir_type_tile_with_elem(IrCtx *c, IrType *tile, IrType *elem);
+IrType *ir_type_tile_with_shape(IrCtx *c, IrType *tile, int rank, const int64_t *dims);
+bool ir_type_is_int(const IrType *t);      /* INT or INDEX */
+bool ir_type_is_float(const IrType *t);
+bool ir_type_is_scalar(const IrType *t);   /* INT, INDEX or FLOAT */
+bool ir_type_is_reg_tile(const IrType *t);
+bool ir_type_is_smem(const IrType *t);     /* smem TILE or RING */
+IrType *ir_type_elem(IrType *t);           /* scalar: itself; tile/tensor: element */
+int64_t ir_type_numel(const IrType *t);    /* static tiles; -1 if dynamic */
+int ir_type_elem_bits(const IrType *t);
+const char *ir_float_name(IrFloatKind fk);
+const char *ir_space_name(IrSpace s);
+/* Prints `t` as it is written in `.ave` text. The hook, when given, may print an alias name for
+ * any nested type or attribute instead (it returns true when it did). */
+typedef bool (*IrAliasHook)(void *ud, const void *obj, bool is_type, FILE *out);
+void ir_type_print(IrCtx *c, const IrType *t, FILE *out);
+void ir_type_print_ex(IrCtx *c, const IrType *t, FILE *out, IrAliasHook hook, void *ud);
+char *ir_type_str(IrCtx *c, const IrType *t); /* context-owned */
+
+/* ---- attr.c: attributes (uniqued; compare by pointer) ---- */
+
+typedef enum IrAttrKind {
+	IR_ATTR_INT,
+	IR_ATTR_FLOAT,
+	IR_ATTR_STR,
+	IR_ATTR_BOOL,
+	IR_ATTR_SYM,
+	IR_ATTR_TYPE,
+	IR_ATTR_ARRAY,
+	IR_ATTR_AVE, /* #ave.name<...> */
+	IR_ATTR_COUNT
+} IrAttrKind;
+
+struct IrAttr {
+	IrAttrKind kind;
+	uint64_t hash;
+	int64_t i;     /* INT, BOOL; AVE with an integer form (#ave.pad<8>) */
+	double f;      /* FLOAT */
+	IrStr s;       /* STR text, SYM name (without @), AVE name (without #ave.) */
+	IrType *type;  /* TYPE */
+	int n;         /* ARRAY elements; AVE key/value pairs */
+	IrAttr **elts; /* ARRAY elements; AVE values */
+	IrStr *keys;   /* AVE keys */
+	IrStr kw;      /* AVE: leading keyword (#ave.reg<blocked, ...>) or NULL */
+	bool int_form; /* AVE: #ave.name<integer> */
+};
+
+IrAttr *ir_attr_int(IrCtx *c, int64_t v);
+IrAttr *ir_attr_float(IrCtx *c, double v);
+IrAttr *ir_attr_str(IrCtx *c, IrStr s);
+IrAttr *ir_attr_bool(IrCtx *c, bool v);
+IrAttr *ir_attr_sym(IrCtx *c, IrStr name);
+IrAttr *ir_attr_type(IrCtx *c, IrType *t);
+IrAttr *ir_attr_array(IrCtx *c, int n, IrAttr **elts);
+IrAttr *ir_attr_ave(IrCtx *c, IrStr name, IrStr kw, int n, IrStr *keys, IrAttr **vals);
+IrAttr *ir_attr_ave_int(IrCtx *c, IrStr name, int64_t v);
+IrAttr *ir_attr_ave_get(const IrAttr *a, IrStr key); /* value of a key of an AVE attr */
+void ir_attr_print(IrCtx *c, const IrAttr *a, FILE *out);
+void ir_attr_print_ex(IrCtx *c, const IrAttr *a, FILE *out, IrAliasHook hook, void *ud);
+void ir_print_float(double v, FILE *out); /* shortest text that reads back to v */
+void ir_print_string(const char *s, FILE *out);
+
+/* ---- expr.c: quasi-affine index expressions over an op's operands ---- */
+
+typedef enum IrExprKind {
+	IR_EX_CONST,
+	IR_EX_VAL, /* operand `opnd` of the owning op */
+	IR_EX_NEG,
+	IR_EX_ADD,
+	IR_EX_SUB,
+	IR_EX_MUL,
+	IR_EX_FLOORDIV,
+	IR_EX_MOD,
+	IR_EX_EQ,
+	IR_EX_NE,
+	IR_EX_LT,
+	IR_EX_LE,
+	IR_EX_GT,
+	IR_EX_GE,
+	IR_EX_COUNT
+} IrExprKind;
+
+struct IrExpr {
+	IrExprKind kind;
+	int opnd;   /* VAL: operand index in the owning op */
+	int64_t c;  /* CONST */
+	IrExpr *l, *r;
+	IrValue *pv; /* VAL while the op is being built; NULL afterwards */
+};
+
+IrExpr *ir_expr_const(IrModule *m, int64_t c);
+IrExpr *ir_expr_value(IrModule *m, IrValue *v); /* a leaf bound when the op is built */
+IrExpr *ir_expr_bin(IrModule *m, IrExprKind k, IrExpr *l, IrExpr *r);
+IrExpr *ir_expr_neg(IrModule *m, IrExpr *e);
+IrExpr *ir_expr_clone(IrModule *m, const IrExpr *e);
+bool ir_expr_is_const(const IrExpr *e);          /* no value leaves */
+bool ir_expr_is_cmp(const IrExpr *e);
+bool ir_expr_has_cmp(const IrExpr *e);
+int ir_expr_depth(const IrExpr *e);
+/* Constant folding of a leaf-free expression; false on division by a non-positive constant. */
+bool ir_expr_eval_const(const IrExpr *e, int64_t *out);
+/* Evaluation with operand values from `vals` (indexed by operand number). */
+bool ir_expr_eval(const IrExpr *e, const int64_t *vals, int64_t *out);
+bool ir_expr_equal(const IrExpr *a, const IrExpr *b);
+uint64_t ir_expr_hash(const IrExpr *e);
+int64_t ir_floordiv(int64_t a, int64_t b);
+int64_t ir_mod(int64_t a, int64_t b);
+/* Prints with minimal parentheses; `name(i)` gives operand i's text. */
+void ir_expr_print(const IrExpr *e, FILE *out, void (*name)(void *ud, int opnd, FILE *out),
+		   void *ud);
+
+/* ---- ir.c: ops, regions, blocks, values and use lists ---- */
+
+typedef enum IrOpcode {
+#define OP(id, name, nres, nreg, traits, mode, items, groups, verify) IR_OP_##id,
+#include "ops.def"
+#undef OP
+	IR_OP_COUNT
+} IrOpcode;
+
+enum {
+	IR_TRAIT_PURE = 1 << 0,       /* no side effects: CSE and DCE may act */
+	IR_TRAIT_TERM = 1 << 1,       /* terminator */
+	IR_TRAIT_SYMBOL = 1 << 2,     /* defines the symbol named by its first item */
+	IR_TRAIT_SYMTAB = 1 << 3,     /* its region is a symbol table */
+	IR_TRAIT_ISOLATED = 1 << 4,   /* sees no values from outside */
+	IR_TRAIT_CUSTOM = 1 << 5,     /* custom assembly form */
+	IR_TRAIT_ELEMWISE = 1 << 6,   /* elementwise over tiles */
+	IR_TRAIT_TYPE_OPT = 1 << 7,   /* result types may be left out (inferred) */
+	IR_TRAIT_DECL_TYPES = 1 << 8, /* `: types` declares types though the op has no result */
+	IR_TRAIT_IMPLICIT_TERM = 1 << 9, /* regions end with an implicit empty ave.yield */
+	IR_TRAIT_TOP = 1 << 10,       /* lives at file or ave.module level */
+};
+
+typedef enum IrValueKind { IR_VAL_RESULT, IR_VAL_ARG, IR_VAL_PARAM } IrValueKind;
+
+struct IrValue {
+	IrValueKind kind;
+	int index;     /* result / argument / parameter number */
+	IrType *type;
+	IrStr name;    /* without '%'; may be NULL for values made by passes */
+	IrUse *uses;   /* first use */
+	IrOp *op;      /* RESULT, PARAM: owning op */
+	IrBlock *block; /* ARG: owning block */
+	IrLoc loc;
+	uint32_t id;   /* scratch number for analyses (ir_number_values) */
+};
+
+struct IrUse {
+	IrValue *val;
+	IrOp *user;
+	IrUse *next, **prev; /* prev points at the link that points at this use */
+};
+
+typedef enum IrItemKind {
+	IR_IT_VALUE,   /* %v or %v[coords] */
+	IR_IT_SYMBOL,  /* @s or @s[coords] */
+	IR_IT_CALL,    /* @s(exprs) */
+	IR_IT_DECL,    /* @s(%p: T, ...) */
+	IR_IT_INT,     /* literal (operand position); `type` set for typed literals */
+	IR_IT_FLOAT,
+	IR_IT_EXPR,    /* index expression (group position) */
+	IR_IT_STRING,
+	IR_IT_KEYWORD,
+	IR_IT_COUNT
+} IrItemKind;
+
+typedef struct IrCoord {
+	IrExpr *e;
+	int64_t len; /* `: n` range length, or -1 */
+} IrCoord;
+
+typedef struct IrItem {
+	IrItemKind kind;
+	int opnd;         /* VALUE: operand index */
+	IrStr s;          /* SYMBOL, CALL, DECL: name; STRING, KEYWORD: text */
+	bool suffix;      /* VALUE, SYMBOL: has `[...]` */
+	int ncoord;       /* coords, or CALL arguments (len = -1) */
+	IrCoord *coord;
+	int nparam;       /* DECL */
+	IrValue **param;
+	int64_t i;        /* INT */
+	double f;         /* FLOAT */
+	IrType *type;     /* INT/FLOAT/VALUE with an explicit `: type` (ave.for inits) */
+	IrExpr *e;        /* EXPR */
+	IrValue *pv;      /* VALUE while being built */
+	IrLoc loc;
+} IrItem;
+
+typedef struct IrGroup {
+	IrStr kw;
+	int nitem;
+	IrItem *item;
+	IrLoc loc;
+} IrGroup;
+
+typedef struct IrNamedAttr {
+	IrStr name;
+	IrAttr *attr;
+	IrLoc loc;
+} IrNamedAttr;
+
+struct IrOp {
+	IrOpcode code;
+	IrLoc loc;
+	IrOp *next, *prev;
+	IrBlock *parent;
+	IrStr mode;
+	int nopnd;
+	IrUse *opnd; /* distinct values the op reads, in order of first mention */
+	int nitem;
+	IrItem *item;
+	int ngroup;
+	IrGroup *group;
+	int nattr;
+	IrNamedAttr *attr;
+	int nres;
+	IrValue *res;
+	int nreg;
+	IrRegion *reg;
+	int ntype;
+	IrType **type; /* declared types of ops without results (ave.yield, ave.symm.alloc) */
+	uint32_t id;   /* scratch number for analyses */
+};
+
+struct IrBlock {
+	IrRegion *parent;
+	IrOp *first, *last;
+	int narg;
+	IrValue **arg;
+	int argcap;
+};
+
+struct IrRegion {
+	IrOp *parent;
+	IrBlock *block; /* structured IR: exactly one block per region */
+};
+
+/* `#name = attr` or `!name = type` at file level. */
+typedef struct IrAlias {
+	IrStr name;
+	bool is_type;
+	IrAttr *attr;
+	IrType *type;
+} IrAlias;
+
+struct IrModule {
+	IrCtx *ctx;
+	IrArena arena;
+	IrBlock *body; /* top-level ops (ave.kernel, ave.module, ...) */
+	IrVec aliases;    /* IrAlias, in definition order */
+	IrStr name;       /* file name */
+};
+
+IrModule *ir_module_new(IrCtx *c, const char *name);
+void ir_module_free(IrModule *m);
+IrModule *ir_module_clone(IrModule *m);
+
+/* Op construction: fill an IrOpState, then ir_op_build. Items and groups refer to values through
+ * `pv`/expression leaves; building collects them into the op's operand list. */
+typedef struct IrOpState {
+	IrOpcode code;
+	IrLoc loc;
+	IrStr mode;
+	IrVec items;   /* IrItem */
+	IrVec groups;  /* IrGroup */
+	IrVec attrs;   /* IrNamedAttr */
+	IrVec restypes; /* IrType* */
+	IrVec resnames; /* IrStr (NULL for unnamed) */
+	IrVec types;   /* IrType*: declared types */
+	IrVec regions; /* IrRegion* (already built, detached) */
+} IrOpState;
+
+void ir_state_init(IrOpState *st, IrOpcode code, IrLoc loc);
+void ir_state_free(IrModule *m, IrOpState *st); /* frees the vectors, not what they point to */
+IrItem *ir_state_item(IrModule *m, IrOpState *st, IrItemKind k);
+IrItem *ir_state_value(IrModule *m, IrOpState *st, IrValue *v);
+IrGroup *ir_state_group(IrModule *m, IrOpState *st, IrStr kw);
+IrItem *ir_group_add(IrModule *m, IrGroup *g, IrItemKind k); /* grows g->item */
+IrItem *ir_group_add_expr(IrModule *m, IrGroup *g, IrExpr *e);
+void ir_state_attr(IrModule *m, IrOpState *st, IrStr name, IrAttr *a);
+void ir_state_result(IrModule *m, IrOpState *st, IrType *t, IrStr name);
+void ir_state_type(IrModule *m, IrOpState *st, IrType *t);
+void ir_state_region(IrModule *m, IrOpState *st, IrRegion *r);
+IrOp *ir_op_build(IrModule *m, IrOpState *st); /* detached op; st is freed */
+
+IrRegion *ir_region_new(IrModule *m);   /* with one empty block */
+IrValue *ir_block_add_arg(IrModule *m, IrBlock *b, IrType *t, IrStr name, IrLoc loc);
+IrValue *ir_param_new(IrModule *m, IrType *t, IrStr name, IrLoc loc); /* DECL parameter */
+
+void ir_block_append(IrBlock *b, IrOp *op);
+void ir_block_prepend(IrBlock *b, IrOp *op);
+void ir_op_insert_before(IrOp *pos, IrOp *op);
+void ir_op_insert_after(IrOp *pos, IrOp *op);
+void ir_op_unlink(IrOp *op);
+/* Drops the op's uses (and those of ops nested in it) and unlinks it. Its results must be dead. */
+void ir_op_erase(IrOp *op);
+void ir_replace_all_uses(IrValue *from, IrValue *to);
+/* Recomputes op->opnd from its items and groups after a pass edited them: leaves and VALUE
+ * items with `pv` set take that value, the others keep the value of their old operand. */
+void ir_op_refresh_operands(IrModule *m, IrOp *op);
+void ir_use_set(IrUse *u, IrValue *v); /* re-points one use */
+bool ir_value_has_uses(const IrValue *v);
+int ir_value_nuses(const IrValue *v);
+IrOp *ir_op_parent_op(const IrOp *op);         /* op owning the region that holds op */
+IrOp *ir_block_parent_op(const IrBlock *b);
+bool ir_op_is_ancestor(const IrOp *anc, const IrOp *op); /* anc contains op (or anc == op) */
+IrOp *ir_op_clone(IrModule *m, IrOp *op, IrMap *vmap); /* deep copy; vmap maps old→new values */
+IrValue *ir_op_value(const IrOp *op, int opnd);  /* the value read by operand `opnd` */
+IrValue *ir_item_value(const IrOp *op, const IrItem *it); /* VALUE items */
+IrGroup *ir_op_group(const IrOp *op, IrStr kw);
+const IrGroup *ir_op_group_named(const IrOp *op, const char *kw); /* by text */
+IrAttr *ir_op_attr(const IrOp *op, IrStr name);
+void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
+uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
+IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
+IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
+
+/* Walks ops in pre-order (op, then the ops of its regions). Returns false to stop early. */
+typedef bool (*IrWalkFn)(IrOp *op, void *ud);
+bool ir_walk(IrBlock *b, IrWalkFn fn, void *ud);
+bool ir_walk_op(IrOp *op, IrWalkFn fn, void *ud);
+
+/* ---- opinfo.c: the op table ---- */
+
+/* One kind set of an item pattern: a bit per IrItemKind, plus flags. */
+typedef struct IrItemPat {
+	uint32_t kinds;  /* bit (1 << IrItemKind) */
+	bool suffix_ok;  /* VALUE/SYMBOL may carry [...] */
+	bool repeat;     /* '*': zero or more */
+} IrItemPat;
+
+typedef struct IrGroupPat {
+	IrStr kw;
+	bool required;
+	int nitem;       /* -1 for a bare group (no parentheses) */
+	IrItemPat item[4];
+} IrGroupPat;
+
+struct IrOpInfo {
+	const char *name;
+	IrStr iname;
+	int nres;        /* -1: variadic */
+	int nreg;        /* -1: 1 or 2 */
+	unsigned traits;
+	int nmode;
+	IrStr mode[8];
+	int nitem;
+	IrItemPat item[4];
+	int ngroup;
+	IrGroupPat group[12];
+	bool (*verify)(IrCtx *c, IrOp *op);
+};
+
+/* Builds the table in the context (called by ir_ctx_new). */
+void ir_opinfo_init(IrCtx *c);
+const IrOpInfo *ir_opinfo(const IrCtx *c, IrOpcode code);
+bool ir_opinfo_mode_required(IrOpcode code);
+bool ir_opcode_lookup(const IrCtx *c, const char *name, size_t n, IrOpcode *out);
+const char *ir_op_name(IrOpcode code);
+bool ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t);
+
+/* ---- print.c: the canonical printer ---- */
+
+typedef struct IrPrintOpts {
+	bool generic;   /* no alias substitution */
+	bool locations; /* trailing `// line:col` comments (debugging) */
+} IrPrintOpts;
+
+void ir_module_print(IrModule *m, FILE *out, const IrPrintOpts *o);
+void ir_op_print(IrModule *m, IrOp *op, FILE *out, int indent);
+char *ir_op_str(IrModule *m, IrOp *op); /* one line, context-owned */
+
+/* ---- verify.c: structural and per-op verification ---- */
+
+/* Emits a diagnostic per failure; true when the module is valid. */
+bool ir_verify(IrModule *m);
+/* Helpers for op verifier hooks (verify_ops.c). */
+bool ir_verify_op_shape(IrCtx *c, IrOp *op);
+IrOp *ir_symbol_lookup(IrCtx *c, IrOp *from, IrStr name); /* innermost symbol table first */
+IrStr ir_op_symbol(const IrOp *op);               /* symbol an op defines, or NULL */
+/* Interval of an index expression from what its leaves are defined by; false if unbounded. */
+bool ir_expr_range(const IrOp *op, const IrExpr *e, int64_t *lo, int64_t *hi);
+bool ir_value_range(const IrValue *v, int64_t *lo, int64_t *hi);
+bool ir_value_const(const IrValue *v, int64_t *out);
+int ir_target_warp_size(const char *target); /* 32, 64, or 0 for unknown */
+
+/* ---- verify_ops.c: one hook per op (named in ops.def) ---- */
+#define OP(id, name, nres, nreg, traits, mode, items, groups, verify) bool verify(IrCtx *c, IrOp *op);
+#include "ops.def"
+#undef OP
+
+/* ---- pass.c: the pass manager ---- */
+
+typedef struct IrPassOpts IrPassOpts;
+typedef struct IrPass {
+	const char *name;
+	const char *summary;
+	bool (*run)(IrModule *m, const IrPassOpts *o); /* false after emitting errors */
+} IrPass;
+
+struct IrPassOpts {
+	bool print_after_all;
+	bool time_passes;
+	bool verify_each;
+	const char *target; /* --target, or NULL */
+	FILE *dump;         /* where --print-after-all and --time-passes write */
+};
+
+typedef struct IrPassTiming {
+	const char *name;
+	double seconds;
+} IrPassTiming;
+
+/* Runs the comma-separated pipeline (names from `registry`). Returns false on failure. */
+bool ir_run_pipeline(IrModule *m, const IrPass *registry, int npass, const char *pipeline,
+		     const IrPassOpts *o);
+const IrPass *ir_pass_find(const IrPass *registry, int npass, const char *name, size_t n);
+double ir_now(void);
+
+#endif

@@ -1,0 +1,46 @@
+/* ave — the driver. `ave check FILE` parses, verifies and checks a kernel file; the compile and
+ * run commands live in their own files and register here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frontend/frontend.h"
+#include "../passes/passes.h"
+#include "diagcheck.h"
+#include "driver.h"
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: ave <command> [options] FILE\n"
+	      "\n"
+	      "commands:\n",
+	      f);
+	for (int i = 0; i < driver_command_count; i++)
+		fprintf(f, "  %-10s %s\n", driver_commands[i].name, driver_commands[i].summary);
+	fputs("\n"
+	      "common options:\n"
+	      "  --diagnostics-format=text|json   how to print diagnostics (stderr)\n"
+	      "  --version                        print the version\n"
+	      "\n"
+	      "'ave <command> --help' describes a command.\n",
+	      f);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ave %s\n", AVE_VERSION);
+		return 0;
+	}
+	for (int i = 0; i < driver_command_count; i++)
+		if (!strcmp(argv[1], driver_commands[i].name))
+			return driver_commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "ave: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,164 @@
+/* diagcheck.c — diagnostic sinks for the tools and the --verify-diagnostics checker.
+ * An annotation is `expected-<severity> [@+N | @-N | @above | @below] {{text}}` in a comment;
+ * it is met by a diagnostic of that severity on that line whose message contains `text`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagcheck.h"
+
+static void
+record(DiagSink *s, IrSeverity sev, uint32_t line, const char *msg)
+{
+	if (s->nrec == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->rec = realloc(s->rec, sizeof *s->rec * (size_t)s->cap);
+	}
+	s->rec[s->nrec].sev = sev;
+	s->rec[s->nrec].line = line;
+	s->rec[s->nrec].msg = strdup(msg);
+	s->nrec++;
+}
+
+void
+diag_sink_handler(void *ud, const IrDiag *d)
+{
+	DiagSink *s = ud;
+	if (s->collect) {
+		record(s, d->sev, d->loc.line, d->msg);
+		for (int i = 0; i < d->nnote; i++)
+			record(s, d->note[i].sev, d->note[i].loc.line, d->note[i].msg);
+		return;
+	}
+	if (s->json)
+		ir_diag_print_json(s->c, d, stderr);
+	else
+		ir_diag_print_text(s->c, d, stderr, false);
+}
+
+void
+diag_sink_reset(DiagSink *s)
+{
+	for (int i = 0; i < s->nrec; i++)
+		free(s->rec[i].msg);
+	s->nrec = 0;
+}
+
+typedef struct Expect {
+	IrSeverity sev;
+	uint32_t line;
+	char *text;
+	bool met;
+	uint32_t at; /* line of the annotation itself */
+} Expect;
+
+static const char *const sev_names[] = {"error", "warning", "note", "remark"};
+
+int
+diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_t line0)
+{
+	Expect *ex = NULL;
+	int nex = 0, cap = 0, bad = 0;
+	uint32_t line = line0;
+	const char *end = text + len;
+	for (const char *p = text; p < end; line++) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		for (const char *q = p; q < eol;) {
+			const char *hit = NULL;
+			int sev = -1;
+			for (int k = 0; k < 4; k++) {
+				char pat[32];
+				snprintf(pat, sizeof pat, "expected-%s", sev_names[k]);
+				size_t pl = strlen(pat);
+				for (const char *r = q; r + pl <= eol; r++)
+					if (!memcmp(r, pat, pl) && (!hit || r < hit)) {
+						hit = r;
+						sev = k;
+					}
+			}
+			if (!hit)
+				break;
+			const char *r = hit + strlen("expected-") + strlen(sev_names[sev]);
+			uint32_t target = line;
+			while (r < eol && *r == ' ')
+				r++;
+			if (r < eol && *r == '@') {
+				r++;
+				if (!strncmp(r, "above", 5)) {
+					target = line - 1;
+					r += 5;
+				} else if (!strncmp(r, "below", 5)) {
+					target = line + 1;
+					r += 5;
+				} else if (*r == '+' || *r == '-') {
+					char sign = *r++;
+					long n = strtol(r, (char **)&r, 10);
+					target = sign == '+' ? line + (uint32_t)n : line - (uint32_t)n;
+				}
+			}
+			while (r < eol && *r == ' ')
+				r++;
+			const char *open = r + 1 < eol && r[0] == '{' && r[1] == '{' ? r + 2 : NULL;
+			const char *close = NULL;
+			if (open)
+				for (const char *t = open; t + 1 < eol; t++)
+					if (t[0] == '}' && t[1] == '}') {
+						close = t;
+						break;
+					}
+			if (!open || !close) {
+				fprintf(stderr, "%s:%u: malformed expected-%s annotation (want {{...}})\n", file,
+					line, sev_names[sev]);
+				bad++;
+				q = hit + 1;
+				continue;
+			}
+			if (nex == cap) {
+				cap = cap ? cap * 2 : 8;
+				ex = realloc(ex, sizeof *ex * (size_t)cap);
+			}
+			ex[nex].sev = (IrSeverity)sev;
+			ex[nex].line = target;
+			ex[nex].text = strndup(open, (size_t)(close - open));
+			ex[nex].met = false;
+			ex[nex].at = line;
+			nex++;
+			q = close + 2;
+		}
+		p = eol + 1;
+	}
+	for (int i = 0; i < s->nrec; i++) {
+		DiagRecord *d = &s->rec[i];
+		bool ok = false;
+		for (int k = 0; k < nex && !ok; k++) {
+			if (ex[k].met || ex[k].sev != d->sev || ex[k].line != d->line ||
+			    !strstr(d->msg, ex[k].text))
+				continue;
+			ex[k].met = true;
+			ok = true;
+		}
+		/* Notes attached to an error need no annotation unless some note is expected. */
+		if (!ok && d->sev == IR_SEV_NOTE) {
+			bool any_note = false;
+			for (int k = 0; k < nex; k++)
+				any_note |= ex[k].sev == IR_SEV_NOTE;
+			if (!any_note)
+				continue;
+		}
+		if (!ok) {
+			fprintf(stderr, "%s:%u: unexpected %s: %s\n", file, d->line, sev_names[d->sev], d->msg);
+			bad++;
+		}
+	}
+	for (int k = 0; k < nex; k++) {
+		if (!ex[k].met) {
+			fprintf(stderr, "%s:%u: expected %s on line %u was not produced: %s\n", file, ex[k].at,
+				sev_names[ex[k].sev], ex[k].line, ex[k].text);
+			bad++;
+		}
+		free(ex[k].text);
+	}
+	free(ex);
+	return bad;
+}

@@ -1,0 +1,28 @@
+/* diagcheck.h — shared by the tools: collecting diagnostics and checking them against
+ * `expected-error @+N {{...}}` annotations (ave-opt --verify-diagnostics). */
+#ifndef AVE_DIAGCHECK_H
+#define AVE_DIAGCHECK_H
+
+#include "../ir/ir.h"
+
+typedef struct DiagRecord {
+	IrSeverity sev;
+	uint32_t line;
+	char *msg;
+} DiagRecord;
+
+typedef struct DiagSink {
+	IrCtx *c;
+	bool json;
+	bool collect; /* keep records instead of printing */
+	DiagRecord *rec;
+	int nrec, cap;
+} DiagSink;
+
+void diag_sink_handler(void *ud, const IrDiag *d);
+void diag_sink_reset(DiagSink *s);
+/* Compares the records with the annotations in text[0..len) (lines numbered from line0).
+ * Reports mismatches on stderr; returns the number of mismatches. */
+int diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_t line0);
+
+#endif
