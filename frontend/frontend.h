@@ -54,6 +54,7 @@ typedef struct FeParser {
 	int level, iso, nesting;
 	IrBlock *pending; /* block (with arguments) for the next region */
 	IrVec blocks;     /* IrRegion*: the regions being filled, innermost last */
+	IrVec opens;      /* IrLoc of each open region's '{' */
 	bool failed;
 } FeParser;
 

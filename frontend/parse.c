@@ -213,6 +213,7 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 	ir_vec_free(c->al, &p.marks, sizeof(int));
 	ir_vec_free(c->al, &p.decls, sizeof(int));
 	ir_vec_free(c->al, &p.blocks, sizeof(void *));
+	ir_vec_free(c->al, &p.opens, sizeof(IrLoc));
 	c->code = saved;
 	if (!ok) {
 		ir_module_free(p.m);

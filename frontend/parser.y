@@ -650,6 +650,7 @@ enter_region(FeParser *p, IrLoc loc)
 	}
 	fe_scope_push(p);
 	ir_vec_push(p->c->al, &p->blocks, &r, sizeof r);
+	ir_vec_push(p->c->al, &p->opens, &loc, sizeof loc);
 	return true;
 }
 
@@ -657,6 +658,7 @@ static IrRegion *
 leave_region(FeParser *p)
 {
 	p->nesting--;
+	p->opens.len--;
 	fe_scope_pop(p);
 	return IR_VEC_AT(p->blocks, IrRegion *, --p->blocks.len);
 }
@@ -1003,19 +1005,13 @@ make_ave_attr(FeParser *p, IrStr name, IrStr kw, FeList *kvs)
 	return ir_attr_ave(p->c, name, kw, n, keys, vals);
 }
 
-static const char *
-token_text(yysymbol_kind_t k)
-{
-	const char *s = yysymbol_name(k);
-	return s;
-}
-
-/* "expected X or Y, found 'tok'" with the real text of the offending token. */
+/* "expected X or Y, found 'tok'" with the real text of the offending token. Tokens that can
+ * start an op are summarised as "an op"; at end of file the innermost open region is noted. */
 static int
 yyreport_syntax_error(const yypcontext_t *ctx, FeParser *p, void *scanner)
 {
 	(void)scanner;
-	enum { MAXEXP = 6 };
+	enum { MAXEXP = 24 };
 	yysymbol_kind_t exp[MAXEXP];
 	int n = yypcontext_expected_tokens(ctx, exp, MAXEXP);
 	yysymbol_kind_t got = yypcontext_token(ctx);
@@ -1026,23 +1022,67 @@ yyreport_syntax_error(const yypcontext_t *ctx, FeParser *p, void *scanner)
 		snprintf(found, sizeof found, "end of file");
 	else
 		snprintf(found, sizeof found, "'%.*s'", p->toklen > 40 ? 40 : (int)p->toklen, p->tok);
-	if (n <= 0 || n == MAXEXP) {
-		fe_error(p, loc, "unexpected %s", found);
+	const char *names[MAXEXP + 1];
+	int k = 0;
+	bool op = false;
+	for (int i = 0; i < n && i < MAXEXP; i++)
+		op |= exp[i] == YYSYMBOL_OPNAME;
+	for (int i = 0; i < n && i < MAXEXP; i++) {
+		switch (exp[i]) {
+		case YYSYMBOL_OPNAME:
+		case YYSYMBOL_DEFVALUE:
+		case YYSYMBOL_KW_KERNEL:
+		case YYSYMBOL_KW_FOR:
+		case YYSYMBOL_KW_IF:
+		case YYSYMBOL_KW_INDEX:
+			if (op)
+				continue;
+			break;
+		default:
+			break;
+		}
+		names[k++] = yysymbol_name(exp[i]);
+	}
+	if (op) {
+		/* Drop the other op starters once "an op" stands for them. */
+		int j = 0;
+		for (int i = 0; i < k; i++)
+			if (strcmp(names[i], "\"value definition\"") && strcmp(names[i], "\"'ave.for'\"") &&
+			    strcmp(names[i], "\"'ave.if'\"") && strcmp(names[i], "\"'ave.index'\"") &&
+			    strcmp(names[i], "\"'ave.kernel'\""))
+				names[j++] = names[i];
+		k = j;
+		names[k++] = "an op";
+	}
+	if (n <= 0 || n > MAXEXP || k > 8) {
+		IrDiag *d = ir_diag_begin(p->c, IR_SEV_ERROR, loc, "unexpected %s", found);
+		if (got == YYSYMBOL_YYEOF && p->opens.len) {
+			IrLoc o = IR_VEC_AT(p->opens, IrLoc, p->opens.len - 1);
+			ir_diag_note(p->c, d, o, "this '{' is not closed");
+		}
+		ir_diag_emit(p->c, d);
+		p->failed = true;
 		return 0;
 	}
 	char buf[512] = "";
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < k; i++) {
 		size_t len = strlen(buf);
-		const char *t = token_text(exp[i]);
+		const char *t = names[i];
 		/* Bison quotes string aliases; single-character tokens come as "'x'". */
 		size_t tl = strlen(t);
 		if (tl >= 2 && t[0] == '"' && t[tl - 1] == '"') {
 			t++;
 			tl -= 2;
 		}
-		snprintf(buf + len, sizeof buf - len, "%s%.*s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+		snprintf(buf + len, sizeof buf - len, "%s%.*s", i == 0 ? "" : i == k - 1 ? " or " : ", ",
 			 (int)tl, t);
 	}
-	fe_error(p, loc, "expected %s, found %s", buf, found);
+	IrDiag *d = ir_diag_begin(p->c, IR_SEV_ERROR, loc, "expected %s, found %s", buf, found);
+	if (got == YYSYMBOL_YYEOF && p->opens.len) {
+		IrLoc o = IR_VEC_AT(p->opens, IrLoc, p->opens.len - 1);
+		ir_diag_note(p->c, d, o, "this '{' is not closed");
+	}
+	ir_diag_emit(p->c, d);
+	p->failed = true;
 	return 0;
 }

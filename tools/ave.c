@@ -8,6 +8,13 @@
 #include "diagcheck.h"
 #include "driver.h"
 
+const DriverCommand driver_commands[] = {
+#define CMD(name, fn, summary) {name, summary, fn},
+#include "commands.def"
+#undef CMD
+};
+const int driver_command_count = sizeof driver_commands / sizeof driver_commands[0];
+
 static void
 usage(FILE *f)
 {

@@ -5,11 +5,6 @@
 #include "../passes/passes.h"
 #include "driver.h"
 
-const DriverCommand driver_commands[] = {
-	{"check", "parse and verify a kernel file, then prove its invariants", cmd_check},
-};
-const int driver_command_count = sizeof driver_commands / sizeof driver_commands[0];
-
 bool
 driver_common_opt(DriverCommon *c, const char *a)
 {

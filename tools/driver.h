@@ -30,6 +30,8 @@ bool driver_common_opt(DriverCommon *c, const char *arg);
 /* Context with the sink installed according to the options. */
 IrCtx *driver_ctx(DriverCommon *o, DiagSink *sink);
 
-int cmd_check(int argc, char **argv);
+#define CMD(name, fn, summary) int fn(int argc, char **argv);
+#include "commands.def"
+#undef CMD
 
 #endif

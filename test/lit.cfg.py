@@ -1,0 +1,42 @@
+# lit configuration for the ave test suite (MLIR style: every test carries its RUN lines).
+import os
+import shutil
+
+import lit.formats
+
+config.name = "ave"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".ave", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ave_obj_root, "test")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt"]
+
+tools = [
+    os.path.join(config.ave_obj_root, "tools"),
+    os.path.join(config.ave_obj_root, "test", "unit"),
+    config.llvm_tools_dir,
+]
+config.environment["PATH"] = os.pathsep.join(tools + [config.environment.get("PATH", "")])
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+config.environment["AVE_CACHE_DIR"] = os.path.join(config.ave_obj_root, "test", "cache")
+
+config.substitutions.append(("%examples", os.path.join(config.ave_src_root, "examples")))
+config.substitutions.append(("%inputs", os.path.join(config.ave_src_root, "test", "Inputs")))
+config.substitutions.append(("%src", config.ave_src_root))
+config.substitutions.append(("%obj", config.ave_obj_root))
+
+# Optional capabilities: tests say REQUIRES: ptxas / cuda-gpu / hip-gpu and are UNSUPPORTED
+# where they are missing, never passed silently.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+if shutil.which("ld.lld-19") or os.path.exists(os.path.join(config.llvm_tools_dir, "ld.lld")):
+    config.available_features.add("lld")
+for lib in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"):
+    if os.path.exists(lib) and os.path.exists("/dev/nvidiactl"):
+        config.available_features.add("cuda-gpu")
+if os.path.exists("/dev/kfd"):
+    config.available_features.add("hip-gpu")
+if config.sanitized:
+    config.available_features.add("sanitized")
