@@ -1,0 +1,233 @@
+/* rt.h — the runtime behind include/ave/ave.h: contexts, diagnostics, bundles, the compile
+ * cache, devices (host, cuda, hip), buffers, streams, arguments and launch. Prototypes are
+ * grouped by source file. Nothing here links LLVM or Z3. */
+#ifndef AVE_RT_H
+#define AVE_RT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/ave/ave.h"
+#include "../ir/ir.h"
+
+/* ---- rt_sha256.c ---- */
+
+typedef struct RtSha256 {
+	uint32_t h[8];
+	uint64_t len;
+	uint8_t buf[64];
+	size_t nbuf;
+} RtSha256;
+
+void rt_sha256_init(RtSha256 *s);
+void rt_sha256_update(RtSha256 *s, const void *data, size_t n);
+void rt_sha256_final(RtSha256 *s, uint8_t out[32]);
+void rt_sha256(const void *data, size_t n, uint8_t out[32]);
+void rt_hex(const uint8_t *p, size_t n, char *out); /* out has room for 2n + 1 */
+
+/* ---- rt_json.c ---- */
+
+typedef enum RtJsonKind {
+	RT_JSON_NULL,
+	RT_JSON_BOOL,
+	RT_JSON_NUMBER,
+	RT_JSON_STRING,
+	RT_JSON_ARRAY,
+	RT_JSON_OBJECT
+} RtJsonKind;
+
+typedef struct RtJson {
+	RtJsonKind kind;
+	int64_t i;    /* BOOL, NUMBER (integral part) */
+	double f;     /* NUMBER */
+	char *s;      /* STRING */
+	int n;        /* ARRAY, OBJECT */
+	struct RtJson **items;
+	char **keys;  /* OBJECT */
+} RtJson;
+
+/* Parses text into `a`; NULL with *err set on malformed input. */
+RtJson *rt_json_parse(IrArena *a, const char *text, size_t len, const char **err);
+RtJson *rt_json_get(const RtJson *o, const char *key);
+int64_t rt_json_int(const RtJson *o, const char *key, int64_t dflt);
+const char *rt_json_str(const RtJson *o, const char *key);
+
+/* ---- rt_bundle.c: the bundle file format ----
+ *
+ *   "AVEBNDL1" | u32 version | u32 nsect | nsect x { u32 kind, u32 0, u64 offset, u64 size,
+ *   u8 sha256[32] } | payloads (8-byte aligned) | u8 sha256[32] of all that precedes
+ *
+ * Sections: metadata JSON, binary (cubin, HSACO, or `.ave` text for host), source `.ave`. */
+
+enum { RT_SECT_META = 1, RT_SECT_BINARY = 2, RT_SECT_SOURCE = 3 };
+
+typedef struct RtBundle {
+	uint8_t *data; /* the encoded bundle (owned) */
+	size_t size;
+	const char *meta;
+	size_t meta_len;
+	const uint8_t *binary;
+	size_t binary_len;
+	const char *source;
+	size_t source_len;
+} RtBundle;
+
+/* Encodes into a malloc'd buffer. */
+uint8_t *rt_bundle_encode(const char *meta, size_t meta_len, const void *bin, size_t bin_len,
+			  const char *src, size_t src_len, size_t *out_len);
+/* Checks every checksum and fills b (taking ownership of data on success). */
+bool rt_bundle_decode(uint8_t *data, size_t size, RtBundle *b, const char **err);
+void rt_bundle_free(RtBundle *b);
+
+/* ---- rt_cache.c: content-addressed compile cache (memory + disk) ---- */
+
+typedef struct RtCacheStats {
+	uint64_t memory_hits, disk_hits, misses, corrupt;
+} RtCacheStats;
+
+typedef struct RtCache {
+	pthread_mutex_t mu;
+	char *dir;      /* NULL: memory only */
+	IrMap mem;      /* key (interned hex) -> RtCacheEntry* */
+	IrArena keys;
+	RtCacheStats stats;
+} RtCache;
+
+void rt_cache_init(RtCache *c, const char *dir);
+void rt_cache_free(RtCache *c);
+void rt_cache_set_dir(RtCache *c, const char *dir);
+/* The default directory: $AVE_CACHE_DIR, $XDG_CACHE_HOME/ave, or $HOME/.cache/ave (malloc'd). */
+char *rt_cache_default_dir(void);
+/* Looks the key up in memory, then on disk (verifying the bundle). Returns a malloc'd copy of the
+ * encoded bundle, or NULL on a miss; counts hits, misses and corrupt entries. */
+uint8_t *rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size);
+/* Stores an encoded bundle under key, in memory and atomically on disk (temp file + rename). */
+void rt_cache_put(RtCache *c, const uint8_t key[32], const uint8_t *data, size_t size);
+
+/* ---- rt_context.c: contexts and diagnostics ---- */
+
+typedef struct RtCtx {
+	pthread_mutex_t mu;
+	AveDiagnosticHandler handler;
+	void *handler_ud;
+	RtCache cache;
+} RtCtx;
+
+/* An IrCtx whose diagnostics go to the AveContext's handler (one per module or kernel, so that
+ * independent objects never share mutable IR state across threads). */
+IrCtx *rt_ir_ctx(RtCtx *c);
+void rt_ir_ctx_free(IrCtx *ir);
+/* Reports a runtime diagnostic (no source location) through the context's handler. */
+void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- rt_kernel.c: compiled kernels (from bundles) and their metadata ---- */
+
+typedef struct RtArgInfo {
+	const char *name;
+	AveArgKind kind;
+	const char *type; /* element type of a tensor or pointer, or the scalar's type */
+	int rank;
+	int64_t dims[IR_MAX_RANK];    /* -1 for `?` */
+	int64_t strides[IR_MAX_RANK]; /* -1 for `?` */
+} RtArgInfo;
+
+struct RtDevice;
+
+typedef struct RtLoaded {
+	struct RtDevice *dev;
+	void *handle; /* device-specific: a CUmodule/CUfunction pair, a parsed module, ... */
+	struct RtLoaded *next;
+} RtLoaded;
+
+typedef struct RtKernel {
+	RtCtx *ctx;
+	RtBundle bundle;
+	IrArena arena;
+	RtJson *meta;
+	const char *meta_text; /* NUL-terminated copy of the metadata section */
+	const char *name, *target;
+	int threads, registers;
+	uint64_t shared_bytes, spill_bytes;
+	int nargs;
+	RtArgInfo *args;
+	pthread_mutex_t mu; /* guards `loaded` */
+	RtLoaded *loaded;
+} RtKernel;
+
+/* Takes ownership of the encoded bundle (data) and reads its metadata. */
+AveResult rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out);
+void rt_kernel_free(RtKernel *k);
+
+/* ---- rt_device.c and rt_{host,cuda,hip}.c: devices ---- */
+
+typedef struct RtArg {
+	AveArgKind kind;
+	void *buffer;  /* TENSOR/POINTER: the RtBuffer */
+	int rank;
+	int64_t sizes[IR_MAX_RANK], strides[IR_MAX_RANK];
+	int64_t i;
+	double f;
+} RtArg;
+
+typedef struct RtArgs {
+	int n, cap;
+	RtArg *arg;
+} RtArgs;
+
+typedef struct RtBuffer {
+	struct RtDevice *dev;
+	void *ptr;     /* host pointer, or device address */
+	size_t size;
+} RtBuffer;
+
+typedef struct RtDeviceOps {
+	const char *kind;
+	/* Opens device `ordinal`; on failure reports why through the context and returns an error. */
+	AveResult (*open)(struct RtDevice *d, int ordinal);
+	void (*close)(struct RtDevice *d);
+	AveResult (*alloc)(struct RtDevice *d, size_t bytes, void **ptr);
+	void (*free)(struct RtDevice *d, void *ptr);
+	AveResult (*upload)(struct RtDevice *d, void *dst, const void *src, size_t bytes);
+	AveResult (*download)(struct RtDevice *d, void *dst, const void *src, size_t bytes);
+	AveResult (*stream_create)(struct RtDevice *d, void **s);
+	void (*stream_destroy)(struct RtDevice *d, void *s);
+	AveResult (*stream_sync)(struct RtDevice *d, void *s);
+	AveResult (*sync)(struct RtDevice *d);
+	/* Prepares k for launches on d (loads its binary); the result is cached per device. */
+	AveResult (*load)(struct RtDevice *d, RtKernel *k, void **handle);
+	void (*unload)(struct RtDevice *d, void *handle);
+	AveResult (*launch)(struct RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3],
+			    const RtArgs *args, void *stream);
+} RtDeviceOps;
+
+typedef struct RtDevice {
+	RtCtx *ctx;
+	const RtDeviceOps *ops;
+	char name[256];
+	const char *target; /* the target its kernels must be compiled for */
+	void *impl;
+} RtDevice;
+
+extern const RtDeviceOps rt_host_ops, rt_cuda_ops, rt_hip_ops;
+
+/* Checks args against k's signature; reports the first mismatch. */
+AveResult rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d);
+
+/* ---- rt_params.c: kernel parameters in the ABI order of the metadata's "params" ---- */
+
+typedef struct RtLaunchParams {
+	int n;
+	void **ptrs;      /* one pointer per parameter, into storage */
+	uint8_t *storage; /* 64-byte aligned slots */
+} RtLaunchParams;
+
+/* Encodes a tensor-map parameter (a 128-byte TMA descriptor) for a tensor argument. */
+typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtJson *map, const RtArg *a, void *out128);
+
+AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, RtLaunchParams *lp,
+			  RtMapEncoder encode);
+void rt_params_free(RtLaunchParams *lp);
+
+#endif

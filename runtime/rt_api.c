@@ -1,0 +1,482 @@
+/* rt_api.c — the public device, buffer, stream, argument and launch functions, and modules
+ * (parsing and verifying `.ave` text with a private IR context per module). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frontend/frontend.h"
+#include "rt.h"
+
+/* ---- modules ---- */
+
+typedef struct RtModule {
+	RtCtx *ctx;
+	IrCtx *ir;
+	IrModule *m;
+	pthread_mutex_t mu; /* compiles of one module are serialized (they read and clone it) */
+	int nkernels;
+	IrOp **kernels;
+} RtModule;
+
+static bool
+collect(IrOp *op, void *ud)
+{
+	RtModule *m = ud;
+	if (op->code == IR_OP_KERNEL) {
+		m->kernels = realloc(m->kernels, sizeof *m->kernels * (size_t)(m->nkernels + 1));
+		m->kernels[m->nkernels++] = op;
+	}
+	return true;
+}
+
+AveResult
+aveModuleParse(AveContext c, const char *text, size_t len, const char *name, AveModule *out)
+{
+	if (!c.ptr || !text || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	out->ptr = NULL;
+	RtModule *m = calloc(1, sizeof *m);
+	m->ctx = c.ptr;
+	m->ir = rt_ir_ctx(c.ptr);
+	pthread_mutex_init(&m->mu, NULL);
+	m->m = fe_parse(m->ir, name ? name : "<module>", text, len, 1);
+	AveResult r = AVE_SUCCESS;
+	if (!m->m)
+		r = AVE_ERROR_PARSE;
+	else if (!ir_verify(m->m))
+		r = AVE_ERROR_VERIFY;
+	if (r) {
+		aveModuleDestroy((AveModule){m});
+		return r;
+	}
+	ir_walk(m->m->body, collect, m);
+	out->ptr = m;
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveModuleParseFile(AveContext c, const char *path, AveModule *out)
+{
+	if (!c.ptr || !path || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	IrCtx *tmp = rt_ir_ctx(c.ptr);
+	size_t len;
+	char *text = fe_read_file(tmp, path, &len);
+	rt_ir_ctx_free(tmp);
+	if (!text)
+		return AVE_ERROR_IO;
+	AveResult r = aveModuleParse(c, text, len, path, out);
+	free(text);
+	return r;
+}
+
+void
+aveModuleDestroy(AveModule h)
+{
+	RtModule *m = h.ptr;
+	if (!m)
+		return;
+	ir_module_free(m->m);
+	rt_ir_ctx_free(m->ir);
+	pthread_mutex_destroy(&m->mu);
+	free(m->kernels);
+	free(m);
+}
+
+int
+aveModuleGetNumKernels(AveModule h)
+{
+	RtModule *m = h.ptr;
+	return m ? m->nkernels : 0;
+}
+
+const char *
+aveModuleGetKernelName(AveModule h, int i)
+{
+	RtModule *m = h.ptr;
+	return m && i >= 0 && i < m->nkernels ? m->kernels[i]->item[0].s : NULL;
+}
+
+/* ---- devices ---- */
+
+static const RtDeviceOps *const device_kinds[] = {&rt_host_ops, &rt_cuda_ops, &rt_hip_ops};
+
+AveResult
+aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
+{
+	if (!c.ptr || !kind || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	out->ptr = NULL;
+	const RtDeviceOps *ops = NULL;
+	for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
+		if (!strcmp(device_kinds[i]->kind, kind))
+			ops = device_kinds[i];
+	if (!ops) {
+		rt_error(c.ptr, "unknown device kind '%s' (expected host, cuda or hip)", kind);
+		return AVE_ERROR_NOT_FOUND;
+	}
+	RtDevice *d = calloc(1, sizeof *d);
+	d->ctx = c.ptr;
+	d->ops = ops;
+	AveResult r = ops->open(d, ordinal);
+	if (r) {
+		ops->close(d);
+		free(d);
+		return r;
+	}
+	out->ptr = d;
+	return AVE_SUCCESS;
+}
+
+void
+aveDeviceClose(AveDevice h)
+{
+	RtDevice *d = h.ptr;
+	if (!d)
+		return;
+	d->ops->close(d);
+	free(d);
+}
+
+const char *
+aveDeviceGetName(AveDevice h)
+{
+	RtDevice *d = h.ptr;
+	return d ? d->name : NULL;
+}
+
+AveResult
+aveDeviceSynchronize(AveDevice h)
+{
+	RtDevice *d = h.ptr;
+	return d ? d->ops->sync(d) : AVE_ERROR_INVALID_ARGUMENT;
+}
+
+/* ---- buffers ---- */
+
+AveResult
+aveBufferCreate(AveDevice h, size_t bytes, AveBuffer *out)
+{
+	RtDevice *d = h.ptr;
+	if (!d || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	out->ptr = NULL;
+	RtBuffer *b = calloc(1, sizeof *b);
+	b->dev = d;
+	b->size = bytes;
+	AveResult r = d->ops->alloc(d, bytes, &b->ptr);
+	if (r) {
+		free(b);
+		return r;
+	}
+	out->ptr = b;
+	return AVE_SUCCESS;
+}
+
+void
+aveBufferDestroy(AveBuffer h)
+{
+	RtBuffer *b = h.ptr;
+	if (!b)
+		return;
+	b->dev->ops->free(b->dev, b->ptr);
+	free(b);
+}
+
+size_t
+aveBufferGetSize(AveBuffer h)
+{
+	RtBuffer *b = h.ptr;
+	return b ? b->size : 0;
+}
+
+static AveResult
+range_ok(RtBuffer *b, size_t off, size_t n, const void *p)
+{
+	if (!b || (!p && n))
+		return AVE_ERROR_INVALID_ARGUMENT;
+	if (off > b->size || n > b->size - off) {
+		rt_error(b->dev->ctx, "buffer access [%zu, %zu) is outside the buffer's %zu bytes", off,
+			 off + n, b->size);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveBufferUpload(AveBuffer h, size_t off, const void *src, size_t n)
+{
+	RtBuffer *b = h.ptr;
+	AveResult r = range_ok(b, off, n, src);
+	if (r || !n)
+		return r;
+	return b->dev->ops->upload(b->dev, (char *)b->ptr + off, src, n);
+}
+
+AveResult
+aveBufferDownload(AveBuffer h, size_t off, void *dst, size_t n)
+{
+	RtBuffer *b = h.ptr;
+	AveResult r = range_ok(b, off, n, dst);
+	if (r || !n)
+		return r;
+	return b->dev->ops->download(b->dev, dst, (char *)b->ptr + off, n);
+}
+
+/* ---- streams ---- */
+
+typedef struct RtStream {
+	RtDevice *dev;
+	void *s;
+} RtStream;
+
+AveResult
+aveStreamCreate(AveDevice h, AveStream *out)
+{
+	RtDevice *d = h.ptr;
+	if (!d || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	RtStream *s = calloc(1, sizeof *s);
+	s->dev = d;
+	AveResult r = d->ops->stream_create(d, &s->s);
+	if (r) {
+		free(s);
+		out->ptr = NULL;
+		return r;
+	}
+	out->ptr = s;
+	return AVE_SUCCESS;
+}
+
+void
+aveStreamDestroy(AveStream h)
+{
+	RtStream *s = h.ptr;
+	if (!s)
+		return;
+	s->dev->ops->stream_destroy(s->dev, s->s);
+	free(s);
+}
+
+AveResult
+aveStreamSynchronize(AveStream h)
+{
+	RtStream *s = h.ptr;
+	return s ? s->dev->ops->stream_sync(s->dev, s->s) : AVE_ERROR_INVALID_ARGUMENT;
+}
+
+/* ---- arguments ---- */
+
+AveResult
+aveArgsCreate(AveArgs *out)
+{
+	if (!out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	out->ptr = calloc(1, sizeof(RtArgs));
+	return AVE_SUCCESS;
+}
+
+void
+aveArgsDestroy(AveArgs h)
+{
+	RtArgs *a = h.ptr;
+	if (!a)
+		return;
+	free(a->arg);
+	free(a);
+}
+
+void
+aveArgsClear(AveArgs h)
+{
+	RtArgs *a = h.ptr;
+	if (a)
+		a->n = 0;
+}
+
+static RtArg *
+push(RtArgs *a)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 8;
+		a->arg = realloc(a->arg, sizeof *a->arg * (size_t)a->cap);
+	}
+	RtArg *x = &a->arg[a->n++];
+	memset(x, 0, sizeof *x);
+	return x;
+}
+
+AveResult
+aveArgsAddTensor(AveArgs h, AveBuffer b, int rank, const int64_t *sizes, const int64_t *strides)
+{
+	RtArgs *a = h.ptr;
+	if (!a || !b.ptr || rank < 0 || rank > IR_MAX_RANK || (rank && !sizes))
+		return AVE_ERROR_INVALID_ARGUMENT;
+	RtArg *x = push(a);
+	x->kind = AVE_ARG_TENSOR;
+	x->buffer = b.ptr;
+	x->rank = rank;
+	int64_t st = 1;
+	for (int i = rank - 1; i >= 0; i--) {
+		if (sizes[i] < 0)
+			return AVE_ERROR_INVALID_ARGUMENT;
+		x->sizes[i] = sizes[i];
+		x->strides[i] = strides ? strides[i] : st;
+		st *= sizes[i];
+	}
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveArgsAddInt(AveArgs h, int64_t v)
+{
+	RtArgs *a = h.ptr;
+	if (!a)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	RtArg *x = push(a);
+	x->kind = AVE_ARG_INT;
+	x->i = v;
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveArgsAddFloat(AveArgs h, double v)
+{
+	RtArgs *a = h.ptr;
+	if (!a)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	RtArg *x = push(a);
+	x->kind = AVE_ARG_FLOAT;
+	x->f = v;
+	return AVE_SUCCESS;
+}
+
+static int
+elem_bytes(const char *t)
+{
+	if (!t)
+		return 0;
+	if (!strcmp(t, "i1") || !strcmp(t, "i8") || !strcmp(t, "f8e4m3") || !strcmp(t, "f8e5m2"))
+		return 1;
+	if (!strcmp(t, "i16") || !strcmp(t, "f16") || !strcmp(t, "bf16"))
+		return 2;
+	if (!strcmp(t, "i32") || !strcmp(t, "f32"))
+		return 4;
+	return 8;
+}
+
+AveResult
+rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
+{
+	if (args->n != k->nargs) {
+		rt_error(k->ctx, "kernel '%s' takes %d arguments, %d given", k->name, k->nargs, args->n);
+		return AVE_ERROR_LAUNCH;
+	}
+	for (int i = 0; i < args->n; i++) {
+		const RtArg *a = &args->arg[i];
+		const RtArgInfo *info = &k->args[i];
+		bool buf = info->kind == AVE_ARG_TENSOR || info->kind == AVE_ARG_POINTER;
+		bool given_buf = a->kind == AVE_ARG_TENSOR;
+		if (buf != given_buf || (!buf && info->kind != a->kind &&
+					 !(info->kind == AVE_ARG_FLOAT && a->kind == AVE_ARG_INT))) {
+			rt_error(k->ctx, "kernel '%s': argument %d ('%%%s') has the wrong kind", k->name, i,
+				 info->name);
+			return AVE_ERROR_LAUNCH;
+		}
+		if (!buf)
+			continue;
+		RtBuffer *b = a->buffer;
+		if (b->dev != d) {
+			rt_error(k->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
+				 k->name, info->name);
+			return AVE_ERROR_LAUNCH;
+		}
+		if (info->kind == AVE_ARG_POINTER)
+			continue;
+		if (a->rank != info->rank) {
+			rt_error(k->ctx, "kernel '%s': argument '%%%s' has rank %d, given %d", k->name,
+				 info->name, info->rank, a->rank);
+			return AVE_ERROR_LAUNCH;
+		}
+		int64_t last = 0;
+		for (int j = 0; j < a->rank; j++) {
+			if (info->dims[j] >= 0 && info->dims[j] != a->sizes[j]) {
+				rt_error(k->ctx, "kernel '%s': argument '%%%s' has size %lld in dimension %d, "
+					 "given %lld", k->name, info->name, (long long)info->dims[j], j,
+					 (long long)a->sizes[j]);
+				return AVE_ERROR_LAUNCH;
+			}
+			if (info->strides[j] >= 0 && info->strides[j] != a->strides[j]) {
+				rt_error(k->ctx, "kernel '%s': argument '%%%s' has stride %lld in dimension %d, "
+					 "given %lld", k->name, info->name, (long long)info->strides[j], j,
+					 (long long)a->strides[j]);
+				return AVE_ERROR_LAUNCH;
+			}
+			if (a->sizes[j])
+				last += (a->sizes[j] - 1) * a->strides[j];
+		}
+		size_t need = (size_t)(last + 1) * (size_t)elem_bytes(info->type);
+		bool empty = false;
+		for (int j = 0; j < a->rank; j++)
+			empty |= a->sizes[j] == 0;
+		if (!empty && need > b->size) {
+			rt_error(k->ctx, "kernel '%s': argument '%%%s' spans %zu bytes but its buffer has %zu",
+				 k->name, info->name, need, b->size);
+			return AVE_ERROR_LAUNCH;
+		}
+	}
+	return AVE_SUCCESS;
+}
+
+/* ---- launch ---- */
+
+static bool
+target_fits(const char *kernel, const char *device)
+{
+	if (!device)
+		return true;
+	if (!strcmp(device, "gfx"))
+		return !strncmp(kernel, "gfx", 3);
+	if (!strcmp(device, "sm_90a"))
+		return !strcmp(kernel, "sm_90a") || !strcmp(kernel, "sm_80");
+	return !strcmp(kernel, device);
+}
+
+AveResult
+aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, AveStream sh)
+{
+	RtKernel *k = kh.ptr;
+	RtDevice *d = dh.ptr;
+	RtArgs *args = ah.ptr;
+	RtStream *s = sh.ptr;
+	if (!k || !d || !grid || !args)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!target_fits(k->target, d->target)) {
+		rt_error(k->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
+			 k->name, k->target, d->name, d->ops->kind);
+		return AVE_ERROR_UNSUPPORTED;
+	}
+	if (s && s->dev != d)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	AveResult r = rt_args_check(k, args, d);
+	if (r)
+		return r;
+	pthread_mutex_lock(&k->mu);
+	RtLoaded *l = k->loaded;
+	while (l && l->dev != d)
+		l = l->next;
+	if (!l) {
+		void *handle;
+		r = d->ops->load(d, k, &handle);
+		if (!r) {
+			l = calloc(1, sizeof *l);
+			l->dev = d;
+			l->handle = handle;
+			l->next = k->loaded;
+			k->loaded = l;
+		}
+	}
+	pthread_mutex_unlock(&k->mu);
+	if (r)
+		return r;
+	return d->ops->launch(d, k, l->handle, grid, args, s ? s->s : NULL);
+}

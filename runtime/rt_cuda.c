@@ -1,0 +1,352 @@
+/* rt_cuda.c — the `cuda` device: the CUDA driver API loaded with dlopen("libcuda.so.1") at run
+ * time (nothing is linked at build time), module loading from cubins, TMA tensor maps built at
+ * launch from the kernel metadata, large dynamic shared memory, and launch. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+/* The few driver types and entry points used, declared here so that no CUDA header is needed. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+typedef struct {
+	_Alignas(64) uint64_t opaque[16];
+} CUtensorMap;
+
+enum {
+	CUDA_SUCCESS = 0,
+	CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+#define CUDA_FUNCS(X)                                                                       \
+	X(cuInit, CUresult, (unsigned))                                                     \
+	X(cuDriverGetVersion, CUresult, (int *))                                            \
+	X(cuDeviceGetCount, CUresult, (int *))                                              \
+	X(cuDeviceGet, CUresult, (CUdevice *, int))                                         \
+	X(cuDeviceGetName, CUresult, (char *, int, CUdevice))                               \
+	X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                           \
+	X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))                      \
+	X(cuDevicePrimaryCtxRelease, CUresult, (CUdevice))                                  \
+	X(cuCtxSetCurrent, CUresult, (CUcontext))                                           \
+	X(cuCtxSynchronize, CUresult, (void))                                               \
+	X(cuMemAlloc_v2, CUresult, (CUdeviceptr *, size_t))                                 \
+	X(cuMemFree_v2, CUresult, (CUdeviceptr))                                            \
+	X(cuMemcpyHtoD_v2, CUresult, (CUdeviceptr, const void *, size_t))                   \
+	X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                         \
+	X(cuStreamCreate, CUresult, (CUstream *, unsigned))                                 \
+	X(cuStreamDestroy_v2, CUresult, (CUstream))                                         \
+	X(cuStreamSynchronize, CUresult, (CUstream))                                        \
+	X(cuModuleLoadData, CUresult, (CUmodule *, const void *))                           \
+	X(cuModuleUnload, CUresult, (CUmodule))                                             \
+	X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))            \
+	X(cuFuncSetAttribute, CUresult, (CUfunction, int, int))                             \
+	X(cuLaunchKernel, CUresult,                                                         \
+	  (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+	   CUstream, void **, void **))                                                     \
+	X(cuGetErrorName, CUresult, (CUresult, const char **))                              \
+	X(cuGetErrorString, CUresult, (CUresult, const char **))
+
+typedef CUresult (*PFN_cuTensorMapEncodeTiled)(CUtensorMap *, int, unsigned, void *,
+					       const uint64_t *, const uint64_t *, const unsigned *,
+					       const unsigned *, int, int, int, int);
+
+typedef struct Cuda {
+	void *lib;
+#define X(name, ret, args) ret(*name) args;
+	CUDA_FUNCS(X)
+#undef X
+	PFN_cuTensorMapEncodeTiled cuTensorMapEncodeTiled; /* NULL on drivers older than 12.0 */
+	CUdevice dev;
+	CUcontext ctx;
+	int cc_major, cc_minor;
+} Cuda;
+
+static const char *
+errname(Cuda *cu, CUresult r)
+{
+	const char *name = NULL, *str = NULL;
+	static const char unknown[] = "unknown error";
+	if (cu->cuGetErrorName)
+		cu->cuGetErrorName(r, &name);
+	if (cu->cuGetErrorString)
+		cu->cuGetErrorString(r, &str);
+	(void)str;
+	return name ? name : unknown;
+}
+
+static AveResult
+check(RtDevice *d, CUresult r, const char *what)
+{
+	Cuda *cu = d->impl;
+	if (r == CUDA_SUCCESS)
+		return AVE_SUCCESS;
+	const char *str = NULL;
+	if (cu->cuGetErrorString)
+		cu->cuGetErrorString(r, &str);
+	rt_error(d->ctx, "cuda: %s failed: %s (%s)", what, errname(cu, r), str ? str : "no description");
+	return r == 2 ? AVE_ERROR_OUT_OF_MEMORY : AVE_ERROR_DEVICE;
+}
+
+static AveResult
+cuda_open(RtDevice *d, int ordinal)
+{
+	Cuda *cu = calloc(1, sizeof *cu);
+	d->impl = cu;
+	const char *libname = getenv("AVE_LIBCUDA") ? getenv("AVE_LIBCUDA") : "libcuda.so.1";
+	cu->lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
+	if (!cu->lib) {
+		rt_error(d->ctx, "cuda: cannot load the CUDA driver library '%s': %s", libname, dlerror());
+		return AVE_ERROR_DEVICE;
+	}
+#define X(name, ret, args)                                                                 \
+	if (!(cu->name = (ret(*) args)dlsym(cu->lib, #name))) {                            \
+		rt_error(d->ctx, "cuda: the driver library lacks '%s' (driver too old?)", #name); \
+		return AVE_ERROR_DEVICE;                                                   \
+	}
+	CUDA_FUNCS(X)
+#undef X
+	cu->cuTensorMapEncodeTiled = (PFN_cuTensorMapEncodeTiled)dlsym(cu->lib, "cuTensorMapEncodeTiled");
+	AveResult r;
+	if ((r = check(d, cu->cuInit(0), "cuInit")))
+		return r;
+	int version = 0, count = 0;
+	cu->cuDriverGetVersion(&version);
+	if (version < 11080) {
+		rt_error(d->ctx, "cuda: the driver is too old (CUDA %d.%d); ave needs 11.8 or newer",
+			 version / 1000, version % 1000 / 10);
+		return AVE_ERROR_DEVICE;
+	}
+	if ((r = check(d, cu->cuDeviceGetCount(&count), "cuDeviceGetCount")))
+		return r;
+	if (ordinal < 0 || ordinal >= count) {
+		rt_error(d->ctx, "cuda: no device %d (%d device%s present)", ordinal, count,
+			 count == 1 ? "" : "s");
+		return AVE_ERROR_NOT_FOUND;
+	}
+	if ((r = check(d, cu->cuDeviceGet(&cu->dev, ordinal), "cuDeviceGet")))
+		return r;
+	cu->cuDeviceGetName(d->name, sizeof d->name, cu->dev);
+	cu->cuDeviceGetAttribute(&cu->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu->dev);
+	cu->cuDeviceGetAttribute(&cu->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->dev);
+	d->target = cu->cc_major >= 9 ? "sm_90a" : "sm_80";
+	if (cu->cc_major < 8) {
+		rt_error(d->ctx, "cuda: device '%s' has compute capability %d.%d; ave needs 8.0 or newer",
+			 d->name, cu->cc_major, cu->cc_minor);
+		return AVE_ERROR_UNSUPPORTED;
+	}
+	if ((r = check(d, cu->cuDevicePrimaryCtxRetain(&cu->ctx, cu->dev), "cuDevicePrimaryCtxRetain")))
+		return r;
+	return check(d, cu->cuCtxSetCurrent(cu->ctx), "cuCtxSetCurrent");
+}
+
+static void
+cuda_close(RtDevice *d)
+{
+	Cuda *cu = d->impl;
+	if (!cu)
+		return;
+	if (cu->ctx)
+		cu->cuDevicePrimaryCtxRelease(cu->dev);
+	if (cu->lib)
+		dlclose(cu->lib);
+	free(cu);
+	d->impl = NULL;
+}
+
+static AveResult
+cuda_alloc(RtDevice *d, size_t bytes, void **ptr)
+{
+	Cuda *cu = d->impl;
+	CUdeviceptr p = 0;
+	cu->cuCtxSetCurrent(cu->ctx);
+	AveResult r = check(d, cu->cuMemAlloc_v2(&p, bytes ? bytes : 1), "cuMemAlloc");
+	*ptr = (void *)(uintptr_t)p;
+	return r;
+}
+
+static void
+cuda_free(RtDevice *d, void *ptr)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	cu->cuMemFree_v2((CUdeviceptr)(uintptr_t)ptr);
+}
+
+static AveResult
+cuda_upload(RtDevice *d, void *dst, const void *src, size_t n)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)dst, src, n), "cuMemcpyHtoD");
+}
+
+static AveResult
+cuda_download(RtDevice *d, void *dst, const void *src, size_t n)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(uintptr_t)src, n), "cuMemcpyDtoH");
+}
+
+static AveResult
+cuda_stream_create(RtDevice *d, void **s)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuStreamCreate((CUstream *)s, 0), "cuStreamCreate");
+}
+
+static void
+cuda_stream_destroy(RtDevice *d, void *s)
+{
+	Cuda *cu = d->impl;
+	cu->cuStreamDestroy_v2(s);
+}
+
+static AveResult
+cuda_stream_sync(RtDevice *d, void *s)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuStreamSynchronize(s), "cuStreamSynchronize");
+}
+
+static AveResult
+cuda_sync(RtDevice *d)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+typedef struct CudaLoaded {
+	CUmodule mod;
+	CUfunction fn;
+} CudaLoaded;
+
+static AveResult
+cuda_load(RtDevice *d, RtKernel *k, void **handle)
+{
+	Cuda *cu = d->impl;
+	CudaLoaded *l = calloc(1, sizeof *l);
+	AveResult r;
+	cu->cuCtxSetCurrent(cu->ctx);
+	if ((r = check(d, cu->cuModuleLoadData(&l->mod, k->bundle.binary), "cuModuleLoadData"))) {
+		free(l);
+		return r;
+	}
+	if ((r = check(d, cu->cuModuleGetFunction(&l->fn, l->mod, k->name), "cuModuleGetFunction"))) {
+		cu->cuModuleUnload(l->mod);
+		free(l);
+		return r;
+	}
+	if (k->shared_bytes > 48 * 1024 &&
+	    (r = check(d, cu->cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+						 (int)k->shared_bytes),
+		       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))) {
+		cu->cuModuleUnload(l->mod);
+		free(l);
+		return r;
+	}
+	*handle = l;
+	return AVE_SUCCESS;
+}
+
+static void
+cuda_unload(RtDevice *d, void *handle)
+{
+	Cuda *cu = d->impl;
+	CudaLoaded *l = handle;
+	cu->cuCtxSetCurrent(cu->ctx);
+	cu->cuModuleUnload(l->mod);
+	free(l);
+}
+
+static const struct {
+	const char *name;
+	int code; /* CUtensorMapDataType */
+	int bytes;
+} tma_types[] = {
+	{"u8", 0, 1},    {"i8", 0, 1},   {"f8e4m3", 0, 1}, {"f8e5m2", 0, 1}, {"u16", 1, 2},
+	{"i16", 1, 2},   {"u32", 2, 4},  {"i32", 3, 4},    {"u64", 4, 8},    {"i64", 5, 8},
+	{"f16", 6, 2},   {"f32", 7, 4},  {"f64", 8, 8},    {"bf16", 9, 2},
+};
+
+/* Encodes the TMA descriptor `map` (metadata) for the tensor argument `a` into out128. */
+static AveResult
+encode_map(RtDevice *d, const RtJson *map, const RtArg *a, void *out128)
+{
+	Cuda *cu = d->impl;
+	if (!cu->cuTensorMapEncodeTiled) {
+		rt_error(d->ctx, "cuda: the driver has no cuTensorMapEncodeTiled (needs CUDA 12.0+)");
+		return AVE_ERROR_DEVICE;
+	}
+	const char *dt = rt_json_str(map, "dtype");
+	int code = -1, bytes = 0;
+	for (size_t i = 0; dt && i < sizeof tma_types / sizeof tma_types[0]; i++)
+		if (!strcmp(dt, tma_types[i].name)) {
+			code = tma_types[i].code;
+			bytes = tma_types[i].bytes;
+		}
+	RtJson *box = rt_json_get(map, "box"), *es = rt_json_get(map, "elem_strides");
+	int rank = a->rank;
+	if (code < 0 || !box || box->kind != RT_JSON_ARRAY || box->n != rank || rank < 1 || rank > 5) {
+		rt_error(d->ctx, "cuda: kernel '%s' has a malformed tensor map description",
+			 "(metadata)");
+		return AVE_ERROR_LAUNCH;
+	}
+	/* TMA lists dimensions innermost first; strides (in bytes) for all but the innermost. */
+	uint64_t dims[5], strides[5];
+	unsigned boxd[5], estr[5];
+	for (int i = 0; i < rank; i++) {
+		int src = rank - 1 - i;
+		dims[i] = (uint64_t)a->sizes[src];
+		if (i)
+			strides[i - 1] = (uint64_t)a->strides[src] * (uint64_t)bytes;
+		boxd[i] = (unsigned)box->items[i]->i;
+		estr[i] = es && es->kind == RT_JSON_ARRAY && es->n == rank ? (unsigned)es->items[i]->i : 1;
+	}
+	RtBuffer *b = a->buffer;
+	return check(d,
+		     cu->cuTensorMapEncodeTiled(out128, code, (unsigned)rank, b->ptr, dims, strides, boxd,
+						estr, (int)rt_json_int(map, "interleave", 0),
+						(int)rt_json_int(map, "swizzle_mode", 0),
+						(int)rt_json_int(map, "l2_promotion", 2),
+						(int)rt_json_int(map, "oob_fill", 0)),
+		     "cuTensorMapEncodeTiled");
+}
+
+/* Kernel parameters follow the ABI recorded in the metadata's "params" list. */
+static AveResult
+cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
+	    void *stream)
+{
+	Cuda *cu = d->impl;
+	CudaLoaded *l = handle;
+	RtLaunchParams lp;
+	AveResult r = rt_build_params(k, d, args, &lp, encode_map);
+	if (r)
+		return r;
+	cu->cuCtxSetCurrent(cu->ctx);
+	r = check(d,
+		  cu->cuLaunchKernel(l->fn, grid[0], grid[1], grid[2], (unsigned)k->threads, 1, 1,
+				     (unsigned)k->shared_bytes, stream, lp.ptrs, NULL),
+		  "cuLaunchKernel");
+	rt_params_free(&lp);
+	return r;
+}
+
+const RtDeviceOps rt_cuda_ops = {
+	"cuda",        cuda_open,          cuda_close,          cuda_alloc,       cuda_free,
+	cuda_upload,   cuda_download,      cuda_stream_create,  cuda_stream_destroy,
+	cuda_stream_sync, cuda_sync,       cuda_load,           cuda_unload,      cuda_launch,
+};

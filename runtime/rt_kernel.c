@@ -1,0 +1,238 @@
+/* rt_kernel.c — compiled kernels: reading a bundle's metadata (name, target, threads, shared
+ * memory, registers, arguments), writing bundles, and the public getters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static AveArgKind
+arg_kind(const char *s)
+{
+	if (s && !strcmp(s, "tensor"))
+		return AVE_ARG_TENSOR;
+	if (s && !strcmp(s, "pointer"))
+		return AVE_ARG_POINTER;
+	if (s && !strcmp(s, "float"))
+		return AVE_ARG_FLOAT;
+	return AVE_ARG_INT;
+}
+
+static bool
+read_dims(const RtJson *a, int64_t *out, int rank)
+{
+	if (!a)
+		return true;
+	if (a->kind != RT_JSON_ARRAY || a->n != rank)
+		return false;
+	for (int i = 0; i < rank; i++)
+		out[i] = a->items[i]->kind == RT_JSON_NUMBER ? a->items[i]->i : -1;
+	return true;
+}
+
+AveResult
+rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
+{
+	RtKernel *k = calloc(1, sizeof *k);
+	const char *err = NULL;
+	k->ctx = c;
+	ir_arena_init(&k->arena, NULL);
+	pthread_mutex_init(&k->mu, NULL);
+	if (!rt_bundle_decode(data, size, &k->bundle, &err)) {
+		rt_error(c, "cannot load bundle: %s", err);
+		free(data);
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	k->meta = rt_json_parse(&k->arena, k->bundle.meta, k->bundle.meta_len, &err);
+	if (!k->meta || k->meta->kind != RT_JSON_OBJECT) {
+		rt_error(c, "bundle metadata is not a JSON object: %s", err ? err : "wrong type");
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	k->meta_text = ir_arena_strndup(&k->arena, k->bundle.meta, k->bundle.meta_len);
+	k->name = rt_json_str(k->meta, "kernel");
+	k->target = rt_json_str(k->meta, "target");
+	k->threads = (int)rt_json_int(k->meta, "threads", 0);
+	k->shared_bytes = (uint64_t)rt_json_int(k->meta, "shared_bytes", 0);
+	k->registers = (int)rt_json_int(k->meta, "registers", 0);
+	k->spill_bytes = (uint64_t)rt_json_int(k->meta, "spill_bytes", 0);
+	RtJson *args = rt_json_get(k->meta, "args");
+	if (!k->name || !k->target || k->threads <= 0 || !args || args->kind != RT_JSON_ARRAY) {
+		rt_error(c, "bundle metadata lacks kernel, target, threads or args");
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	k->nargs = args->n;
+	k->args = ir_arena_alloc(&k->arena, sizeof *k->args * (size_t)(args->n + 1));
+	for (int i = 0; i < args->n; i++) {
+		RtJson *a = args->items[i];
+		RtArgInfo *info = &k->args[i];
+		info->name = rt_json_str(a, "name");
+		info->kind = arg_kind(rt_json_str(a, "kind"));
+		info->type = rt_json_str(a, "type");
+		info->rank = (int)rt_json_int(a, "rank", 0);
+		if (!info->name || info->rank < 0 || info->rank > IR_MAX_RANK ||
+		    !read_dims(rt_json_get(a, "dims"), info->dims, info->rank) ||
+		    !read_dims(rt_json_get(a, "strides"), info->strides, info->rank)) {
+			rt_error(c, "bundle metadata: malformed argument %d", i);
+			rt_kernel_free(k);
+			return AVE_ERROR_IO;
+		}
+	}
+	*out = k;
+	return AVE_SUCCESS;
+}
+
+void
+rt_kernel_free(RtKernel *k)
+{
+	if (!k)
+		return;
+	for (RtLoaded *l = k->loaded, *next; l; l = next) {
+		next = l->next;
+		l->dev->ops->unload(l->dev, l->handle);
+		free(l);
+	}
+	rt_bundle_free(&k->bundle);
+	ir_arena_free(&k->arena);
+	pthread_mutex_destroy(&k->mu);
+	free(k);
+}
+
+static uint8_t *
+read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *p = malloc(cap);
+	size_t got;
+	while ((got = fread(p + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap)
+			p = realloc(p, cap *= 2);
+	}
+	fclose(f);
+	*size = n;
+	return p;
+}
+
+AveResult
+aveKernelLoadBundle(AveContext c, const char *path, AveKernel *out)
+{
+	if (!c.ptr || !path || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	size_t size;
+	uint8_t *data = read_file(path, &size);
+	if (!data) {
+		rt_error(c.ptr, "cannot read bundle '%s'", path);
+		return AVE_ERROR_IO;
+	}
+	RtKernel *k;
+	AveResult r = rt_kernel_from_bundle(c.ptr, data, size, &k);
+	out->ptr = r ? NULL : k;
+	return r;
+}
+
+AveResult
+aveKernelLoadBundleFromMemory(AveContext c, const void *data, size_t size, AveKernel *out)
+{
+	if (!c.ptr || !data || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	uint8_t *copy = malloc(size ? size : 1);
+	memcpy(copy, data, size);
+	RtKernel *k;
+	AveResult r = rt_kernel_from_bundle(c.ptr, copy, size, &k);
+	out->ptr = r ? NULL : k;
+	return r;
+}
+
+AveResult
+aveKernelWriteBundle(AveKernel h, const char *path)
+{
+	RtKernel *k = h.ptr;
+	if (!k || !path)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		rt_error(k->ctx, "cannot write bundle '%s'", path);
+		return AVE_ERROR_IO;
+	}
+	bool ok = fwrite(k->bundle.data, 1, k->bundle.size, f) == k->bundle.size;
+	ok = fclose(f) == 0 && ok;
+	if (!ok) {
+		rt_error(k->ctx, "cannot write bundle '%s'", path);
+		return AVE_ERROR_IO;
+	}
+	return AVE_SUCCESS;
+}
+
+void
+aveKernelDestroy(AveKernel h)
+{
+	rt_kernel_free(h.ptr);
+}
+
+#define K(h) ((RtKernel *)(h).ptr)
+
+const char *
+aveKernelGetName(AveKernel h)
+{
+	return K(h) ? K(h)->name : NULL;
+}
+
+const char *
+aveKernelGetTarget(AveKernel h)
+{
+	return K(h) ? K(h)->target : NULL;
+}
+
+int
+aveKernelGetThreads(AveKernel h)
+{
+	return K(h) ? K(h)->threads : 0;
+}
+
+uint64_t
+aveKernelGetSharedMemoryBytes(AveKernel h)
+{
+	return K(h) ? K(h)->shared_bytes : 0;
+}
+
+int
+aveKernelGetRegisters(AveKernel h)
+{
+	return K(h) ? K(h)->registers : 0;
+}
+
+uint64_t
+aveKernelGetSpillBytes(AveKernel h)
+{
+	return K(h) ? K(h)->spill_bytes : 0;
+}
+
+int
+aveKernelGetNumArgs(AveKernel h)
+{
+	return K(h) ? K(h)->nargs : 0;
+}
+
+const char *
+aveKernelGetArgName(AveKernel h, int i)
+{
+	return K(h) && i >= 0 && i < K(h)->nargs ? K(h)->args[i].name : NULL;
+}
+
+AveArgKind
+aveKernelGetArgKind(AveKernel h, int i)
+{
+	return K(h) && i >= 0 && i < K(h)->nargs ? K(h)->args[i].kind : AVE_ARG_INT;
+}
+
+const char *
+aveKernelGetMetadataJson(AveKernel h)
+{
+	return K(h) ? K(h)->meta_text : NULL;
+}
