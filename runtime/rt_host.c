@@ -3,7 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../frontend/frontend.h"
+#include "interp/interp.h"
 #include "rt.h"
+
+typedef struct HostDevice {
+	int schedules; /* interleavings each launch runs (aveDeviceSetSchedules) */
+	uint64_t seed;
+} HostDevice;
 
 static AveResult
 host_open(RtDevice *d, int ordinal)
@@ -12,6 +19,9 @@ host_open(RtDevice *d, int ordinal)
 		rt_error(d->ctx, "host: no device %d (there is one host device)", ordinal);
 		return AVE_ERROR_NOT_FOUND;
 	}
+	HostDevice *hd = calloc(1, sizeof *hd);
+	hd->schedules = 1;
+	d->impl = hd;
 	strcpy(d->name, "host (reference interpreter)");
 	d->target = "host";
 	return AVE_SUCCESS;
@@ -20,7 +30,8 @@ host_open(RtDevice *d, int ordinal)
 static void
 host_close(RtDevice *d)
 {
-	(void)d;
+	free(d->impl);
+	d->impl = NULL;
 }
 
 static AveResult
@@ -76,5 +87,100 @@ static AveResult
 host_sync(RtDevice *d)
 {
 	(void)d;
+	return AVE_SUCCESS;
+}
+
+/* A kernel prepared for the host device: its module re-parsed from the bundle's `.ave` text in
+ * a private IR context, so that launches of different kernels never share IR state. */
+typedef struct HostLoaded {
+	IrCtx *ir;
+	IrModule *m;
+	IrOp *kernel;
+	pthread_mutex_t mu; /* one launch of a kernel at a time (diagnostics go through its context) */
+} HostLoaded;
+
+static AveResult
+host_load(RtDevice *d, RtKernel *k, void **handle)
+{
+	HostLoaded *l = calloc(1, sizeof *l);
+	l->ir = rt_ir_ctx(d->ctx);
+	l->m = fe_parse(l->ir, k->name, (const char *)k->bundle.binary, k->bundle.binary_len, 1);
+	if (!l->m || !ir_verify(l->m) || !(l->kernel = interp_find_kernel(l->m, k->name))) {
+		if (l->m && !l->kernel)
+			rt_error(d->ctx, "host: the bundle of kernel '%s' does not contain it", k->name);
+		ir_module_free(l->m);
+		rt_ir_ctx_free(l->ir);
+		free(l);
+		return AVE_ERROR_LAUNCH;
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	*handle = l;
+	return AVE_SUCCESS;
+}
+
+static void
+host_unload(RtDevice *d, void *handle)
+{
+	(void)d;
+	HostLoaded *l = handle;
+	ir_module_free(l->m);
+	rt_ir_ctx_free(l->ir);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+static AveResult
+host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
+	    void *stream)
+{
+	(void)stream;
+	HostLoaded *l = handle;
+	IrBlock *body = l->kernel->reg[0].block;
+	InterpArg *ia = calloc((size_t)(args->n ? args->n : 1), sizeof *ia);
+	for (int i = 0; i < args->n; i++) {
+		const RtArg *a = &args->arg[i];
+		if (a->kind == AVE_ARG_TENSOR || a->kind == AVE_ARG_POINTER) {
+			RtBuffer *b = a->buffer;
+			IrType *t = body->arg[i]->type;
+			size_t es = interp_elem_size(ir_type_elem(t));
+			ia[i].tensor = true;
+			ia[i].t.data = b->ptr;
+			ia[i].t.nelem = (int64_t)(b->size / (es ? es : 1));
+			ia[i].t.rank = a->rank;
+			memcpy(ia[i].t.dims, a->sizes, sizeof a->sizes);
+			memcpy(ia[i].t.strides, a->strides, sizeof a->strides);
+		} else {
+			ia[i].i = a->i;
+			ia[i].f = a->kind == AVE_ARG_FLOAT ? a->f : (double)a->i;
+		}
+	}
+	InterpLaunch launch = {.kernel = l->kernel, .args = ia, .nargs = args->n, .world_size = 1};
+	for (int i = 0; i < 3; i++)
+		launch.grid[i] = grid[i];
+	HostDevice *hd = d->impl;
+	InterpOptions o = {.schedules = hd->schedules, .seed = hd->seed};
+	pthread_mutex_lock(&l->mu);
+	bool ok = interp_run(l->m, &launch, &o, NULL);
+	pthread_mutex_unlock(&l->mu);
+	free(ia);
+	(void)k;
+	return ok ? AVE_SUCCESS : AVE_ERROR_RUNTIME;
+}
+
+const RtDeviceOps rt_host_ops = {
+	"host",        host_open,          host_close,          host_alloc,       host_free,
+	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
+	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
+};
+
+AveResult
+aveDeviceSetSchedules(AveDevice h, int schedules, uint64_t seed)
+{
+	RtDevice *d = h.ptr;
+	if (!d || d->ops != &rt_host_ops || schedules < 1)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	HostDevice *hd = d->impl;
+	hd->schedules = schedules;
+	hd->seed = seed;
 	return AVE_SUCCESS;
 }

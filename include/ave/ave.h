@@ -166,6 +166,9 @@ AVE_API AveResult aveDeviceOpen(AveContext c, const char *kind, int ordinal, Ave
 AVE_API void aveDeviceClose(AveDevice d);
 AVE_API const char *aveDeviceGetName(AveDevice d); /* borrowed */
 AVE_API AveResult aveDeviceSynchronize(AveDevice d);
+/* Host device only: each launch runs `schedules` interleavings of the warp roles, starting from
+ * `seed`, and fails on the first that errors (races, deadlocks, results that differ). */
+AVE_API AveResult aveDeviceSetSchedules(AveDevice d, int schedules, uint64_t seed);
 
 /* Device memory. Owned by the caller. */
 AVE_API AveResult aveBufferCreate(AveDevice d, size_t bytes, AveBuffer *out);
