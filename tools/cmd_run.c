@@ -12,7 +12,7 @@
 static const char usage_text[] =
 	"usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host]\n"
 	"               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
-	"               [--schedules=N] [--seed=S] [--print-stats]\n"
+	"               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
 	"               [--diagnostics-format=text|json]\n"
 	"\n"
 	"Runs kernel @NAME of FILE on a grid of CTAs. VALUE is one of:\n"
@@ -22,7 +22,8 @@ static const char usage_text[] =
 	"  a literal              for scalar arguments, e.g. --arg K=512\n"
 	"--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
 	"--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
-	"first that errors or that leaves a different result; --seed=S replays one.\n"
+	"first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
+	"replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
 	"Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
 
 typedef struct NamedArg {
@@ -128,6 +129,8 @@ parse_opts(int argc, char **argv, RunOpts *o)
 		}
 		if (!strcmp(a, "--print-stats")) {
 			o->stats = true;
+		} else if (!strcmp(a, "--no-compare")) {
+			o->io.no_compare = true;
 		} else if ((v = opt_value(argc, argv, &i, "--kernel"))) {
 			o->kernel = v;
 		} else if ((v = opt_value(argc, argv, &i, "--device"))) {

@@ -442,8 +442,8 @@ mma_operand(Run *r, Task *t, IOp *o, int i, uint32_t *tags, View *v, bool *is_sm
 	return tl;
 }
 
-static int
-retire_mma(Run *r, Task *t, int k)
+void
+interp_mma_retire(Run *r, Task *t, int k)
 {
 	AMma *m = &t->mma[k];
 	for (int i = 0; i < m->nv; i++) {
@@ -455,7 +455,6 @@ retire_mma(Run *r, Task *t, int k)
 	memmove(&t->mma[k], &t->mma[k + 1], sizeof *m * (size_t)(t->nmma - k - 1));
 	t->nmma--;
 	(void)r;
-	return 0;
 }
 
 static int
@@ -502,11 +501,15 @@ ex_mma(Run *r, Task *t, IOp *o)
 	int64_t M = ct->dims[0], N = ct->dims[1];
 	bool trb = ir_op_group(op, r->c->kw.transpose_b) != NULL;
 	int64_t K = sa ? va.dims[1] : ir_item_value(op, &op->item[0])->type->dims[1];
-	Tile *scratch = interp_tile_new(r, SK_F64, K * N);
+	size_t need = (size_t)(K * N) * 8;
+	if (r->scratch_bytes < need) { /* B transposed: one buffer for the whole run */
+		ir_xfree(r->al, r->scratch, r->scratch_bytes);
+		r->scratch = ir_xalloc(r->al, need);
+		r->scratch_bytes = need;
+	}
 	Tile *D = interp_tile_new(r, SK_F32, M * N);
-	interp_mma(abt, A->data, B->data, trb, C->u.t->data, D->data, M, N, K, scratch->data);
+	interp_mma(abt, A->data, B->data, trb, C->u.t->data, D->data, M, N, K, r->scratch);
 	r->st.macs += M * N * K;
-	interp_tile_release(r, scratch);
 	interp_tile_release(r, A);
 	interp_tile_release(r, B);
 	uint32_t tags = interp_label_union(r, interp_label_union(r, ta, tb), C->tags);
@@ -560,7 +563,7 @@ ex_mma_wait(Run *r, Task *t, IOp *o)
 			if (ow->mma[k].seq <= p->seq || (ow->mma[k].seq > p->seq && after > n)) {
 				if (ow->mma[k].seq > p->seq)
 					after--;
-				retire_mma(r, ow, k);
+				interp_mma_retire(r, ow, k);
 			} else {
 				k++;
 			}
@@ -710,6 +713,8 @@ ex_warp_specialize(Run *r, Task *t, IOp *o)
 			t->wait_op = o;
 			return EX_BLOCK;
 		}
+	for (int i = 0; i < t->nchild; i++)
+		interp_task_retire(r, cta->task[t->child0 + i]);
 	t->spawned = false;
 	return EX_OK;
 }

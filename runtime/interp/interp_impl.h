@@ -111,6 +111,7 @@ struct Smem {
 	IrType *elem;
 	Sk sk;
 	size_t ssz; /* bytes per element as stored */
+	bool ring;
 	int64_t nslots, numel; /* numel: elements per slot */
 	int rank;
 	int64_t dims[3];
@@ -233,6 +234,8 @@ struct Run {
 	Cta *cta;
 	Labels lab;
 	InterpStats st;
+	void *scratch; /* for the MMA's transposed operand */
+	size_t scratch_bytes;
 };
 
 enum { EX_OK, EX_JUMP, EX_BLOCK, EX_DONE, EX_ERR };
@@ -250,6 +253,8 @@ void interp_err_where(Run *r, IOp *o, const char *where, const char *fmt, ...)
 void interp_where(Run *r, Task *t, char *buf, size_t n);
 void interp_push(Run *r, Task *t, IBlock *b);
 Task *interp_spawn(Run *r, IOp *role, int64_t replica, Task *parent);
+/* Frees what a finished task holds (its values and frames); the Task stays for the CTA. */
+void interp_task_retire(Run *r, Task *t);
 uint64_t interp_rand(Run *r);
 
 /* ---- op execution (interp_exec.c) ---- */
@@ -262,6 +267,8 @@ bool interp_op_supported(IrOpcode code, bool *point);
 /* An index expression over the op's operands; *ok becomes false on a non-positive divisor. */
 int64_t interp_expr(Run *r, Task *t, IOp *o, const IrExpr *e, bool *ok);
 const char *interp_vname(const IrValue *v);
+/* Ends the k-th async MMA in flight of the task: its shared-memory operands are free again. */
+void interp_mma_retire(Run *r, Task *t, int k);
 
 /* ---- memory (interp_mem.c) ---- */
 

@@ -283,7 +283,8 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 		m->elem = tile->elem;
 		m->sk = interp_sk(tile->elem);
 		m->ssz = interp_sk_size(m->sk);
-		m->nslots = ty->kind == IR_TY_RING ? ty->n : 1;
+		m->ring = ty->kind == IR_TY_RING;
+		m->nslots = m->ring ? ty->n : 1;
 		m->rank = tile->rank;
 		memcpy(m->dims, tile->dims, sizeof(int64_t) * (size_t)tile->rank);
 		m->numel = ir_type_numel(tile);
@@ -358,7 +359,7 @@ interp_view_name(Run *r, const View *v, char *buf, size_t n)
 	(void)r;
 	bool whole = v->off == v->slot * v->m->numel && v->rank == v->m->rank &&
 		     !memcmp(v->dims, v->m->dims, sizeof(int64_t) * (size_t)v->rank);
-	if (v->m->nslots > 1 || v->slot > 0)
+	if (v->m->ring)
 		snprintf(buf, n, "%s'%%%s[%lld]'", whole ? "" : "a slice of ", interp_vname(v->m->name),
 			 (long long)v->slot);
 	else

@@ -178,15 +178,29 @@ interp_spawn(Run *r, IOp *role, int64_t replica, Task *parent)
 	return t;
 }
 
-static void
-task_free(Run *r, Task *t)
+void
+interp_task_retire(Run *r, Task *t)
 {
-	for (int i = 0; i < r->p->nslots; i++)
-		interp_val_release(r, &t->env[i]);
+	while (t->nmma) /* a task that ends with async MMAs in flight: they are done now */
+		interp_mma_retire(r, t, 0);
+	if (t->env)
+		for (int i = 0; i < r->p->nslots; i++)
+			interp_val_release(r, &t->env[i]);
 	ir_xfree(r->al, t->env, sizeof(Val) * (size_t)(r->p->nslots + 1));
 	ir_xfree(r->al, t->fr, sizeof *t->fr * (size_t)t->cap);
 	ir_xfree(r->al, t->mma, sizeof *t->mma * (size_t)t->capmma);
 	ir_xfree(r->al, t->unf, sizeof *t->unf * (size_t)t->capunf);
+	t->env = NULL;
+	t->fr = NULL;
+	t->mma = NULL;
+	t->unf = NULL;
+	t->cap = t->capmma = t->capunf = t->depth = t->nmma = t->nunf = 0;
+}
+
+static void
+task_free(Run *r, Task *t)
+{
+	interp_task_retire(r, t);
 	ir_xfree(r->al, t, sizeof *t);
 }
 
@@ -486,7 +500,7 @@ same_results(Run *r, unsigned char **ref, uint64_t ref_seed)
 		if (!g->arg || !tens_bytes(g) || !memcmp(ref[i], g->data, tens_bytes(g)))
 			continue;
 		int64_t k = 0;
-		while (memcmp(ref[i] + (size_t)k * g->esz, g->data + (size_t)k * g->esz, g->esz))
+		while (!memcmp(ref[i] + (size_t)k * g->esz, g->data + (size_t)k * g->esz, g->esz))
 			k++;
 		char a[64], b[64];
 		Tens tmp = *g;
@@ -637,6 +651,7 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 		ir_xfree(r.al, ref, sizeof *ref * (size_t)(nargs + 1));
 	}
 	ir_xfree(r.al, r.tens, sizeof(Tens) * (size_t)(nargs + 1));
+	ir_xfree(r.al, r.scratch, r.scratch_bytes);
 	interp_prog_free(r.p);
 	r.st.seconds = ir_now() - t0;
 	if (stats)

@@ -83,10 +83,7 @@ interp_mbar_ref(Run *r, Task *t, IOp *o, const IrItem *it, Mbar **b, int64_t *bi
 static void
 bar_name(const Mbar *b, int64_t bi, char *buf, size_t n)
 {
-	if (b->n > 1)
-		snprintf(buf, n, "'%%%s[%lld]'", interp_vname(b->name), (long long)bi);
-	else
-		snprintf(buf, n, "'%%%s'", interp_vname(b->name));
+	snprintf(buf, n, "'%%%s[%lld]'", interp_vname(b->name), (long long)bi);
 }
 
 static void

@@ -477,9 +477,21 @@ interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *e, const void *src
 
 /* ---- MMA ---- */
 
+/* The three product loops below touch only the M x K, K x N and M x N arrays their caller
+ * allocated for exactly these shapes; they are exempt from the sanitizers so that their checks
+ * do not stop them from vectorizing (everything around them stays instrumented). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MMA_LOOP __attribute__((no_sanitize("address", "undefined")))
+#endif
+#endif
+#ifndef MMA_LOOP
+#define MMA_LOOP
+#endif
+
 /* D = C + A·B with products exact in f32 (f16, bf16 and f8 operands): summed over k in order, one
  * f32 rounding per step, which is also fma semantics. Bt is K x N. */
-static void
+MMA_LOOP static void
 mma_exact(const float *restrict A, const float *restrict Bt, const float *restrict C,
 	  float *restrict D, int64_t M, int64_t N, int64_t K)
 {
@@ -496,7 +508,7 @@ mma_exact(const float *restrict A, const float *restrict Bt, const float *restri
 	}
 }
 
-static void
+MMA_LOOP static void
 mma_fma32(const float *A, const float *Bt, const float *C, float *D, int64_t M, int64_t N,
 	  int64_t K)
 {
@@ -512,7 +524,7 @@ mma_fma32(const float *A, const float *Bt, const float *C, float *D, int64_t M, 
 	}
 }
 
-static void
+MMA_LOOP static void
 mma_f64(const double *A, const double *Bt, const float *C, float *D, int64_t M, int64_t N,
 	int64_t K)
 {

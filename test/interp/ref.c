@@ -6,9 +6,13 @@
  *   ave-interp-ref vadd A B C                      C == A + B exactly (f32)
  *   ave-interp-ref gemm A B C [--atol=X --rtol=Y]  C = A * B^T (bf16 inputs, f32 output)
  *   ave-interp-ref attention Q K V O S SCALE [...] O = softmax2(SCALE * Q K^T) V per 128-row head
+ *   ave-interp-ref same A B                        A and B hold the same values
  *   ave-interp-ref info FILE [N]                   descriptor, shape and the first N values
- *   ave-interp-ref rand SEED N                     the documented rand: generator, recomputed */
+ *   ave-interp-ref rand SEED N                     the documented rand: generator, recomputed
+ *   ave-interp-ref make FILE TYPE DIMS V...        writes a .npy (TYPE f32 f64 f16 bf16 i8 i32
+ *                                                  i64 b1 u16; bf16 from its value, u16 raw bits) */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +212,9 @@ vadd(char **argv)
 		want[i] = (float)((float)get(&a, i) + (float)get(&b, i)); /* one f32 rounding */
 	int rc = compare(&c, want, c.n, (Tol){0, 0});
 	free(want);
+	free(a.data);
+	free(b.data);
+	free(c.data);
 	return rc;
 }
 
@@ -234,6 +241,9 @@ gemm(int argc, char **argv)
 	printf("gemm %lldx%lldx%lld\n", M, N, K);
 	int rc = compare(&C, want, M * N, t);
 	free(want);
+	free(A.data);
+	free(B.data);
+	free(C.data);
 	return rc;
 }
 
@@ -279,6 +289,28 @@ attention(int argc, char **argv)
 	int rc = compare(&O, want, rows * D, t);
 	free(want);
 	free(w);
+	free(Q.data);
+	free(Kx.data);
+	free(V.data);
+	free(O.data);
+	return rc;
+}
+
+static int
+same(char **argv)
+{
+	Arr a, b;
+	load(argv[2], &a);
+	load(argv[3], &b);
+	if (a.n != b.n)
+		die("same: sizes differ", NULL);
+	double *want = malloc(sizeof(double) * (size_t)(a.n + 1));
+	for (long long i = 0; i < a.n; i++)
+		want[i] = get(&a, i);
+	int rc = compare(&b, want, b.n, (Tol){0, 0});
+	free(want);
+	free(a.data);
+	free(b.data);
 	return rc;
 }
 
@@ -292,8 +324,13 @@ info(int argc, char **argv)
 	for (int d = 0; d < a.rank; d++)
 		printf("%s%lld", d ? ", " : "", a.dims[d]);
 	printf(")\n");
+	bool integer = a.type[0] == 'i' || !strcmp(a.type, "b1");
 	for (long long i = 0; i < n && i < a.n; i++)
-		printf("[%lld] = %.9g\n", i, get(&a, i));
+		if (integer)
+			printf("[%lld] = %lld\n", i, (long long)get(&a, i));
+		else
+			printf("[%lld] = %.9g\n", i, get(&a, i));
+	free(a.data);
 	return 0;
 }
 
@@ -317,19 +354,101 @@ randgen(char **argv)
 	return 0;
 }
 
+/* round-to-nearest-even float -> bf16 bits, the textbook way */
+static unsigned
+to_bf16(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	return (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
+}
+
+static int
+make(int argc, char **argv)
+{
+	const char *path = argv[2], *type = argv[3];
+	static const struct {
+		const char *type, *descr;
+		int size;
+	} kinds[] = {{"f32", "'<f4'", 4},   {"f64", "'<f8'", 8}, {"f16", "'<f2'", 2},
+		     {"bf16", "[('bf16', '<u2')]", 2}, {"i8", "'|i1'", 1},  {"i32", "'<i4'", 4},
+		     {"i64", "'<i8'", 8},   {"b1", "'|b1'", 1},  {"u16", "'<u2'", 2}};
+	int k = -1;
+	for (int i = 0; i < (int)(sizeof kinds / sizeof kinds[0]); i++)
+		if (!strcmp(kinds[i].type, type))
+			k = i;
+	if (k < 0)
+		die("make: unknown type ", type);
+	char shape[128] = "(";
+	long long n = 1;
+	for (char *p = argv[4]; *p;) {
+		long long d = strtoll(p, &p, 10);
+		n *= d;
+		snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", d,
+			 *p == 'x' ? " " : "");
+		if (*p == 'x')
+			p++;
+	}
+	strcat(shape, ")");
+	if (argc - 5 != n)
+		die("make: the number of values does not match the shape", NULL);
+	char dict[256];
+	int dl = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': %s, }",
+			  kinds[k].descr, shape);
+	int pad = (64 - (10 + dl + 1) % 64) % 64, hl = dl + pad + 1;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		die("cannot write ", path);
+	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hl,
+				 (unsigned char)(hl >> 8)};
+	fwrite(pre, 1, 10, f);
+	fprintf(f, "%s%*s\n", dict, pad, "");
+	for (long long i = 0; i < n; i++) {
+		double v = strtod(argv[5 + i], NULL);
+		unsigned char b[8];
+		if (!strcmp(type, "f32")) {
+			float x = (float)v;
+			memcpy(b, &x, 4);
+		} else if (!strcmp(type, "f64")) {
+			memcpy(b, &v, 8);
+		} else if (!strcmp(type, "f16")) {
+			_Float16 h = (_Float16)v;
+			memcpy(b, &h, 2);
+		} else if (!strcmp(type, "bf16")) {
+			unsigned u = to_bf16((float)v);
+			b[0] = (unsigned char)u;
+			b[1] = (unsigned char)(u >> 8);
+		} else if (!strcmp(type, "u16")) {
+			unsigned u = (unsigned)strtoul(argv[5 + i], NULL, 0);
+			b[0] = (unsigned char)u;
+			b[1] = (unsigned char)(u >> 8);
+		} else {
+			long long x = strtoll(argv[5 + i], NULL, 0);
+			memcpy(b, &x, 8); /* little-endian: the low bytes first */
+		}
+		fwrite(b, 1, (size_t)kinds[k].size, f);
+	}
+	fclose(f);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 5 && !strcmp(argv[1], "make"))
+		return make(argc, argv);
 	if (argc >= 5 && !strcmp(argv[1], "vadd"))
 		return vadd(argv);
 	if (argc >= 5 && !strcmp(argv[1], "gemm"))
 		return gemm(argc, argv);
 	if (argc >= 8 && !strcmp(argv[1], "attention"))
 		return attention(argc, argv);
+	if (argc >= 4 && !strcmp(argv[1], "same"))
+		return same(argv);
 	if (argc >= 3 && !strcmp(argv[1], "info"))
 		return info(argc, argv);
 	if (argc >= 4 && !strcmp(argv[1], "rand"))
 		return randgen(argv);
-	die("usage: ave-interp-ref vadd|gemm|attention|info|rand ...", NULL);
+	die("usage: ave-interp-ref vadd|gemm|attention|same|info|rand|make ...", NULL);
 	return 2;
 }
