@@ -130,7 +130,13 @@ parse_header(const char *h, InterpNpy *a, char *err, size_t n)
 		if (!p)
 			return false;
 	}
-	size_t dl = (size_t)(p - start) < sizeof a->descr - 1 ? (size_t)(p - start) : sizeof a->descr - 1;
+	const char *dend = p;
+	if (*start != '[') { /* '<f4' -> <f4 */
+		start++;
+		dend--;
+	}
+	size_t dl = (size_t)(dend - start) < sizeof a->descr - 1 ? (size_t)(dend - start)
+							      : sizeof a->descr - 1;
 	memcpy(a->descr, start, dl);
 	a->descr[dl] = 0;
 	p = skip(f + 15);

@@ -25,7 +25,10 @@ typedef struct Arr {
 	long long dims[8], n;
 	int size;
 	unsigned char *data;
+	double *v; /* the values, decoded once */
 } Arr;
+
+static double decode_elem(const Arr *a, long long i);
 
 static void
 die(const char *msg, const char *arg)
@@ -85,6 +88,17 @@ load(const char *path, Arr *a)
 		die("truncated data: ", path);
 	free(h);
 	fclose(f);
+	a->v = malloc(sizeof(double) * (size_t)(a->n + 1));
+	for (long long i = 0; i < a->n; i++)
+		a->v[i] = decode_elem(a, i);
+	free(a->data);
+	a->data = NULL;
+}
+
+static double
+get(const Arr *a, long long i)
+{
+	return a->v[i];
 }
 
 /* small float formats decoded from first principles */
@@ -107,7 +121,7 @@ decode(unsigned bits, int ebits, int mbits, int bias, int fn)
 }
 
 static double
-get(const Arr *a, long long i)
+decode_elem(const Arr *a, long long i)
 {
 	const unsigned char *p = a->data + i * a->size;
 	if (!strcmp(a->type, "f32")) {
@@ -212,9 +226,9 @@ vadd(char **argv)
 		want[i] = (float)((float)get(&a, i) + (float)get(&b, i)); /* one f32 rounding */
 	int rc = compare(&c, want, c.n, (Tol){0, 0});
 	free(want);
-	free(a.data);
-	free(b.data);
-	free(c.data);
+	free(a.v);
+	free(b.v);
+	free(c.v);
 	return rc;
 }
 
@@ -241,9 +255,9 @@ gemm(int argc, char **argv)
 	printf("gemm %lldx%lldx%lld\n", M, N, K);
 	int rc = compare(&C, want, M * N, t);
 	free(want);
-	free(A.data);
-	free(B.data);
-	free(C.data);
+	free(A.v);
+	free(B.v);
+	free(C.v);
 	return rc;
 }
 
@@ -289,10 +303,10 @@ attention(int argc, char **argv)
 	int rc = compare(&O, want, rows * D, t);
 	free(want);
 	free(w);
-	free(Q.data);
-	free(Kx.data);
-	free(V.data);
-	free(O.data);
+	free(Q.v);
+	free(Kx.v);
+	free(V.v);
+	free(O.v);
 	return rc;
 }
 
@@ -309,8 +323,8 @@ same(char **argv)
 		want[i] = get(&a, i);
 	int rc = compare(&b, want, b.n, (Tol){0, 0});
 	free(want);
-	free(a.data);
-	free(b.data);
+	free(a.v);
+	free(b.v);
 	return rc;
 }
 
@@ -330,7 +344,7 @@ info(int argc, char **argv)
 			printf("[%lld] = %lld\n", i, (long long)get(&a, i));
 		else
 			printf("[%lld] = %.9g\n", i, get(&a, i));
-	free(a.data);
+	free(a.v);
 	return 0;
 }
 
