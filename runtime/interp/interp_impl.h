@@ -56,6 +56,8 @@ typedef struct Val {
 
 /* ---- the prepared program (interp_prep.c) ---- */
 
+#define INTERP_MAX_TILE ((int64_t)1 << 26) /* elements of one tile or shared-memory slot */
+
 struct IOp {
 	IrOp *op;
 	int id;      /* number of the op in its kernel */

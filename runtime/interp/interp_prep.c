@@ -31,7 +31,7 @@ slot_of(Prep *pp, IrValue *v)
 }
 
 static void
-unsupported(Prep *pp, IrLoc loc, const char *fmt, const char *what)
+reject(Prep *pp, IrLoc loc, const char *fmt, const char *what)
 {
 	if (!pp->ok)
 		return;
@@ -45,7 +45,7 @@ check_supported(Prep *pp, IrOp *op)
 {
 	bool point;
 	if (!interp_op_supported(op->code, &point)) {
-		unsupported(pp, op->loc, "'%s' is not supported by the interpreter yet",
+		reject(pp, op->loc, "'%s' is not supported by the interpreter yet",
 			    ir_op_name(op->code));
 		return;
 	}
@@ -56,12 +56,12 @@ check_supported(Prep *pp, IrOp *op)
 			char what[160];
 			snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
 				 ir_op_name(op->code), op->item[i].s);
-			unsupported(pp, op->item[i].loc, "%s is not supported by the interpreter yet", what);
+			reject(pp, op->item[i].loc, "%s is not supported by the interpreter yet", what);
 		}
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *gr = &op->group[g];
 		if (op->code == IR_OP_TAG_ASSERT && gr->kw == pp->c->kw.ready) {
-			unsupported(pp, gr->loc, "%s is not supported by the interpreter yet",
+			reject(pp, gr->loc, "%s is not supported by the interpreter yet",
 				    "'ave.tag.assert ready(...)'");
 			continue;
 		}
@@ -70,7 +70,7 @@ check_supported(Prep *pp, IrOp *op)
 				char what[160];
 				snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
 					 ir_op_name(op->code), gr->item[i].s);
-				unsupported(pp, gr->item[i].loc, "%s is not supported by the interpreter yet",
+				reject(pp, gr->item[i].loc, "%s is not supported by the interpreter yet",
 					    what);
 			}
 	}
@@ -120,8 +120,15 @@ prep_block(Prep *pp, IrBlock *b, IOp *owner, uint8_t depth)
 		for (int r = 0; r < op->nreg && r < 2; r++)
 			o->reg[r] = prep_block(pp, op->reg[r].block, o, inner);
 		o->res = pp->vals.len;
-		for (int i = 0; i < op->nres; i++)
+		for (int i = 0; i < op->nres; i++) {
 			new_slot(pp, &op->res[i], depth);
+			IrType *t = op->res[i].type;
+			if (t->kind == IR_TY_RING)
+				t = t->elem;
+			if (t->kind == IR_TY_TILE && ir_type_numel(t) > INTERP_MAX_TILE)
+				reject(pp, op->loc, "'%s' is too large for the interpreter (at most 2^26 "
+					    "elements per tile)", ir_type_str(pp->c, t));
+		}
 	}
 	return ib;
 }

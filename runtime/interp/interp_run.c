@@ -521,27 +521,41 @@ same_results(Run *r, unsigned char **ref, uint64_t ref_seed)
 	return true;
 }
 
+static uint64_t
+gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Runs every CTA once. CTAs are independent, so they run in a seeded order: i -> (a i + b) mod n
+ * with a coprime to n, a permutation that needs no memory however large the grid. */
 static bool
 run_schedule(Run *r)
 {
-	int64_t n = r->grid[0] * r->grid[1] * r->grid[2];
-	int64_t *order = ir_xalloc(r->al, sizeof(int64_t) * (size_t)n);
-	for (int64_t i = 0; i < n; i++)
-		order[i] = i;
-	for (int64_t i = n - 1; i > 0; i--) { /* CTAs are independent: visit them in a seeded order */
-		int64_t j = (int64_t)(interp_rand(r) % (uint64_t)(i + 1));
-		int64_t x = order[i];
-		order[i] = order[j];
-		order[j] = x;
-	}
+	uint64_t n = (uint64_t)(r->grid[0] * r->grid[1] * r->grid[2]);
+	uint64_t a = 1 + interp_rand(r) % n, b = interp_rand(r) % n;
+	while (gcd(a, n) != 1)
+		a = a % n + 1;
 	bool ok = true;
-	for (int64_t i = 0; i < n && ok; i++) {
-		int64_t k = order[i];
-		int64_t pid[3] = {k % r->grid[0], (k / r->grid[0]) % r->grid[1],
-				  k / (r->grid[0] * r->grid[1])};
+	for (uint64_t i = 0; i < n && ok; i++) {
+		/* (a * i + b) mod n without overflow: a, i < n < 2^63 */
+		uint64_t k = 0, x = a % n, y = i;
+		while (y) {
+			if (y & 1)
+				k = (k + x) % n;
+			x = (x + x) % n;
+			y >>= 1;
+		}
+		k = (k + b) % n;
+		int64_t pid[3] = {(int64_t)k % r->grid[0], ((int64_t)k / r->grid[0]) % r->grid[1],
+				  (int64_t)k / (r->grid[0] * r->grid[1])};
 		ok = run_cta(r, pid);
 	}
-	ir_xfree(r->al, order, sizeof(int64_t) * (size_t)n);
 	return ok;
 }
 
@@ -575,12 +589,18 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 			 "yet", l->world_size);
 		return false;
 	}
-	for (int d = 0; d < 3; d++)
+	int64_t ncta = 1;
+	for (int d = 0; d < 3; d++) {
 		if (l->grid[d] < 1) {
 			ir_error(c, l->kernel->loc, "grid dimension %d must be at least 1, found %lld", d,
 				 (long long)l->grid[d]);
 			return false;
 		}
+		if (__builtin_mul_overflow(ncta, l->grid[d], &ncta) || ncta > ((int64_t)1 << 62)) {
+			ir_error(c, l->kernel->loc, "the grid has too many CTAs");
+			return false;
+		}
+	}
 	double t0 = ir_now();
 	Run r;
 	memset(&r, 0, sizeof r);
