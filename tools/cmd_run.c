@@ -10,21 +10,21 @@
 #include "driver.h"
 
 static const char usage_text[] =
-	"usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host]\n"
-	"               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
-	"               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
-	"               [--diagnostics-format=text|json]\n"
-	"\n"
-	"Runs kernel @NAME of FILE on a grid of CTAs. VALUE is one of:\n"
-	"  FILE.npy               a NumPy array (its shape binds the '?' sizes)\n"
-	"  rand:DIMS:DTYPE:SEED   reproducible standard-normal values, e.g. rand:128x64:bf16:7\n"
-	"  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
-	"  a literal              for scalar arguments, e.g. --arg K=512\n"
-	"--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
-	"--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
-	"first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
-	"replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
-	"Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
+    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host]\n"
+    "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
+    "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
+    "               [--diagnostics-format=text|json]\n"
+    "\n"
+    "Runs kernel @NAME of FILE on a grid of CTAs. VALUE is one of:\n"
+    "  FILE.npy               a NumPy array (its shape binds the '?' sizes)\n"
+    "  rand:DIMS:DTYPE:SEED   reproducible standard-normal values, e.g. rand:128x64:bf16:7\n"
+    "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
+    "  a literal              for scalar arguments, e.g. --arg K=512\n"
+    "--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
+    "--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
+    "first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
+    "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
+    "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
 
 typedef struct NamedArg {
 	const char *name, *value;
@@ -137,8 +137,10 @@ parse_opts(int argc, char **argv, RunOpts *o)
 			o->device = v;
 		} else if ((v = opt_value(argc, argv, &i, "--grid"))) {
 			if (!parse_grid(v, o->grid)) {
-				fprintf(stderr, "ave run: --grid expects X[,Y[,Z]] of positive integers, "
-						"found '%s'\n", v);
+				fprintf(stderr,
+				        "ave run: --grid expects X[,Y[,Z]] of positive integers, "
+				        "found '%s'\n",
+				        v);
 				return 2;
 			}
 		} else if ((v = opt_value(argc, argv, &i, "--arg"))) {
@@ -154,15 +156,18 @@ parse_opts(int argc, char **argv, RunOpts *o)
 		} else if ((v = opt_value(argc, argv, &i, "--schedules"))) {
 			uint64_t n;
 			if (!parse_u64(v, &n) || n < 1 || n > 1000000) {
-				fprintf(stderr, "ave run: --schedules expects a count in [1, 1000000], "
-						"found '%s'\n", v);
+				fprintf(stderr,
+				        "ave run: --schedules expects a count in [1, 1000000], "
+				        "found '%s'\n",
+				        v);
 				return 2;
 			}
 			o->io.schedules = (int)n;
 		} else if ((v = opt_value(argc, argv, &i, "--seed"))) {
 			if (!parse_u64(v, &o->io.seed)) {
-				fprintf(stderr, "ave run: --seed expects an unsigned integer, found '%s'\n",
-					v);
+				fprintf(stderr,
+				        "ave run: --seed expects an unsigned integer, found '%s'\n",
+				        v);
 				return 2;
 			}
 		} else if (a[0] == '-' && a[1]) {
@@ -170,7 +175,7 @@ parse_opts(int argc, char **argv, RunOpts *o)
 			return 2;
 		} else if (o->common.input) {
 			fprintf(stderr, "ave run: more than one input file ('%s', '%s')\n",
-				o->common.input, a);
+			        o->common.input, a);
 			return 2;
 		} else {
 			o->common.input = a;
@@ -181,8 +186,9 @@ parse_opts(int argc, char **argv, RunOpts *o)
 		return 2;
 	}
 	if (o->device && strcmp(o->device, "host")) {
-		fprintf(stderr, "ave run: device '%s' is not available in this build (devices: host)\n",
-			o->device);
+		fprintf(stderr,
+		        "ave run: device '%s' is not available in this build (devices: host)\n",
+		        o->device);
 		return 2;
 	}
 	return 0;
@@ -222,9 +228,11 @@ make_args(IrCtx *c, IrOp *k, RunOpts *o, InterpValue *vals)
 			if (av->name && !strcmp(o->args[j].name, av->name))
 				na = &o->args[j];
 		if (!na) {
-			fprintf(stderr, "ave run: no value for argument '%%%s' of type '%s' (give --arg "
-					"%s=VALUE)\n", av->name ? av->name : "?", ir_type_str(c, av->type),
-				av->name ? av->name : "?");
+			fprintf(stderr,
+			        "ave run: no value for argument '%%%s' of type '%s' (give --arg "
+			        "%s=VALUE)\n",
+			        av->name ? av->name : "?", ir_type_str(c, av->type),
+			        av->name ? av->name : "?");
 			return false;
 		}
 		na->used = true;
@@ -236,17 +244,19 @@ make_args(IrCtx *c, IrOp *k, RunOpts *o, InterpValue *vals)
 	}
 	for (int j = 0; j < o->nargs; j++)
 		if (!o->args[j].used) {
-			fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n", k->item[0].s,
-				o->args[j].name);
+			fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n",
+			        k->item[0].s, o->args[j].name);
 			return false;
 		}
 	for (int j = 0; j < o->nouts; j++) {
 		int i = 0;
-		while (i < b->narg && (!b->arg[i]->name || strcmp(b->arg[i]->name, o->outs[j].name)))
+		while (i < b->narg &&
+		       (!b->arg[i]->name || strcmp(b->arg[i]->name, o->outs[j].name)))
 			i++;
 		if (i == b->narg || b->arg[i]->type->kind != IR_TY_TENSOR) {
-			fprintf(stderr, "ave run: --out %s: kernel '@%s' has no tensor argument '%%%s'\n",
-				o->outs[j].name, k->item[0].s, o->outs[j].name);
+			fprintf(stderr,
+			        "ave run: --out %s: kernel '@%s' has no tensor argument '%%%s'\n",
+			        o->outs[j].name, k->item[0].s, o->outs[j].name);
 			return false;
 		}
 	}
@@ -263,8 +273,8 @@ write_outs(IrOp *k, RunOpts *o, InterpValue *vals)
 			i++;
 		const InterpTensor *t = &vals[i].arg.t;
 		char err[512];
-		if (!interp_npy_write(o->outs[j].value, b->arg[i]->type->elem, t->rank, t->dims, t->data,
-				      err, sizeof err)) {
+		if (!interp_npy_write(o->outs[j].value, b->arg[i]->type->elem, t->rank, t->dims,
+		                      t->data, err, sizeof err)) {
 			fprintf(stderr, "ave run: --out %s: %s\n", o->outs[j].name, err);
 			return false;
 		}
@@ -275,11 +285,12 @@ write_outs(IrOp *k, RunOpts *o, InterpValue *vals)
 static void
 print_stats(FILE *f, const InterpStats *s, int64_t ncta)
 {
-	fprintf(f, "ave run: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
-		   "%lld async copies, %lld MMA MACs, %.3f s",
-		s->schedules, s->schedules == 1 ? "" : "s", (long long)s->ctas,
-		s->ctas == 1 ? "" : "s", (long long)ncta, (long long)s->tasks, (long long)s->ops,
-		(long long)s->copies, (long long)s->macs, s->seconds);
+	fprintf(f,
+	        "ave run: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
+	        "%lld async copies, %lld MMA MACs, %.3f s",
+	        s->schedules, s->schedules == 1 ? "" : "s", (long long)s->ctas,
+	        s->ctas == 1 ? "" : "s", (long long)ncta, (long long)s->tasks, (long long)s->ops,
+	        (long long)s->copies, (long long)s->macs, s->seconds);
 	if (s->macs && s->seconds > 0)
 		fprintf(f, " (%.2f GMAC/s)", (double)s->macs / s->seconds * 1e-9);
 	fputc('\n', f);
@@ -307,10 +318,12 @@ cmd_run(int argc, char **argv)
 	if (!k) {
 		if (o.kernel)
 			fprintf(stderr, "ave run: no kernel '%s%s' in '%s'\n",
-				o.kernel[0] == '@' ? "" : "@", o.kernel, o.common.input);
+			        o.kernel[0] == '@' ? "" : "@", o.kernel, o.common.input);
 		else
-			fprintf(stderr, "ave run: '%s' has several kernels (or none); choose one with "
-					"--kernel=@NAME\n", o.common.input);
+			fprintf(stderr,
+			        "ave run: '%s' has several kernels (or none); choose one with "
+			        "--kernel=@NAME\n",
+			        o.common.input);
 		rc = 2;
 		goto out;
 	}
@@ -335,13 +348,14 @@ cmd_run(int argc, char **argv)
 		print_stats(stderr, &st, ncta);
 	if (ok && st.schedules > 1)
 		fprintf(stderr, "ave run: %d schedules (seeds %llu to %llu) agree\n", st.schedules,
-			(unsigned long long)o.io.seed,
-			(unsigned long long)(o.io.seed + (uint64_t)st.schedules - 1));
+		        (unsigned long long)o.io.seed,
+		        (unsigned long long)(o.io.seed + (uint64_t)st.schedules - 1));
 	if (!ok && st.failed && o.io.schedules > 1)
-		fprintf(stderr, "ave run: schedule with seed %llu failed (after %d that passed); "
-				"replay it with --seed=%llu\n",
-			(unsigned long long)st.failed_seed, st.schedules,
-			(unsigned long long)st.failed_seed);
+		fprintf(stderr,
+		        "ave run: schedule with seed %llu failed (after %d that passed); "
+		        "replay it with --seed=%llu\n",
+		        (unsigned long long)st.failed_seed, st.schedules,
+		        (unsigned long long)st.failed_seed);
 	if (ok && write_outs(k, &o, vals))
 		rc = 0;
 out:

@@ -86,7 +86,8 @@ main(int argc, char **argv)
 	}
 	double macs = (double)M * N * K;
 	printf("bf16 GEMM %dx%dx%d, one core, best of %d\n", M, N, K, REPS);
-	printf("  interpreter (examples/gemm.ave): %8.4f s  %6.2f GMAC/s\n", best, macs / best * 1e-9);
+	printf("  interpreter (examples/gemm.ave): %8.4f s  %6.2f GMAC/s\n", best,
+	       macs / best * 1e-9);
 	printf("  naive C triple loop:             %8.4f s  %6.2f GMAC/s\n", nbest,
 	       macs / nbest * 1e-9);
 	printf("  interpreter / naive:             %6.2fx\n", nbest / best);

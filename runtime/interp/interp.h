@@ -39,27 +39,27 @@ typedef struct InterpArg {
  * `rank` and in their symmetric buffers; today world_size must be 1 and kernels that communicate
  * are rejected with a diagnostic naming the op. */
 typedef struct InterpLaunch {
-	IrOp *kernel;       /* an ave.kernel of the module */
-	int64_t grid[3];    /* CTAs per dimension, each >= 1 */
+	IrOp *kernel;    /* an ave.kernel of the module */
+	int64_t grid[3]; /* CTAs per dimension, each >= 1 */
 	const InterpArg *args;
 	int nargs;
-	int rank, world_size;      /* 0 and 1 for a single device (0 is read as 1) */
-	const InterpTensor *symm;  /* this rank's buffer for each ave.symm.alloc, in module order */
+	int rank, world_size;     /* 0 and 1 for a single device (0 is read as 1) */
+	const InterpTensor *symm; /* this rank's buffer for each ave.symm.alloc, in module order */
 	int nsymm;
 } InterpLaunch;
 
 typedef struct InterpOptions {
-	int schedules;        /* interleavings to run (<= 0 means 1); each restarts from the inputs */
-	uint64_t seed;        /* schedule i runs with seed + i */
-	bool no_compare;      /* do not fail when two schedules leave different results */
+	int schedules;   /* interleavings to run (<= 0 means 1); each restarts from the inputs */
+	uint64_t seed;   /* schedule i runs with seed + i */
+	bool no_compare; /* do not fail when two schedules leave different results */
 } InterpOptions;
 
 typedef struct InterpStats {
-	int schedules;             /* schedules run to completion */
+	int schedules; /* schedules run to completion */
 	bool failed;
-	uint64_t failed_seed;      /* the seed of the schedule that failed */
-	int64_t ctas, tasks, ops;  /* summed over the schedules run */
-	int64_t copies, macs;      /* async copies landed; multiply-adds done by ave.mma(.async) */
+	uint64_t failed_seed;     /* the seed of the schedule that failed */
+	int64_t ctas, tasks, ops; /* summed over the schedules run */
+	int64_t copies, macs;     /* async copies landed; multiply-adds done by ave.mma(.async) */
 	double seconds;
 } InterpStats;
 
@@ -108,17 +108,17 @@ typedef struct InterpValue {
  * `zeros:DIMS:DTYPE`, or a scalar literal. On failure writes a message (no trailing period) to
  * err and returns false. */
 bool interp_value_parse(IrCtx *c, const char *text, IrType *t, InterpValue *out, char *err,
-			size_t errlen);
+                        size_t errlen);
 void interp_value_free(InterpValue *v);
 
 /* ---- NumPy .npy files (interp_npy.c) ---- */
 
 /* A .npy array as read: its dtype descriptor and C-order data (malloc'd; free with free()). */
 typedef struct InterpNpy {
-	char descr[96];  /* as written in the header, e.g. "<f4" or "[('bf16', '<u2')]" */
-	char kind;       /* 'f', 'i', 'u', 'b' (bool), 'V' (raw bytes) */
-	int size;        /* bytes per element */
-	char field[16];  /* structured one-field dtype: the field name ("bf16"), else "" */
+	char descr[96]; /* as written in the header, e.g. "<f4" or "[('bf16', '<u2')]" */
+	char kind;      /* 'f', 'i', 'u', 'b' (bool), 'V' (raw bytes) */
+	int size;       /* bytes per element */
+	char field[16]; /* structured one-field dtype: the field name ("bf16"), else "" */
 	int rank;
 	int64_t dims[IR_MAX_RANK];
 	int64_t nelem;
@@ -128,13 +128,13 @@ typedef struct InterpNpy {
 bool interp_npy_read(const char *path, InterpNpy *out, char *err, size_t errlen);
 /* Writes n-dimensional C-order data of element type `elem` (descriptors in docs/interp.md). */
 bool interp_npy_write(const char *path, const IrType *elem, int rank, const int64_t *dims,
-		      const void *data, char *err, size_t errlen);
+                      const void *data, char *err, size_t errlen);
 /* The descriptor interp_npy_write uses for `elem`. */
 const char *interp_npy_descr(const IrType *elem);
 /* Converts an array read from a file to `elem`'s memory format in `out` (nelem elements): the
  * same type, bit patterns of the same size (unsigned or raw) for f16/bf16/f8, or float data of
  * another float type (rounded to nearest even). */
 bool interp_npy_convert(const InterpNpy *a, const IrType *elem, void *out, char *err,
-			size_t errlen);
+                        size_t errlen);
 
 #endif

@@ -275,10 +275,12 @@ ex_ew(Run *r, Task *t, IOp *o)
 		if (tile)
 			interp_tile_release(r, res);
 		if (tile)
-			interp_err(r, t, o, "integer division by zero in '%s' (element %lld of the tile)",
-				   ir_op_name(op->code), (long long)bad);
+			interp_err(r, t, o,
+			           "integer division by zero in '%s' (element %lld of the tile)",
+			           ir_op_name(op->code), (long long)bad);
 		else
-			interp_err(r, t, o, "integer division by zero in '%s'", ir_op_name(op->code));
+			interp_err(r, t, o, "integer division by zero in '%s'",
+			           ir_op_name(op->code));
 		return EX_ERR;
 	}
 	if (op->code != IR_OP_CMP)
@@ -374,8 +376,8 @@ ex_bcast(Run *r, Task *t, IOp *o)
 	unsigned char *dst = res->data;
 	for (int64_t i = 0; i < outer; i++)
 		for (int64_t k = 0; k < len; k++)
-			memcpy(dst + (size_t)((i * len + k) * inner) * sz, s + (size_t)(i * inner) * sz,
-			       (size_t)inner * sz);
+			memcpy(dst + (size_t)((i * len + k) * inner) * sz,
+			       s + (size_t)(i * inner) * sz, (size_t)inner * sz);
 	set_res(r, t, o, 0, tile_val(res, a->tags));
 	return EX_OK;
 }
@@ -391,7 +393,7 @@ ex_reduce(Run *r, Task *t, IOp *o)
 	around(at, d, &outer, &inner);
 	Tile *res = interp_tile_new(r, a->u.t->sk, ir_type_numel(rt));
 	interp_reduce(o->op->mode, &r->c->kw, at->elem, a->u.t->data, res->data, outer, at->dims[d],
-		      inner);
+	              inner);
 	interp_round(rt->elem, res->sk, res->data, res->n);
 	set_res(r, t, o, 0, tile_val(res, a->tags));
 	return EX_OK;
@@ -482,15 +484,18 @@ ex_mma(Run *r, Task *t, IOp *o)
 				continue;
 			for (int64_t a = 0; a < v->dims[0]; a++)
 				for (int64_t b = 0; b < v->dims[1]; b++)
-					if (v->m->flags[v->off + a * v->str[0] + b * v->str[1]] & SM_UNFENCED) {
+					if (v->m->flags[v->off + a * v->str[0] + b * v->str[1]] &
+					    SM_UNFENCED) {
 						char nm[96];
 						interp_view_name(r, v, nm, sizeof nm);
 						interp_tile_release(r, A);
 						interp_tile_release(r, B);
-						interp_err(r, t, o,
-							   "'ave.mma.async' reads %s, written by 'ave.smem.store' "
-							   "without an 'ave.fence async_shared' since",
-							   nm);
+						interp_err(
+						    r, t, o,
+						    "'ave.mma.async' reads %s, written by "
+						    "'ave.smem.store' "
+						    "without an 'ave.fence async_shared' since",
+						    nm);
 						return EX_ERR;
 					}
 		}
@@ -520,7 +525,7 @@ ex_mma(Run *r, Task *t, IOp *o)
 		if (t->nmma == t->capmma) {
 			int cap = t->capmma ? 2 * t->capmma : 4;
 			t->mma = ir_xrealloc(r->al, t->mma, sizeof *t->mma * (size_t)t->capmma,
-					     sizeof *t->mma * (size_t)cap);
+			                     sizeof *t->mma * (size_t)cap);
 			t->capmma = cap;
 		}
 		AMma *m = &t->mma[t->nmma++];
@@ -722,66 +727,66 @@ ex_warp_specialize(Run *r, Task *t, IOp *o)
 /* ---- the table ---- */
 
 /* X(opcode, handler, scheduling point). Ops without a row (communication) are not supported. */
-#define INTERP_OPS(X)                                                                          \
-	X(RETURN, ex_return, 0)                                                                \
-	X(CONST, ex_const, 0)                                                                  \
-	X(INDEX, ex_index, 0)                                                                  \
-	X(PROGRAM_ID, ex_program_id, 0)                                                        \
-	X(NUM_PROGRAMS, ex_program_id, 0)                                                      \
-	X(CDIV, ex_cdiv, 0)                                                                    \
-	X(ADD, ex_ew, 0)                                                                       \
-	X(SUB, ex_ew, 0)                                                                       \
-	X(MUL, ex_ew, 0)                                                                       \
-	X(DIV, ex_ew, 0)                                                                       \
-	X(REM, ex_ew, 0)                                                                       \
-	X(MAX, ex_ew, 0)                                                                       \
-	X(MIN, ex_ew, 0)                                                                       \
-	X(AND, ex_ew, 0)                                                                       \
-	X(OR, ex_ew, 0)                                                                        \
-	X(XOR, ex_ew, 0)                                                                       \
-	X(SHL, ex_ew, 0)                                                                       \
-	X(SHR, ex_ew, 0)                                                                       \
-	X(NEG, ex_ew, 0)                                                                       \
-	X(EXP2, ex_ew, 0)                                                                      \
-	X(EXP, ex_ew, 0)                                                                       \
-	X(LOG2, ex_ew, 0)                                                                      \
-	X(SQRT, ex_ew, 0)                                                                      \
-	X(RSQRT, ex_ew, 0)                                                                     \
-	X(ABS, ex_ew, 0)                                                                       \
-	X(FMA, ex_ew, 0)                                                                       \
-	X(CMP, ex_ew, 0)                                                                       \
-	X(SELECT, ex_ew, 0)                                                                    \
-	X(CVT, ex_cvt, 0)                                                                      \
-	X(BCAST, ex_bcast, 0)                                                                  \
-	X(FOR, ex_for, 0)                                                                      \
-	X(IF, ex_if, 0)                                                                        \
-	X(YIELD, ex_yield, 0)                                                                  \
-	X(LOAD, interp_load, 1)                                                                \
-	X(STORE, interp_store, 1)                                                              \
-	X(SMEM_ALLOC, interp_smem_alloc, 0)                                                    \
-	X(COPY_ASYNC, interp_copy_async, 1)                                                    \
-	X(SMEM_LOAD, interp_smem_load, 1)                                                      \
-	X(SMEM_STORE, interp_smem_store, 1)                                                    \
-	X(SLICE, interp_slice, 0)                                                              \
-	X(ZEROS, ex_zeros, 0)                                                                  \
-	X(FULL, ex_full, 0)                                                                    \
-	X(MMA, ex_mma, 0) /* a point when it reads shared memory (interp_prep.c) */            \
-	X(MMA_ASYNC, ex_mma, 1)                                                                \
-	X(MMA_WAIT, ex_mma_wait, 1)                                                            \
-	X(REDUCE, ex_reduce, 0)                                                                \
-	X(TRANS, ex_trans, 0)                                                                  \
-	X(MBAR_ALLOC, interp_mbar_alloc, 0)                                                    \
-	X(MBAR_EXPECT_TX, interp_mbar_expect_tx, 1)                                            \
-	X(MBAR_ARRIVE, interp_mbar_arrive, 1)                                                  \
-	X(MBAR_WAIT, interp_mbar_wait, 1)                                                      \
-	X(PHASE_NEXT, ex_phase_next, 0)                                                        \
-	X(BARRIER, interp_barrier, 1)                                                          \
-	X(FENCE, interp_fence, 1)                                                              \
-	X(WARP_SPECIALIZE, ex_warp_specialize, 1)                                              \
-	X(ROLE, ex_nop, 0) /* runs as tasks started by ave.warp_specialize */                  \
-	X(REPLICA_ID, ex_replica_id, 0)                                                        \
-	X(TAG_FUNC, ex_nop, 0)                                                                 \
-	X(TAG, interp_tag, 0)                                                                  \
+#define INTERP_OPS(X)                                                                              \
+	X(RETURN, ex_return, 0)                                                                    \
+	X(CONST, ex_const, 0)                                                                      \
+	X(INDEX, ex_index, 0)                                                                      \
+	X(PROGRAM_ID, ex_program_id, 0)                                                            \
+	X(NUM_PROGRAMS, ex_program_id, 0)                                                          \
+	X(CDIV, ex_cdiv, 0)                                                                        \
+	X(ADD, ex_ew, 0)                                                                           \
+	X(SUB, ex_ew, 0)                                                                           \
+	X(MUL, ex_ew, 0)                                                                           \
+	X(DIV, ex_ew, 0)                                                                           \
+	X(REM, ex_ew, 0)                                                                           \
+	X(MAX, ex_ew, 0)                                                                           \
+	X(MIN, ex_ew, 0)                                                                           \
+	X(AND, ex_ew, 0)                                                                           \
+	X(OR, ex_ew, 0)                                                                            \
+	X(XOR, ex_ew, 0)                                                                           \
+	X(SHL, ex_ew, 0)                                                                           \
+	X(SHR, ex_ew, 0)                                                                           \
+	X(NEG, ex_ew, 0)                                                                           \
+	X(EXP2, ex_ew, 0)                                                                          \
+	X(EXP, ex_ew, 0)                                                                           \
+	X(LOG2, ex_ew, 0)                                                                          \
+	X(SQRT, ex_ew, 0)                                                                          \
+	X(RSQRT, ex_ew, 0)                                                                         \
+	X(ABS, ex_ew, 0)                                                                           \
+	X(FMA, ex_ew, 0)                                                                           \
+	X(CMP, ex_ew, 0)                                                                           \
+	X(SELECT, ex_ew, 0)                                                                        \
+	X(CVT, ex_cvt, 0)                                                                          \
+	X(BCAST, ex_bcast, 0)                                                                      \
+	X(FOR, ex_for, 0)                                                                          \
+	X(IF, ex_if, 0)                                                                            \
+	X(YIELD, ex_yield, 0)                                                                      \
+	X(LOAD, interp_load, 1)                                                                    \
+	X(STORE, interp_store, 1)                                                                  \
+	X(SMEM_ALLOC, interp_smem_alloc, 0)                                                        \
+	X(COPY_ASYNC, interp_copy_async, 1)                                                        \
+	X(SMEM_LOAD, interp_smem_load, 1)                                                          \
+	X(SMEM_STORE, interp_smem_store, 1)                                                        \
+	X(SLICE, interp_slice, 0)                                                                  \
+	X(ZEROS, ex_zeros, 0)                                                                      \
+	X(FULL, ex_full, 0)                                                                        \
+	X(MMA, ex_mma, 0) /* a point when it reads shared memory (interp_prep.c) */                \
+	X(MMA_ASYNC, ex_mma, 1)                                                                    \
+	X(MMA_WAIT, ex_mma_wait, 1)                                                                \
+	X(REDUCE, ex_reduce, 0)                                                                    \
+	X(TRANS, ex_trans, 0)                                                                      \
+	X(MBAR_ALLOC, interp_mbar_alloc, 0)                                                        \
+	X(MBAR_EXPECT_TX, interp_mbar_expect_tx, 1)                                                \
+	X(MBAR_ARRIVE, interp_mbar_arrive, 1)                                                      \
+	X(MBAR_WAIT, interp_mbar_wait, 1)                                                          \
+	X(PHASE_NEXT, ex_phase_next, 0)                                                            \
+	X(BARRIER, interp_barrier, 1)                                                              \
+	X(FENCE, interp_fence, 1)                                                                  \
+	X(WARP_SPECIALIZE, ex_warp_specialize, 1)                                                  \
+	X(ROLE, ex_nop, 0) /* runs as tasks started by ave.warp_specialize */                      \
+	X(REPLICA_ID, ex_replica_id, 0)                                                            \
+	X(TAG_FUNC, ex_nop, 0)                                                                     \
+	X(TAG, interp_tag, 0)                                                                      \
 	X(TAG_ASSERT, interp_tag_assert, 1)
 
 static const struct {
@@ -789,7 +794,7 @@ static const struct {
 	bool point;
 } exec_table[IR_OP_COUNT] = {
 #define X(id, fn, point) [IR_OP_##id] = {fn, point},
-	INTERP_OPS(X)
+    INTERP_OPS(X)
 #undef X
 };
 

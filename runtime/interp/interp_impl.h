@@ -60,11 +60,11 @@ typedef struct Val {
 
 struct IOp {
 	IrOp *op;
-	int id;      /* number of the op in its kernel */
-	int *slot;   /* the slot of each operand */
-	int res;     /* the slot of the first result */
+	int id;    /* number of the op in its kernel */
+	int *slot; /* the slot of each operand */
+	int res;   /* the slot of the first result */
 	IBlock *reg[2];
-	bool point;  /* a scheduling point: it touches memory or barriers */
+	bool point; /* a scheduling point: it touches memory or barriers */
 };
 
 struct IBlock {
@@ -126,9 +126,10 @@ struct Smem {
 typedef struct Bar {
 	int64_t phase;   /* phases completed */
 	int64_t pending; /* arrivals still missing in the current phase */
-	int64_t tx;      /* bytes expected and not landed (below 0 while arrivals are pending, as in PTX) */
+	int64_t
+	    tx; /* bytes expected and not landed (below 0 while arrivals are pending, as in PTX) */
 	int64_t tx_exp, tx_got; /* bytes expected / landed in the current phase */
-	int64_t *seen;   /* per task id: phases completed when the task last passed a wait; -1 none */
+	int64_t *seen; /* per task id: phases completed when the task last passed a wait; -1 none */
 	int nseen;
 } Bar;
 
@@ -211,9 +212,9 @@ struct Cta {
 	int ntask, captask;
 	Copy *copy;
 	int ncopy, capcopy;
-	uint64_t epoch;  /* advances whenever a blocked task may have become runnable */
-	void **stat;     /* per op id: its Smem or Mbar (allocations are static per op) */
-	RoleBar *rbar;   /* per op id of an ave.role */
+	uint64_t epoch; /* advances whenever a blocked task may have become runnable */
+	void **stat;    /* per op id: its Smem or Mbar (allocations are static per op) */
+	RoleBar *rbar;  /* per op id of an ave.role */
 };
 
 typedef struct Labels {
@@ -247,10 +248,11 @@ void interp_set(Run *r, Task *t, int slot, Val v); /* takes the reference v hold
 void interp_val_release(Run *r, Val *v);
 Val interp_val_copy(const Val *v); /* a new reference */
 /* Reports a run-time error at `o` with the task's role, replica, CTA and iterations. */
-void interp_err(Run *r, Task *t, IOp *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void interp_err(Run *r, Task *t, IOp *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The same with the task's description already made (copies landing after their task moved on). */
 void interp_err_where(Run *r, IOp *o, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* "CTA (0, 1, 0), role @mma replica 1, %k = 3" */
 void interp_where(Run *r, Task *t, char *buf, size_t n);
 void interp_push(Run *r, Task *t, IBlock *b);
@@ -287,7 +289,7 @@ bool interp_view_of(Run *r, Task *t, IOp *o, const IrItem *it, View *v);
 /* Checks that the view was written and no copy is landing in it, and gathers it into a new tile
  * (dst NULL: check only). Returns the union of its labels in *tags. */
 bool interp_view_read(Run *r, Task *t, IOp *o, const View *v, Tile *dst, uint32_t *tags,
-		      const char *what);
+                      const char *what);
 void interp_view_name(Run *r, const View *v, char *buf, size_t n);
 int interp_fence(Run *r, Task *t, IOp *o);
 void interp_smem_free(Run *r, Smem *m);
@@ -317,20 +319,20 @@ void interp_round(const IrType *scalar, Sk sk, void *data, int64_t n);
  * scalar). `in` is the operand element type (the compare type for ave.cmp). For integer division
  * by zero returns false with the element in *bad. */
 bool interp_ew(IrOpcode code, IrStr mode, const IrKeywords *kw, const IrType *in, int nops,
-	       const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad);
+               const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad);
 /* Converts n elements between element types (cvt semantics: RNE for floats, toward zero with
  * saturation from float to integer, wrapping between integers). */
 void interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int64_t n);
 /* d = a * b + c over float storage; a: MxK, b: KxN (or NxK with tb), c and d: MxN f32. */
 void interp_mma(const IrType *ab, const void *a, const void *b, bool tb, const float *c, float *d,
-		int64_t M, int64_t N, int64_t K, void *scratch);
-void interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *elem, const void *src,
-		   void *dst, int64_t outer, int64_t len, int64_t inner);
+                int64_t M, int64_t N, int64_t K, void *scratch);
+void interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *elem, const void *src, void *dst,
+                   int64_t outer, int64_t len, int64_t inner);
 /* Element conversion between memory format (`elem`) and storage, over a strided run. */
-void interp_mem_to_sk(const IrType *elem, const unsigned char *base, int64_t start,
-		      int64_t stride, int64_t n, void *dst);
+void interp_mem_to_sk(const IrType *elem, const unsigned char *base, int64_t start, int64_t stride,
+                      int64_t n, void *dst);
 void interp_sk_to_mem(const IrType *elem, const void *src, unsigned char *base, int64_t start,
-		      int64_t stride, int64_t n);
+                      int64_t stride, int64_t n);
 /* A scalar (int64 or double) as one element of storage `sk` for type `elem`. */
 void interp_scalar_to_sk(const IrType *elem, const Val *v, void *dst);
 Val interp_sk_to_scalar(const IrType *elem, const void *src);

@@ -76,9 +76,11 @@ walk_row(Walk *w, Row *row)
 		row->g[0] = g0;
 		row->g[1] = g1;
 		row->g[2] = c2 + lo;
-		row->ovf = __builtin_mul_overflow(g0, w->S[0], &a) || __builtin_mul_overflow(g1, w->S[1], &b) ||
-			   __builtin_mul_overflow(row->g[2], w->S[2], &c) ||
-			   __builtin_add_overflow(a, b, &a) || __builtin_add_overflow(a, c, &row->start);
+		row->ovf = __builtin_mul_overflow(g0, w->S[0], &a) ||
+		           __builtin_mul_overflow(g1, w->S[1], &b) ||
+		           __builtin_mul_overflow(row->g[2], w->S[2], &c) ||
+		           __builtin_add_overflow(a, b, &a) ||
+		           __builtin_add_overflow(a, c, &row->start);
 	}
 	if (++w->i1 == w->td[1]) {
 		w->i1 = 0;
@@ -95,7 +97,7 @@ coords_str(const Tens *g, const int64_t *g3, int64_t extra, char *buf, size_t n)
 	for (int d = k; d < 3; d++) {
 		size_t len = strlen(buf);
 		snprintf(buf + len, n - len, "%s%lld", d > k ? ", " : "",
-			 (long long)(g3[d] + (d == 2 ? extra : 0)));
+		         (long long)(g3[d] + (d == 2 ? extra : 0)));
 	}
 }
 
@@ -107,7 +109,7 @@ row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *
 		return true;
 	int64_t last, n = row->hi - row->lo - 1, step;
 	bool ovf = row->ovf || __builtin_mul_overflow(n, w->S[2], &step) ||
-		   __builtin_add_overflow(row->start, step, &last);
+	           __builtin_add_overflow(row->start, step, &last);
 	int64_t bad = -1, off = 0;
 	if (ovf || row->start < 0 || row->start >= g->nelem) {
 		bad = 0;
@@ -121,15 +123,17 @@ row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *
 	char cs[96];
 	coords_str(g, row->g, bad, cs, sizeof cs);
 	if (ovf)
-		interp_err(r, t, o,
-			   "out-of-bounds access: element [%s] of '%%%s' has an offset that does not "
-			   "fit 64 bits",
-			   cs, interp_vname(g->arg));
+		interp_err(
+		    r, t, o,
+		    "out-of-bounds access: element [%s] of '%%%s' has an offset that does not "
+		    "fit 64 bits",
+		    cs, interp_vname(g->arg));
 	else
-		interp_err(r, t, o,
-			   "out-of-bounds access: element [%s] of '%%%s' is at offset %lld, outside "
-			   "the %lld-element buffer given for it",
-			   cs, interp_vname(g->arg), (long long)off, (long long)g->nelem);
+		interp_err(
+		    r, t, o,
+		    "out-of-bounds access: element [%s] of '%%%s' is at offset %lld, outside "
+		    "the %lld-element buffer given for it",
+		    cs, interp_vname(g->arg), (long long)off, (long long)g->nelem);
 	return false;
 }
 
@@ -140,7 +144,8 @@ coords(Run *r, Task *t, IOp *o, const IrItem *it, int64_t *at)
 		bool ok = true;
 		at[i] = interp_expr(r, t, o, it->coord[i].e, &ok);
 		if (!ok) {
-			interp_err(r, t, o, "index expression divides by a value that is not positive");
+			interp_err(r, t, o,
+			           "index expression divides by a value that is not positive");
 			return false;
 		}
 	}
@@ -167,7 +172,7 @@ gather(Run *r, Task *t, IOp *o, const Tens *g, const IrType *tile, const int64_t
 				memcpy(d + (size_t)(row.base + i) * sz, other, sz);
 		if (row.hi > row.lo)
 			interp_mem_to_sk(g->elem, g->data, row.start, w.S[2], row.hi - row.lo,
-					 d + (size_t)(row.base + row.lo) * sz);
+			                 d + (size_t)(row.base + row.lo) * sz);
 		if (g->labels)
 			for (int64_t i = 0; i < row.hi - row.lo; i++) {
 				uint32_t l = g->labels[row.start + i * w.S[2]];
@@ -208,10 +213,10 @@ interp_load(Run *r, Task *t, IOp *o)
 			ir_expr_eval_const(it->e, &x);
 			ov.k = V_INT;
 			ov.u.i = ir_type_is_int(tile->elem)
-					 ? (int64_t)interp_wrap(tile->elem->kind == IR_TY_INDEX ? 64
-												 : tile->elem->bits,
-								(uint64_t)x)
-					 : x;
+			             ? (int64_t)interp_wrap(
+			                   tile->elem->kind == IR_TY_INDEX ? 64 : tile->elem->bits,
+			                   (uint64_t)x)
+			             : x;
 		}
 		interp_scalar_to_sk(tile->elem, &ov, &other);
 	}
@@ -258,7 +263,7 @@ interp_store(Run *r, Task *t, IOp *o)
 			if (row.hi == row.lo)
 				continue;
 			interp_sk_to_mem(g->elem, s + (size_t)(row.base + row.lo) * sz, g->data,
-					 row.start, w.S[2], row.hi - row.lo);
+			                 row.start, w.S[2], row.hi - row.lo);
 			if (g->labels)
 				for (int64_t i = 0; i < row.hi - row.lo; i++)
 					g->labels[row.start + i * w.S[2]] = x->tags;
@@ -291,8 +296,9 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 		int64_t total = m->numel * m->nslots;
 		if (total > ((int64_t)1 << 28)) {
 			ir_xfree(r->al, m, sizeof *m);
-			interp_err(r, t, o, "shared-memory allocation of %lld elements is too large",
-				   (long long)total);
+			interp_err(r, t, o,
+			           "shared-memory allocation of %lld elements is too large",
+			           (long long)total);
 			return EX_ERR;
 		}
 		m->data = ir_xalloc(r->al, (size_t)total * m->ssz);
@@ -345,7 +351,7 @@ interp_view_of(Run *r, Task *t, IOp *o, const IrItem *it, View *v)
 	}
 	if (s < 0 || s >= v->m->nslots) {
 		interp_err(r, t, o, "slot index %lld is out of range for '%%%s' (%lld slots)",
-			   (long long)s, interp_vname(v->m->name), (long long)v->m->nslots);
+		           (long long)s, interp_vname(v->m->name), (long long)v->m->nslots);
 		return false;
 	}
 	v->slot = s;
@@ -358,10 +364,10 @@ interp_view_name(Run *r, const View *v, char *buf, size_t n)
 {
 	(void)r;
 	bool whole = v->off == v->slot * v->m->numel && v->rank == v->m->rank &&
-		     !memcmp(v->dims, v->m->dims, sizeof(int64_t) * (size_t)v->rank);
+	             !memcmp(v->dims, v->m->dims, sizeof(int64_t) * (size_t)v->rank);
 	if (v->m->ring)
-		snprintf(buf, n, "%s'%%%s[%lld]'", whole ? "" : "a slice of ", interp_vname(v->m->name),
-			 (long long)v->slot);
+		snprintf(buf, n, "%s'%%%s[%lld]'", whole ? "" : "a slice of ",
+		         interp_vname(v->m->name), (long long)v->slot);
 	else
 		snprintf(buf, n, "%s'%%%s'", whole ? "" : "a slice of ", interp_vname(v->m->name));
 }
@@ -379,16 +385,16 @@ vcoords(const View *v, const int64_t *i3, char *buf, size_t n)
 }
 
 /* Iterates the elements of a view: idx is the buffer element, i3 its coordinates (padded). */
-#define VIEW_FOR(v, i3, idx)                                                                    \
-	int64_t vd_[3], vs_[3], i3[3], idx;                                                     \
-	for (int d_ = 0; d_ < 3; d_++) {                                                        \
-		int k_ = d_ - (3 - (v)->rank);                                                  \
-		vd_[d_] = k_ < 0 ? 1 : (v)->dims[k_];                                           \
-		vs_[d_] = k_ < 0 ? 0 : (v)->str[k_];                                            \
-	}                                                                                       \
-	for (i3[0] = 0; i3[0] < vd_[0]; i3[0]++)                                                \
-		for (i3[1] = 0; i3[1] < vd_[1]; i3[1]++)                                        \
-			for (i3[2] = 0, idx = (v)->off + i3[0] * vs_[0] + i3[1] * vs_[1];       \
+#define VIEW_FOR(v, i3, idx)                                                                       \
+	int64_t vd_[3], vs_[3], i3[3], idx;                                                        \
+	for (int d_ = 0; d_ < 3; d_++) {                                                           \
+		int k_ = d_ - (3 - (v)->rank);                                                     \
+		vd_[d_] = k_ < 0 ? 1 : (v)->dims[k_];                                              \
+		vs_[d_] = k_ < 0 ? 0 : (v)->str[k_];                                               \
+	}                                                                                          \
+	for (i3[0] = 0; i3[0] < vd_[0]; i3[0]++)                                                   \
+		for (i3[1] = 0; i3[1] < vd_[1]; i3[1]++)                                           \
+			for (i3[2] = 0, idx = (v)->off + i3[0] * vs_[0] + i3[1] * vs_[1];          \
 			     i3[2] < vd_[2]; i3[2]++, idx += vs_[2])
 
 static Copy *
@@ -443,24 +449,25 @@ write_conflict(Run *r, Task *t, IOp *o, const View *v, int64_t idx, const int64_
 	if (m->flags[idx] & SM_INFLIGHT) {
 		Copy *cp = copy_into(r->cta, m, idx);
 		IrLoc l = cp ? cp->o->op->loc : o->op->loc;
-		interp_err(r, t, o,
-			   "'%s' overwrites element [%s] of %s while the async copy issued at %u:%u "
-			   "(by %s) is still landing in it",
-			   opname(o), cs, nm, l.line, l.col, cp ? cp->who : "?");
+		interp_err(
+		    r, t, o,
+		    "'%s' overwrites element [%s] of %s while the async copy issued at %u:%u "
+		    "(by %s) is still landing in it",
+		    opname(o), cs, nm, l.line, l.col, cp ? cp->who : "?");
 		return true;
 	}
 	AMma *am = mma_reading(r->cta, m, idx);
 	IrLoc l = am ? am->o->op->loc : o->op->loc;
 	interp_err(r, t, o,
-		   "'%s' overwrites element [%s] of %s, an operand of the 'ave.mma.async' at %u:%u "
-		   "that no 'ave.mma.wait' has waited for yet",
-		   opname(o), cs, nm, l.line, l.col);
+	           "'%s' overwrites element [%s] of %s, an operand of the 'ave.mma.async' at %u:%u "
+	           "that no 'ave.mma.wait' has waited for yet",
+	           opname(o), cs, nm, l.line, l.col);
 	return true;
 }
 
 bool
 interp_view_read(Run *r, Task *t, IOp *o, const View *v, Tile *dst, uint32_t *tags,
-		 const char *what)
+                 const char *what)
 {
 	Smem *m = v->m;
 	uint32_t lt = 0, last = 1;
@@ -481,14 +488,15 @@ interp_view_read(Run *r, Task *t, IOp *o, const View *v, Tile *dst, uint32_t *ta
 			if (m->flags[idx] & SM_INFLIGHT) {
 				Copy *cp = copy_into(r->cta, m, idx);
 				IrLoc l = cp ? cp->o->op->loc : o->op->loc;
-				interp_err(r, t, o,
-					   "%s reads element [%s] of %s while the async copy issued at "
-					   "%u:%u (by %s) is still landing in it",
-					   who, cs, nm, l.line, l.col, cp ? cp->who : "?");
+				interp_err(
+				    r, t, o,
+				    "%s reads element [%s] of %s while the async copy issued at "
+				    "%u:%u (by %s) is still landing in it",
+				    who, cs, nm, l.line, l.col, cp ? cp->who : "?");
 			} else {
 				interp_err(r, t, o,
-					   "%s reads element [%s] of %s, which was never written", who, cs,
-					   nm);
+				           "%s reads element [%s] of %s, which was never written",
+				           who, cs, nm);
 			}
 			return false;
 		}
@@ -543,8 +551,8 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 	{
 		VIEW_FOR(&v, i3, idx)
 		{
-			memcpy((unsigned char *)m->data + (size_t)idx * m->ssz, s + (size_t)k * m->ssz,
-			       m->ssz);
+			memcpy((unsigned char *)m->data + (size_t)idx * m->ssz,
+			       s + (size_t)k * m->ssz, m->ssz);
 			m->meta[idx] = x->tags + 1;
 			m->flags[idx] |= SM_UNFENCED;
 			k++;
@@ -553,7 +561,7 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 	if (t->nunf == t->capunf) {
 		int cap = t->capunf ? 2 * t->capunf : 4;
 		t->unf = ir_xrealloc(r->al, t->unf, sizeof *t->unf * (size_t)t->capunf,
-				     sizeof *t->unf * (size_t)cap);
+		                     sizeof *t->unf * (size_t)cap);
 		t->capunf = cap;
 	}
 	t->unf[t->nunf++] = v;
@@ -589,15 +597,16 @@ interp_slice(Run *r, Task *t, IOp *o)
 		int64_t off = interp_expr(r, t, o, g->item[0].e, &ok);
 		int64_t n = interp_expr(r, t, o, g->item[1].e, &ok);
 		if (!ok) {
-			interp_err(r, t, o, "index expression divides by a value that is not positive");
+			interp_err(r, t, o,
+			           "index expression divides by a value that is not positive");
 			return EX_ERR;
 		}
 		if (off < 0 || n < 1 || off > v.dims[d] - n) {
 			char nm[128];
 			interp_view_name(r, &v, nm, sizeof nm);
 			interp_err(r, t, o, "slice %s [%lld, %lld) runs past the %lld %s of %s",
-				   d ? "cols" : "rows", (long long)off, (long long)(off + n),
-				   (long long)v.dims[d], d ? "columns" : "rows", nm);
+			           d ? "cols" : "rows", (long long)off, (long long)(off + n),
+			           (long long)v.dims[d], d ? "columns" : "rows", nm);
 			return EX_ERR;
 		}
 		v.off += off * v.str[d];
@@ -655,7 +664,7 @@ interp_copy_async(Run *r, Task *t, IOp *o)
 	if (c->ncopy == c->capcopy) {
 		int cap = c->capcopy ? 2 * c->capcopy : 8;
 		c->copy = ir_xrealloc(r->al, c->copy, sizeof *c->copy * (size_t)c->capcopy,
-				      sizeof *c->copy * (size_t)cap);
+		                      sizeof *c->copy * (size_t)cap);
 		c->capcopy = cap;
 	}
 	c->copy[c->ncopy++] = cp;
@@ -688,10 +697,11 @@ interp_copy_land(Run *r, Copy *cp)
 				memcpy(d + (size_t)(row.base + i) * sz, &zero, sz);
 		if (row.hi > row.lo)
 			interp_mem_to_sk(cp->src->elem, cp->src->data, row.start, w.S[2],
-					 row.hi - row.lo, d + (size_t)(row.base + row.lo) * sz);
+			                 row.hi - row.lo, d + (size_t)(row.base + row.lo) * sz);
 		if (cp->src->labels && !cp->tagged)
 			for (int64_t i = 0; i < row.hi - row.lo; i++)
-				lt = interp_label_union(r, lt, cp->src->labels[row.start + i * w.S[2]]);
+				lt = interp_label_union(r, lt,
+				                        cp->src->labels[row.start + i * w.S[2]]);
 	}
 	tags = cp->tagged ? cp->tag : lt;
 	int64_t k = 0;
@@ -700,7 +710,7 @@ interp_copy_land(Run *r, Copy *cp)
 		{
 			memcpy((unsigned char *)m->data + (size_t)idx * sz, d + (size_t)k * sz, sz);
 			m->meta[idx] = tags + 1;
-			m->flags[idx] &= (uint8_t)~(SM_INFLIGHT | SM_UNFENCED);
+			m->flags[idx] &= (uint8_t) ~(SM_INFLIGHT | SM_UNFENCED);
 			k++;
 		}
 	}

@@ -118,8 +118,9 @@ parse_header(const char *h, InterpNpy *a, char *err, size_t n)
 			return false;
 		p = skip(p);
 		if (*p++ != ')')
-			return errf(err, n, "only one-field structured dtypes (with no shape) are "
-				    "supported");
+			return errf(err, n,
+			            "only one-field structured dtypes (with no shape) are "
+			            "supported");
 		p = skip(p);
 		if (*p == ',')
 			p = skip(p + 1);
@@ -136,7 +137,7 @@ parse_header(const char *h, InterpNpy *a, char *err, size_t n)
 		dend--;
 	}
 	size_t dl = (size_t)(dend - start) < sizeof a->descr - 1 ? (size_t)(dend - start)
-							      : sizeof a->descr - 1;
+	                                                         : sizeof a->descr - 1;
 	memcpy(a->descr, start, dl);
 	a->descr[dl] = 0;
 	p = skip(f + 15);
@@ -255,23 +256,27 @@ interp_npy_convert(const InterpNpy *a, const IrType *e, void *out, char *err, si
 	size_t bytes = (size_t)a->nelem * esz;
 	IrFloatKind have = npy_float(a);
 	if (e->kind == IR_TY_FLOAT) {
-		bool narrow = e->fk == IR_BF16 || e->fk == IR_F16 || e->fk == IR_F8E4M3 ||
-			      e->fk == IR_F8E5M2;
+		bool narrow =
+		    e->fk == IR_BF16 || e->fk == IR_F16 || e->fk == IR_F8E4M3 || e->fk == IR_F8E5M2;
 		bool bits = narrow && !a->field[0] && (a->kind == 'u' || a->kind == 'V') &&
-			    (size_t)a->size == esz;
+		            (size_t)a->size == esz;
 		if (have == e->fk || bits) {
 			memcpy(out, a->data, bytes);
 			return true;
 		}
 		if (have != IR_FK_COUNT) { /* another float type: round to nearest even */
-			IrType tmp = {.kind = IR_TY_FLOAT, .fk = have,
-				      .bits = have == IR_F64 ? 64 : have == IR_F32 ? 32 : have == IR_F16 || have == IR_BF16 ? 16 : 8};
+			IrType tmp = {.kind = IR_TY_FLOAT,
+			              .fk = have,
+			              .bits = have == IR_F64                      ? 64
+			                      : have == IR_F32                    ? 32
+			                      : have == IR_F16 || have == IR_BF16 ? 16
+			                                                          : 8};
 			for (int64_t i = 0; i < a->nelem; i++)
 				interp_mem_set_f64(e, out, i, interp_mem_get_f64(&tmp, a->data, i));
 			return true;
 		}
 		return errf(err, n, "holds '%s' data, which does not convert to '%s'", a->descr,
-			    ir_float_name(e->fk));
+		            ir_float_name(e->fk));
 	}
 	int bits = e->kind == IR_TY_INDEX ? 64 : e->bits;
 	if (bits == 1 && (a->kind == 'b' || a->kind == 'u' || a->kind == 'i') && a->size == 1 &&
@@ -290,27 +295,29 @@ interp_npy_convert(const InterpNpy *a, const IrType *e, void *out, char *err, si
 	if (bits == 1)
 		return errf(err, n, "holds '%s' data; an 'i1' argument takes '|b1'", a->descr);
 	return errf(err, n, "holds '%s' data; an 'i%d' argument takes %d-byte integers", a->descr,
-		    bits, (int)esz);
+	            bits, (int)esz);
 }
 
 bool
 interp_npy_write(const char *path, const IrType *elem, int rank, const int64_t *dims,
-		 const void *data, char *err, size_t n)
+                 const void *data, char *err, size_t n)
 {
 	char shape[256] = "(";
 	int64_t nel = 1;
 	for (int d = 0; d < rank; d++) {
 		size_t len = strlen(shape);
 		snprintf(shape + len, sizeof shape - len, "%lld,%s", (long long)dims[d],
-			 d + 1 < rank ? " " : "");
+		         d + 1 < rank ? " " : "");
 		nel *= dims[d];
 	}
 	strcat(shape, ")");
 	char dict[512];
 	const char *ds = interp_npy_descr(elem);
-	const char *q = ds[0] == '[' ? "" : "'"; /* a structured descriptor is a list, not a string */
-	int dl = snprintf(dict, sizeof dict, "{'descr': %s%s%s, 'fortran_order': False, 'shape': %s, }",
-			  q, ds, q, shape);
+	const char *q =
+	    ds[0] == '[' ? "" : "'"; /* a structured descriptor is a list, not a string */
+	int dl =
+	    snprintf(dict, sizeof dict, "{'descr': %s%s%s, 'fortran_order': False, 'shape': %s, }",
+	             q, ds, q, shape);
 	/* magic (6) + version (2) + length (2) + header, padded with spaces to 64 bytes, '\n' */
 	int total = 10 + dl + 1;
 	int pad = (64 - total % 64) % 64;
@@ -318,8 +325,16 @@ interp_npy_write(const char *path, const IrType *elem, int rank, const int64_t *
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return errf(err, n, "cannot write '%s'", path);
-	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xFF),
-				 (unsigned char)(hl >> 8)};
+	unsigned char pre[10] = {0x93,
+	                         'N',
+	                         'U',
+	                         'M',
+	                         'P',
+	                         'Y',
+	                         1,
+	                         0,
+	                         (unsigned char)(hl & 0xFF),
+	                         (unsigned char)(hl >> 8)};
 	fwrite(pre, 1, 10, f);
 	fwrite(dict, 1, (size_t)dl, f);
 	for (int i = 0; i < pad; i++)

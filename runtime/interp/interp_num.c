@@ -15,10 +15,10 @@ typedef struct Fmt {
 } Fmt;
 
 static const Fmt fmts[IR_FK_COUNT] = {
-	[IR_F16] = {5, 10, 15, false, false, 0x7E00},
-	[IR_BF16] = {8, 7, 127, false, false, 0x7FC0},
-	[IR_F8E4M3] = {4, 3, 7, true, true, 0x7F},
-	[IR_F8E5M2] = {5, 2, 15, false, true, 0x7E},
+    [IR_F16] = {5, 10, 15, false, false, 0x7E00},
+    [IR_BF16] = {8, 7, 127, false, false, 0x7FC0},
+    [IR_F8E4M3] = {4, 3, 7, true, true, 0x7F},
+    [IR_F8E5M2] = {5, 2, 15, false, true, 0x7E},
 };
 
 static uint32_t
@@ -182,7 +182,10 @@ interp_mem_get_i64(const IrType *e, const void *base, int64_t i)
 	const unsigned char *p = (const unsigned char *)base + (size_t)i * interp_elem_size(e);
 	if (e->kind == IR_TY_FLOAT) {
 		double t = trunc(interp_mem_get_f64(e, base, i));
-		return isnan(t) ? 0 : t >= 0x1p63 ? INT64_MAX : t < -0x1p63 ? INT64_MIN : (int64_t)t;
+		return isnan(t)      ? 0
+		       : t >= 0x1p63 ? INT64_MAX
+		       : t < -0x1p63 ? INT64_MIN
+		                     : (int64_t)t;
 	}
 	int bits = e->kind == IR_TY_INDEX ? 64 : e->bits;
 	switch (bits) {
@@ -214,7 +217,10 @@ interp_mem_set_f64(const IrType *e, void *base, int64_t i, double v)
 	unsigned char *p = (unsigned char *)base + (size_t)i * interp_elem_size(e);
 	if (e->kind != IR_TY_FLOAT) {
 		double t = trunc(v);
-		int64_t x = isnan(t) ? 0 : t >= 0x1p63 ? INT64_MAX : t < -0x1p63 ? INT64_MIN : (int64_t)t;
+		int64_t x = isnan(t)      ? 0
+		            : t >= 0x1p63 ? INT64_MAX
+		            : t < -0x1p63 ? INT64_MIN
+		                          : (int64_t)t;
 		interp_mem_set_i64(e, base, i, x);
 		return;
 	}
@@ -275,7 +281,7 @@ interp_mem_set_i64(const IrType *e, void *base, int64_t i, int64_t v)
 
 void
 interp_mem_to_sk(const IrType *e, const unsigned char *base, int64_t start, int64_t stride,
-		 int64_t n, void *dst)
+                 int64_t n, void *dst)
 {
 	if (e->kind == IR_TY_FLOAT && e->fk == IR_BF16) {
 		float *d = dst;
@@ -322,7 +328,7 @@ interp_mem_to_sk(const IrType *e, const unsigned char *base, int64_t start, int6
 
 void
 interp_sk_to_mem(const IrType *e, const void *src, unsigned char *base, int64_t start,
-		 int64_t stride, int64_t n)
+                 int64_t stride, int64_t n)
 {
 	if (e->kind == IR_TY_FLOAT && e->fk == IR_BF16) {
 		const float *s = src;
@@ -397,7 +403,8 @@ interp_scalar_to_sk(const IrType *e, const Val *v, void *dst)
 {
 	switch (interp_sk(e)) {
 	case SK_F32: {
-		float x = v->k == V_INT ? (float)interp_round_f(e->fk, (double)v->u.i) : (float)v->u.f;
+		float x =
+		    v->k == V_INT ? (float)interp_round_f(e->fk, (double)v->u.i) : (float)v->u.f;
 		memcpy(dst, &x, 4);
 		return;
 	}

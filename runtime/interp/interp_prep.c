@@ -46,7 +46,7 @@ check_supported(Prep *pp, IrOp *op)
 	bool point;
 	if (!interp_op_supported(op->code, &point)) {
 		reject(pp, op->loc, "'%s' is not supported by the interpreter yet",
-			    ir_op_name(op->code));
+		       ir_op_name(op->code));
 		return;
 	}
 	/* a symbol-defining op (a role) names itself in its first item */
@@ -55,23 +55,24 @@ check_supported(Prep *pp, IrOp *op)
 		if (op->item[i].kind == IR_IT_SYMBOL) {
 			char what[160];
 			snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
-				 ir_op_name(op->code), op->item[i].s);
-			reject(pp, op->item[i].loc, "%s is not supported by the interpreter yet", what);
+			         ir_op_name(op->code), op->item[i].s);
+			reject(pp, op->item[i].loc, "%s is not supported by the interpreter yet",
+			       what);
 		}
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *gr = &op->group[g];
 		if (op->code == IR_OP_TAG_ASSERT && gr->kw == pp->c->kw.ready) {
 			reject(pp, gr->loc, "%s is not supported by the interpreter yet",
-				    "'ave.tag.assert ready(...)'");
+			       "'ave.tag.assert ready(...)'");
 			continue;
 		}
 		for (int i = 0; i < gr->nitem; i++)
 			if (gr->item[i].kind == IR_IT_SYMBOL) {
 				char what[160];
 				snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
-					 ir_op_name(op->code), gr->item[i].s);
-				reject(pp, gr->item[i].loc, "%s is not supported by the interpreter yet",
-					    what);
+				         ir_op_name(op->code), gr->item[i].s);
+				reject(pp, gr->item[i].loc,
+				       "%s is not supported by the interpreter yet", what);
 			}
 	}
 }
@@ -115,7 +116,8 @@ prep_block(Prep *pp, IrBlock *b, IOp *owner, uint8_t depth)
 			o->point = mma_reads_smem(op);
 		o->slot = ir_arena_alloc(&p->arena, sizeof(int) * (size_t)(op->nopnd + 1));
 		for (int i = 0; i < op->nopnd; i++)
-			o->slot[i] = slot_of(pp, op->opnd[i].val); /* -1: a declaration's parameter */
+			o->slot[i] =
+			    slot_of(pp, op->opnd[i].val); /* -1: a declaration's parameter */
 		uint8_t inner = op->code == IR_OP_ROLE ? 1 : depth;
 		for (int r = 0; r < op->nreg && r < 2; r++)
 			o->reg[r] = prep_block(pp, op->reg[r].block, o, inner);
@@ -126,8 +128,10 @@ prep_block(Prep *pp, IrBlock *b, IOp *owner, uint8_t depth)
 			if (t->kind == IR_TY_RING)
 				t = t->elem;
 			if (t->kind == IR_TY_TILE && ir_type_numel(t) > INTERP_MAX_TILE)
-				reject(pp, op->loc, "'%s' is too large for the interpreter (at most 2^26 "
-					    "elements per tile)", ir_type_str(pp->c, t));
+				reject(pp, op->loc,
+				       "'%s' is too large for the interpreter (at most 2^26 "
+				       "elements per tile)",
+				       ir_type_str(pp->c, t));
 		}
 	}
 	return ib;

@@ -77,7 +77,8 @@ loops(Task *t, char *buf, size_t n)
 		IOp *owner = t->fr[i].b->owner;
 		if (owner && owner->op->code == IR_OP_FOR)
 			appendf(buf, n, ", %%%s = %lld",
-				interp_vname(owner->op->reg[0].block->arg[0]), (long long)t->fr[i].iv);
+			        interp_vname(owner->op->reg[0].block->arg[0]),
+			        (long long)t->fr[i].iv);
 	}
 }
 
@@ -87,12 +88,12 @@ interp_where(Run *r, Task *t, char *buf, size_t n)
 	Cta *c = r->cta;
 	buf[0] = 0;
 	appendf(buf, n, "CTA (%lld, %lld, %lld)", (long long)c->pid[0], (long long)c->pid[1],
-		(long long)c->pid[2]);
+	        (long long)c->pid[2]);
 	if (t->parent)
 		loops(t->parent, buf, n);
 	if (t->role)
 		appendf(buf, n, ", role @%s replica %lld", t->role->op->item[0].s,
-			(long long)t->replica);
+		        (long long)t->replica);
 	loops(t, buf, n);
 }
 
@@ -102,9 +103,9 @@ seed_note(Run *r, IrDiag *d)
 	if (r->nsched <= 1)
 		return;
 	IrLoc loc = {r->p->kernel->loc.file, 0, 0};
-	ir_diag_note(r->c, d, loc, "under schedule %d of %d (seed %llu); replay it with --seed=%llu",
-		     r->sched + 1, r->nsched, (unsigned long long)r->seed,
-		     (unsigned long long)r->seed);
+	ir_diag_note(
+	    r->c, d, loc, "under schedule %d of %d (seed %llu); replay it with --seed=%llu",
+	    r->sched + 1, r->nsched, (unsigned long long)r->seed, (unsigned long long)r->seed);
 }
 
 static void
@@ -146,7 +147,7 @@ interp_push(Run *r, Task *t, IBlock *b)
 	if (t->depth == t->cap) {
 		int cap = t->cap ? 2 * t->cap : 8;
 		t->fr = ir_xrealloc(r->al, t->fr, sizeof *t->fr * (size_t)t->cap,
-				    sizeof *t->fr * (size_t)cap);
+		                    sizeof *t->fr * (size_t)cap);
 		t->cap = cap;
 	}
 	Frame *f = &t->fr[t->depth++];
@@ -170,7 +171,7 @@ interp_spawn(Run *r, IOp *role, int64_t replica, Task *parent)
 	if (c->ntask == c->captask) {
 		int cap = c->captask ? 2 * c->captask : 8;
 		c->task = ir_xrealloc(r->al, c->task, sizeof *c->task * (size_t)c->captask,
-				      sizeof *c->task * (size_t)cap);
+		                      sizeof *c->task * (size_t)cap);
 		c->captask = cap;
 	}
 	c->task[c->ntask++] = t;
@@ -258,7 +259,8 @@ static void
 who(Task *t, char *buf, size_t n)
 {
 	if (t->role)
-		snprintf(buf, n, "role @%s replica %lld", t->role->op->item[0].s, (long long)t->replica);
+		snprintf(buf, n, "role @%s replica %lld", t->role->op->item[0].s,
+		         (long long)t->replica);
 	else
 		snprintf(buf, n, "the CTA");
 }
@@ -280,7 +282,7 @@ deadlock(Run *r)
 	who(first, w, sizeof w);
 	IrLoc l = first->wait_op->op->loc;
 	IrDiag *d = ir_diag_begin(r->c, IR_SEV_ERROR, l, "deadlock: %s waits at %u:%u %s; in %s", w,
-				  l.line, l.col, desc, where);
+	                          l.line, l.col, desc, where);
 	d->code = "interp";
 	for (int i = 0; i < c->ntask; i++) {
 		Task *t = c->task[i];
@@ -291,7 +293,7 @@ deadlock(Run *r)
 		who(t, w, sizeof w);
 		IrLoc tl = t->wait_op->op->loc;
 		ir_diag_note(r->c, d, tl, "%s waits at %u:%u %s; in %s", w, tl.line, tl.col, desc,
-			     where);
+		             where);
 	}
 	seed_note(r, d);
 	ir_diag_emit(r->c, d);
@@ -335,7 +337,7 @@ bind_args(Run *r, Task *t)
 		} else if (ir_type_is_int(ty)) {
 			v.k = V_INT;
 			v.u.i = (int64_t)interp_wrap(ty->kind == IR_TY_INDEX ? 64 : ty->bits,
-						     (uint64_t)a->i);
+			                             (uint64_t)a->i);
 		}
 		interp_set(r, t, r->p->body->arg[i], v);
 	}
@@ -363,7 +365,7 @@ run_cta(Run *r, const int64_t pid[3])
 		if (need > capcand) {
 			int cap = need * 2;
 			cand = ir_xrealloc(r->al, cand, sizeof(int) * (size_t)capcand,
-					   sizeof(int) * (size_t)cap);
+			                   sizeof(int) * (size_t)cap);
 			capcand = cap;
 		}
 		bool live = false;
@@ -388,7 +390,8 @@ run_cta(Run *r, const int64_t pid[3])
 		if (pick >= cta.ntask) {
 			int k = pick - cta.ntask;
 			Copy cp = cta.copy[k];
-			memmove(&cta.copy[k], &cta.copy[k + 1], sizeof cp * (size_t)(cta.ncopy - k - 1));
+			memmove(&cta.copy[k], &cta.copy[k + 1],
+			        sizeof cp * (size_t)(cta.ncopy - k - 1));
 			cta.ncopy--;
 			r->st.copies++;
 			if (!interp_copy_land(r, &cp)) {
@@ -418,7 +421,7 @@ bind_tensors(Run *r)
 	const InterpLaunch *l = r->l;
 	if (l->nargs != kb->narg) {
 		ir_error(c, r->p->kernel->loc, "kernel '@%s' takes %d argument%s, %d given",
-			 r->p->kernel->item[0].s, kb->narg, kb->narg == 1 ? "" : "s", l->nargs);
+		         r->p->kernel->item[0].s, kb->narg, kb->narg == 1 ? "" : "s", l->nargs);
 		return false;
 	}
 	for (int i = 0; i < kb->narg; i++) {
@@ -427,8 +430,9 @@ bind_tensors(Run *r)
 		const InterpArg *a = &l->args[i];
 		bool want = ty->kind == IR_TY_TENSOR || ty->kind == IR_TY_PTR;
 		if (want != a->tensor) {
-			ir_error(c, av->loc, "argument '%%%s' of type '%s' needs %s", interp_vname(av),
-				 ir_type_str(c, ty), want ? "an array" : "a scalar");
+			ir_error(c, av->loc, "argument '%%%s' of type '%s' needs %s",
+			         interp_vname(av), ir_type_str(c, ty),
+			         want ? "an array" : "a scalar");
 			return false;
 		}
 		if (ty->kind != IR_TY_TENSOR)
@@ -442,20 +446,23 @@ bind_tensors(Run *r)
 		g->nelem = at->nelem;
 		g->rank = ty->rank;
 		if (at->rank != ty->rank) {
-			ir_error(c, av->loc, "argument '%%%s' of type '%s' has rank %d, the array %d",
-				 interp_vname(av), ir_type_str(c, ty), ty->rank, at->rank);
+			ir_error(c, av->loc,
+			         "argument '%%%s' of type '%s' has rank %d, the array %d",
+			         interp_vname(av), ir_type_str(c, ty), ty->rank, at->rank);
 			return false;
 		}
 		for (int d = 0; d < ty->rank; d++) {
 			if (ty->dims[d] != IR_DYN && ty->dims[d] != at->dims[d]) {
-				ir_error(c, av->loc, "argument '%%%s' of type '%s' has %lld elements in "
-					 "dimension %d, the array %lld", interp_vname(av), ir_type_str(c, ty),
-					 (long long)ty->dims[d], d, (long long)at->dims[d]);
+				ir_error(c, av->loc,
+				         "argument '%%%s' of type '%s' has %lld elements in "
+				         "dimension %d, the array %lld",
+				         interp_vname(av), ir_type_str(c, ty),
+				         (long long)ty->dims[d], d, (long long)at->dims[d]);
 				return false;
 			}
 			if (at->dims[d] < 0) {
 				ir_error(c, av->loc, "argument '%%%s': negative size %lld",
-					 interp_vname(av), (long long)at->dims[d]);
+				         interp_vname(av), (long long)at->dims[d]);
 				return false;
 			}
 			g->dims[d] = at->dims[d];
@@ -507,12 +514,13 @@ same_results(Run *r, unsigned char **ref, uint64_t ref_seed)
 		tmp.data = ref[i];
 		describe_elem(&tmp, k, a, sizeof a);
 		describe_elem(g, k, b, sizeof b);
-		IrDiag *d = ir_diag_begin(r->c, IR_SEV_ERROR, r->p->kernel->loc,
-					  "the result depends on the schedule: element %lld of '%%%s' "
-					  "is %s under seed %llu but %s under seed %llu (a race between "
-					  "roles or CTAs)",
-					  (long long)k, interp_vname(g->arg), a,
-					  (unsigned long long)ref_seed, b, (unsigned long long)r->seed);
+		IrDiag *d =
+		    ir_diag_begin(r->c, IR_SEV_ERROR, r->p->kernel->loc,
+		                  "the result depends on the schedule: element %lld of '%%%s' "
+		                  "is %s under seed %llu but %s under seed %llu (a race between "
+		                  "roles or CTAs)",
+		                  (long long)k, interp_vname(g->arg), a,
+		                  (unsigned long long)ref_seed, b, (unsigned long long)r->seed);
 		d->code = "interp";
 		seed_note(r, d);
 		ir_diag_emit(r->c, d);
@@ -553,7 +561,7 @@ run_schedule(Run *r)
 		}
 		k = (k + b) % n;
 		int64_t pid[3] = {(int64_t)k % r->grid[0], ((int64_t)k / r->grid[0]) % r->grid[1],
-				  (int64_t)k / (r->grid[0] * r->grid[1])};
+		                  (int64_t)k / (r->grid[0] * r->grid[1])};
 		ok = run_cta(r, pid);
 	}
 	return ok;
@@ -585,15 +593,18 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 	if (!l->kernel || l->kernel->code != IR_OP_KERNEL)
 		ir_unreachable("interp_run needs an ave.kernel");
 	if (l->world_size > 1) {
-		ir_error(c, l->kernel->loc, "launches on %d ranks are not supported by the interpreter "
-			 "yet", l->world_size);
+		ir_error(c, l->kernel->loc,
+		         "launches on %d ranks are not supported by the interpreter "
+		         "yet",
+		         l->world_size);
 		return false;
 	}
 	int64_t ncta = 1;
 	for (int d = 0; d < 3; d++) {
 		if (l->grid[d] < 1) {
-			ir_error(c, l->kernel->loc, "grid dimension %d must be at least 1, found %lld", d,
-				 (long long)l->grid[d]);
+			ir_error(c, l->kernel->loc,
+			         "grid dimension %d must be at least 1, found %lld", d,
+			         (long long)l->grid[d]);
 			return false;
 		}
 		if (__builtin_mul_overflow(ncta, l->grid[d], &ncta) || ncta > ((int64_t)1 << 62)) {
@@ -642,7 +653,8 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 					memcpy(r.tens[i].data, pristine[i], tens_bytes(&r.tens[i]));
 		ok = run_schedule(&r);
 		for (int i = 0; i < nargs; i++) {
-			ir_xfree(r.al, r.tens[i].labels, sizeof(uint32_t) * (size_t)r.tens[i].nelem);
+			ir_xfree(r.al, r.tens[i].labels,
+			         sizeof(uint32_t) * (size_t)r.tens[i].nelem);
 			r.tens[i].labels = NULL;
 		}
 		interp_labels_free(&r);

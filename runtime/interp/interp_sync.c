@@ -74,7 +74,7 @@ interp_mbar_ref(Run *r, Task *t, IOp *o, const IrItem *it, Mbar **b, int64_t *bi
 	}
 	if (*bi < 0 || *bi >= (*b)->n) {
 		interp_err(r, t, o, "barrier index %lld is out of range for '%%%s' (%lld barriers)",
-			   (long long)*bi, interp_vname((*b)->name), (long long)(*b)->n);
+		           (long long)*bi, interp_vname((*b)->name), (long long)(*b)->n);
 		return false;
 	}
 	return true;
@@ -103,17 +103,19 @@ arrive(Run *r, Task *t, IOp *o, Mbar *b, int64_t bi, int64_t n)
 	char nm[96];
 	bar_name(b, bi, nm, sizeof nm);
 	if (x->pending == 0) {
-		interp_err(r, t, o,
-			   "arrival on %s beyond its count: phase %lld already has all %lld arrivals "
-			   "and waits for %lld more bytes",
-			   nm, (long long)x->phase, (long long)b->count, (long long)x->tx);
+		interp_err(
+		    r, t, o,
+		    "arrival on %s beyond its count: phase %lld already has all %lld arrivals "
+		    "and waits for %lld more bytes",
+		    nm, (long long)x->phase, (long long)b->count, (long long)x->tx);
 		return false;
 	}
 	if (n > x->pending) {
-		interp_err(r, t, o,
-			   "%lld arrivals on %s exceed the %lld still missing in phase %lld (count %lld)",
-			   (long long)n, nm, (long long)x->pending, (long long)x->phase,
-			   (long long)b->count);
+		interp_err(
+		    r, t, o,
+		    "%lld arrivals on %s exceed the %lld still missing in phase %lld (count %lld)",
+		    (long long)n, nm, (long long)x->pending, (long long)x->phase,
+		    (long long)b->count);
 		return false;
 	}
 	x->pending -= n;
@@ -121,9 +123,10 @@ arrive(Run *r, Task *t, IOp *o, Mbar *b, int64_t bi, int64_t n)
 	if (x->pending == 0) {
 		if (x->tx < 0) {
 			interp_err(r, t, o,
-				   "tx-byte mismatch: phase %lld of %s received %lld bytes but "
-				   "expected %lld",
-				   (long long)x->phase, nm, (long long)x->tx_got, (long long)x->tx_exp);
+			           "tx-byte mismatch: phase %lld of %s received %lld bytes but "
+			           "expected %lld",
+			           (long long)x->phase, nm, (long long)x->tx_got,
+			           (long long)x->tx_exp);
 			return false;
 		}
 		if (x->tx == 0)
@@ -174,13 +177,12 @@ interp_bar_complete_tx(Run *r, IOp *o, const char *who, Mbar *b, int64_t bi, int
 	if (x->pending == 0 && bytes > x->tx) {
 		char nm[96];
 		bar_name(b, bi, nm, sizeof nm);
-		interp_err_where(r, o,
-				 who,
-				 "tx-byte mismatch: the async copy of %lld bytes lands on %s in "
-				 "phase %lld, which expects only %lld more (expect_tx announced "
-				 "%lld, %lld landed before)",
-				 (long long)bytes, nm, (long long)x->phase, (long long)x->tx,
-				 (long long)x->tx_exp, (long long)x->tx_got);
+		interp_err_where(r, o, who,
+		                 "tx-byte mismatch: the async copy of %lld bytes lands on %s in "
+		                 "phase %lld, which expects only %lld more (expect_tx announced "
+		                 "%lld, %lld landed before)",
+		                 (long long)bytes, nm, (long long)x->phase, (long long)x->tx,
+		                 (long long)x->tx_exp, (long long)x->tx_got);
 		return false;
 	}
 	x->tx -= bytes;
@@ -203,7 +205,7 @@ seen_set(Run *r, Bar *x, int id, int64_t phase)
 	if (id >= x->nseen) {
 		int n = id + 8;
 		x->seen = ir_xrealloc(r->al, x->seen, sizeof(int64_t) * (size_t)x->nseen,
-				      sizeof(int64_t) * (size_t)n);
+		                      sizeof(int64_t) * (size_t)n);
 		for (int i = x->nseen; i < n; i++)
 			x->seen[i] = -1;
 		x->nseen = n;
@@ -227,12 +229,13 @@ interp_mbar_wait(Run *r, Task *t, IOp *o)
 	if (seen >= 0 && x->phase - seen >= 2) {
 		char nm[96];
 		bar_name(b, bi, nm, sizeof nm);
-		interp_err(r, t, o,
-			   "'ave.mbar.wait' on %s parity %lld is %lld phases behind: the barrier "
-			   "completed phases %lld to %lld since this task last passed a wait on it, so "
-			   "its parity is ambiguous",
-			   nm, (long long)p, (long long)(x->phase - seen), (long long)seen,
-			   (long long)(x->phase - 1));
+		interp_err(
+		    r, t, o,
+		    "'ave.mbar.wait' on %s parity %lld is %lld phases behind: the barrier "
+		    "completed phases %lld to %lld since this task last passed a wait on it, so "
+		    "its parity is ambiguous",
+		    nm, (long long)p, (long long)(x->phase - seen), (long long)seen,
+		    (long long)(x->phase - 1));
 		return EX_ERR;
 	}
 	if ((x->phase & 1) != p) {
@@ -290,21 +293,22 @@ interp_describe_wait(Run *r, Task *t, char *buf, size_t n)
 		Bar *x = &t->wait_bar->b[t->wait_bi];
 		char nm[96];
 		bar_name(t->wait_bar, t->wait_bi, nm, sizeof nm);
-		snprintf(buf, n, "on %s parity %lld (phase %lld never completes: %lld of %lld arrivals",
-			 nm, (long long)t->wait_par, (long long)x->phase,
-			 (long long)(t->wait_bar->count - x->pending), (long long)t->wait_bar->count);
+		snprintf(
+		    buf, n, "on %s parity %lld (phase %lld never completes: %lld of %lld arrivals",
+		    nm, (long long)t->wait_par, (long long)x->phase,
+		    (long long)(t->wait_bar->count - x->pending), (long long)t->wait_bar->count);
 		size_t len = strlen(buf);
 		if (x->tx_exp || x->tx_got)
 			snprintf(buf + len, n - len, ", %lld of %lld bytes)", (long long)x->tx_got,
-				 (long long)x->tx_exp);
+			         (long long)x->tx_exp);
 		else
 			snprintf(buf + len, n - len, ")");
 		return;
 	}
 	case IR_OP_BARRIER:
 		snprintf(buf, n, "at 'ave.barrier' (%lld of %lld replicas of role @%s arrived)",
-			 (long long)r->cta->rbar[t->role->id].arrived, (long long)replicas(r, t->role),
-			 t->role->op->item[0].s);
+		         (long long)r->cta->rbar[t->role->id].arrived,
+		         (long long)replicas(r, t->role), t->role->op->item[0].s);
 		return;
 	default:
 		snprintf(buf, n, "for its roles to finish");

@@ -160,7 +160,8 @@ interp_tag_call(Run *r, Task *t, IOp *o, const IrItem *it, uint32_t *set)
 		bool ok = true;
 		args[i] = interp_expr(r, t, o, it->coord[i].e, &ok);
 		if (!ok) {
-			interp_err(r, t, o, "index expression divides by a value that is not positive");
+			interp_err(r, t, o,
+			           "index expression divides by a value that is not positive");
 			return false;
 		}
 	}
@@ -218,8 +219,10 @@ holds_smem(Run *r, Task *t, IOp *o, const View *v, uint32_t want, char *why, siz
 	Smem *m = v->m;
 	char nm[128];
 	interp_view_name(r, v, nm, sizeof nm);
-	int64_t d0 = v->rank > 2 ? v->dims[v->rank - 3] : 1, d1 = v->rank > 1 ? v->dims[v->rank - 2] : 1;
-	int64_t s0 = v->rank > 2 ? v->str[v->rank - 3] : 0, s1 = v->rank > 1 ? v->str[v->rank - 2] : 0;
+	int64_t d0 = v->rank > 2 ? v->dims[v->rank - 3] : 1,
+	        d1 = v->rank > 1 ? v->dims[v->rank - 2] : 1;
+	int64_t s0 = v->rank > 2 ? v->str[v->rank - 3] : 0,
+	        s1 = v->rank > 1 ? v->str[v->rank - 2] : 0;
 	int64_t d2 = v->dims[v->rank - 1], s2 = v->str[v->rank - 1];
 	uint32_t all = 0;
 	bool mixed = false;
@@ -228,8 +231,9 @@ holds_smem(Run *r, Task *t, IOp *o, const View *v, uint32_t want, char *why, siz
 			for (int64_t c = 0; c < d2; c++) {
 				int64_t idx = v->off + a * s0 + b * s1 + c * s2;
 				if (m->flags[idx] & SM_INFLIGHT) {
-					snprintf(why, n, "%s holds data still landing from an async copy",
-						 nm);
+					snprintf(why, n,
+					         "%s holds data still landing from an async copy",
+					         nm);
 					return false;
 				}
 				if (!m->meta[idx]) {
@@ -279,14 +283,14 @@ holds(Run *r, Task *t, IOp *o, IrGroup *g)
 			int64_t c = interp_expr(r, t, o, x->coord[i].e, &ok);
 			if (!ok || c < 0 || c >= gt->dims[i]) {
 				interp_err(r, t, o, "'holds' names an element outside '%%%s'",
-					   interp_vname(gt->arg));
+				           interp_vname(gt->arg));
 				return EX_ERR;
 			}
 			off += c * gt->str[i];
 		}
 		if (off < 0 || off >= gt->nelem) {
 			interp_err(r, t, o, "'holds' names an element outside the buffer of '%%%s'",
-				   interp_vname(gt->arg));
+			           interp_vname(gt->arg));
 			return EX_ERR;
 		}
 		got = gt->labels ? gt->labels[off] : 0;
@@ -323,16 +327,17 @@ interp_tag_assert(Run *r, Task *t, IOp *o)
 		int64_t a = interp_expr(r, t, o, g->item[0].e, &ok);
 		int64_t b = interp_expr(r, t, o, g->item[1].e, &ok);
 		if (!ok) {
-			interp_err(r, t, o, "index expression divides by a value that is not positive");
+			interp_err(r, t, o,
+			           "index expression divides by a value that is not positive");
 			return EX_ERR;
 		}
-		bool res[6] = {a == b, a != b, a < b, a <= b, a > b, a >= b};
+		bool res[6] = {a == b, a != b, a<b, a <= b, a> b, a >= b};
 		if (res[k])
 			return EX_OK;
 		char *ta = expr_text(o->op, g->item[0].e), *tb = expr_text(o->op, g->item[1].e);
 		char why[640];
 		snprintf(why, sizeof why, "%s(%s, %s) is %s(%lld, %lld)", g->kw, ta ? ta : "?",
-			 tb ? tb : "?", g->kw, (long long)a, (long long)b);
+		         tb ? tb : "?", g->kw, (long long)a, (long long)b);
 		free(ta);
 		free(tb);
 		fail(r, t, o, why);

@@ -29,47 +29,57 @@ interp_tile_release(Run *r, Tile *t)
 /* ---- elementwise ---- */
 
 /* max/min ignore a NaN operand (IEEE maxNum/minNum) and order -0 below +0. */
-#define FMAXS(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) == (y) ? (signbit(x) ? (y) : (x)) : (x) > (y) ? (x) : (y))
-#define FMINS(x, y) ((x) != (x) ? (y) : (y) != (y) ? (x) : (x) == (y) ? (signbit(x) ? (x) : (y)) : (x) < (y) ? (x) : (y))
+#define FMAXS(x, y)                                                                                \
+	((x) != (x)   ? (y)                                                                        \
+	 : (y) != (y) ? (x)                                                                        \
+	 : (x) == (y) ? (signbit(x) ? (y) : (x))                                                   \
+	 : (x) > (y)  ? (x)                                                                        \
+	              : (y))
+#define FMINS(x, y)                                                                                \
+	((x) != (x)   ? (y)                                                                        \
+	 : (y) != (y) ? (x)                                                                        \
+	 : (x) == (y) ? (signbit(x) ? (x) : (y))                                                   \
+	 : (x) < (y)  ? (x)                                                                        \
+	              : (y))
 
 /* Loops over n elements with operands broadcast when their stride is 0; the all-contiguous case
  * gets its own loop so that it vectorizes. */
-#define UN(T, R, EXPR)                                                                          \
-	do {                                                                                    \
-		const T *A_ = ops[0];                                                           \
-		R *D_ = res;                                                                    \
-		int sa_ = st[0];                                                                \
-		for (int64_t i = 0; i < n; i++) {                                               \
-			T x = A_[i * sa_];                                                      \
-			D_[i] = (EXPR);                                                         \
-		}                                                                               \
+#define UN(T, R, EXPR)                                                                             \
+	do {                                                                                       \
+		const T *A_ = ops[0];                                                              \
+		R *D_ = res;                                                                       \
+		int sa_ = st[0];                                                                   \
+		for (int64_t i = 0; i < n; i++) {                                                  \
+			T x = A_[i * sa_];                                                         \
+			D_[i] = (EXPR);                                                            \
+		}                                                                                  \
 	} while (0)
 
-#define BIN(T, R, EXPR)                                                                         \
-	do {                                                                                    \
-		const T *A_ = ops[0], *B_ = ops[1];                                             \
-		R *D_ = res;                                                                    \
-		int sa_ = st[0], sb_ = st[1];                                                   \
-		if (sa_ && sb_) {                                                               \
-			for (int64_t i = 0; i < n; i++) {                                       \
-				T x = A_[i], y = B_[i];                                         \
-				D_[i] = (EXPR);                                                 \
-			}                                                                       \
-		} else {                                                                        \
-			for (int64_t i = 0; i < n; i++) {                                       \
-				T x = A_[i * sa_], y = B_[i * sb_];                             \
-				D_[i] = (EXPR);                                                 \
-			}                                                                       \
-		}                                                                               \
+#define BIN(T, R, EXPR)                                                                            \
+	do {                                                                                       \
+		const T *A_ = ops[0], *B_ = ops[1];                                                \
+		R *D_ = res;                                                                       \
+		int sa_ = st[0], sb_ = st[1];                                                      \
+		if (sa_ && sb_) {                                                                  \
+			for (int64_t i = 0; i < n; i++) {                                          \
+				T x = A_[i], y = B_[i];                                            \
+				D_[i] = (EXPR);                                                    \
+			}                                                                          \
+		} else {                                                                           \
+			for (int64_t i = 0; i < n; i++) {                                          \
+				T x = A_[i * sa_], y = B_[i * sb_];                                \
+				D_[i] = (EXPR);                                                    \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 
-#define SEL(T)                                                                                  \
-	do {                                                                                    \
-		const int64_t *C_ = ops[0];                                                     \
-		const T *A_ = ops[1], *B_ = ops[2];                                             \
-		T *D_ = res;                                                                    \
-		for (int64_t i = 0; i < n; i++)                                                 \
-			D_[i] = C_[i * st[0]] ? A_[i * st[1]] : B_[i * st[2]];                  \
+#define SEL(T)                                                                                     \
+	do {                                                                                       \
+		const int64_t *C_ = ops[0];                                                        \
+		const T *A_ = ops[1], *B_ = ops[2];                                                \
+		T *D_ = res;                                                                       \
+		for (int64_t i = 0; i < n; i++)                                                    \
+			D_[i] = C_[i * st[0]] ? A_[i * st[1]] : B_[i * st[2]];                     \
 	} while (0)
 
 enum { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
@@ -84,26 +94,26 @@ cmp_code(IrStr mode, const IrKeywords *kw)
 	ir_unreachable("bad ave.cmp mode");
 }
 
-#define CMPS(T)                                                                                 \
-	switch (cc) {                                                                           \
-	case C_EQ:                                                                              \
-		BIN(T, int64_t, x == y);                                                        \
-		break;                                                                          \
-	case C_NE:                                                                              \
-		BIN(T, int64_t, x < y || x > y);                                                \
-		break;                                                                          \
-	case C_LT:                                                                              \
-		BIN(T, int64_t, x < y);                                                         \
-		break;                                                                          \
-	case C_LE:                                                                              \
-		BIN(T, int64_t, x <= y);                                                        \
-		break;                                                                          \
-	case C_GT:                                                                              \
-		BIN(T, int64_t, x > y);                                                         \
-		break;                                                                          \
-	default:                                                                                \
-		BIN(T, int64_t, x >= y);                                                        \
-		break;                                                                          \
+#define CMPS(T)                                                                                    \
+	switch (cc) {                                                                              \
+	case C_EQ:                                                                                 \
+		BIN(T, int64_t, x == y);                                                           \
+		break;                                                                             \
+	case C_NE:                                                                                 \
+		BIN(T, int64_t, x<y || x> y);                                                      \
+		break;                                                                             \
+	case C_LT:                                                                                 \
+		BIN(T, int64_t, x < y);                                                            \
+		break;                                                                             \
+	case C_LE:                                                                                 \
+		BIN(T, int64_t, x <= y);                                                           \
+		break;                                                                             \
+	case C_GT:                                                                                 \
+		BIN(T, int64_t, x > y);                                                            \
+		break;                                                                             \
+	default:                                                                                   \
+		BIN(T, int64_t, x >= y);                                                           \
+		break;                                                                             \
 	}
 
 /* exact for a*b of operands of at most 26 significant bits (f16, bf16, f8 values) */
@@ -133,7 +143,7 @@ ew_f32(IrOpcode code, int cc, IrFloatKind fk, const void *const *ops, const int 
 		BIN(float, float, x - y);
 		break;
 	case IR_OP_MUL:
-		BIN(float, float, x * y);
+		BIN(float, float, x *y);
 		break;
 	case IR_OP_DIV:
 		BIN(float, float, x / y);
@@ -183,7 +193,7 @@ ew_f32(IrOpcode code, int cc, IrFloatKind fk, const void *const *ops, const int 
 		} else {
 			for (int64_t i = 0; i < n; i++)
 				D[i] = (float)interp_round_f(
-					fk, fma_odd(A[i * st[0]], B[i * st[1]], C[i * st[2]]));
+				    fk, fma_odd(A[i * st[0]], B[i * st[1]], C[i * st[2]]));
 		}
 		break;
 	}
@@ -204,7 +214,7 @@ ew_f64(IrOpcode code, int cc, const void *const *ops, const int *st, void *res, 
 		BIN(double, double, x - y);
 		break;
 	case IR_OP_MUL:
-		BIN(double, double, x * y);
+		BIN(double, double, x *y);
 		break;
 	case IR_OP_DIV:
 		BIN(double, double, x / y);
@@ -261,8 +271,8 @@ ew_f64(IrOpcode code, int cc, const void *const *ops, const int *st, void *res, 
 #define U64(x) ((uint64_t)(x))
 
 static bool
-ew_int(IrOpcode code, int cc, int bits, const void *const *ops, const int *st, void *res,
-       int64_t n, int64_t *bad)
+ew_int(IrOpcode code, int cc, int bits, const void *const *ops, const int *st, void *res, int64_t n,
+       int64_t *bad)
 {
 	switch (code) {
 	case IR_OP_ADD:
@@ -332,7 +342,7 @@ ew_int(IrOpcode code, int cc, int bits, const void *const *ops, const int *st, v
 
 bool
 interp_ew(IrOpcode code, IrStr mode, const IrKeywords *kw, const IrType *in, int nops,
-	  const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad)
+          const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad)
 {
 	(void)nops;
 	int cc = code == IR_OP_CMP ? cmp_code(mode, kw) : 0;
@@ -342,7 +352,8 @@ interp_ew(IrOpcode code, IrStr mode, const IrKeywords *kw, const IrType *in, int
 	case SK_F64:
 		return ew_f64(code, cc, ops, st, res, n);
 	default:
-		return ew_int(code, cc, in->kind == IR_TY_INDEX ? 64 : in->bits, ops, st, res, n, bad);
+		return ew_int(code, cc, in->kind == IR_TY_INDEX ? 64 : in->bits, ops, st, res, n,
+		              bad);
 	}
 }
 
@@ -374,7 +385,8 @@ f_to_int(double x, int bits)
 	if (isnan(x))
 		return 0;
 	double t = trunc(x);
-	double lo = bits == 1 ? 0 : -ldexp(1.0, bits - 1), hi = bits == 1 ? 1 : ldexp(1.0, bits - 1);
+	double lo = bits == 1 ? 0 : -ldexp(1.0, bits - 1),
+	       hi = bits == 1 ? 1 : ldexp(1.0, bits - 1);
 	if (t < lo)
 		return bits >= 64 ? INT64_MIN : (int64_t)lo;
 	if (t >= hi)
@@ -397,8 +409,9 @@ interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int
 	if (ts == SK_I64) {
 		int64_t *d = dst;
 		for (int64_t i = 0; i < n; i++)
-			d[i] = f_to_int(fs == SK_F32 ? ((const float *)src)[i] : ((const double *)src)[i],
-					tbits);
+			d[i] = f_to_int(fs == SK_F32 ? ((const float *)src)[i]
+			                             : ((const double *)src)[i],
+			                tbits);
 		return;
 	}
 	if (ts == SK_F64) {
@@ -406,7 +419,7 @@ interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int
 		for (int64_t i = 0; i < n; i++)
 			d[i] = fs == SK_I64   ? (double)((const int64_t *)src)[i]
 			       : fs == SK_F32 ? (double)((const float *)src)[i]
-					      : ((const double *)src)[i];
+			                      : ((const double *)src)[i];
 		return;
 	}
 	float *d = dst;
@@ -417,9 +430,9 @@ interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int
 		return;
 	}
 	for (int64_t i = 0; i < n; i++) {
-		double x = fs == SK_F64 ? ((const double *)src)[i]
-			   : to->fk == IR_F32 ? (double)(float)((const int64_t *)src)[i]
-					      : i64_to_f64_odd(((const int64_t *)src)[i]);
+		double x = fs == SK_F64       ? ((const double *)src)[i]
+		           : to->fk == IR_F32 ? (double)(float)((const int64_t *)src)[i]
+		                              : i64_to_f64_odd(((const int64_t *)src)[i]);
 		d[i] = (float)interp_round_f(to->fk, x);
 	}
 }
@@ -428,23 +441,23 @@ interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int
 
 void
 interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *e, const void *src, void *dst,
-	      int64_t outer, int64_t len, int64_t inner)
+              int64_t outer, int64_t len, int64_t inner)
 {
 	int m = mode == kw->max ? 0 : mode == kw->min ? 1 : 2;
-#define RED(T, MAXF, MINF)                                                                      \
-	do {                                                                                    \
-		const T *s = src;                                                               \
-		T *d = dst;                                                                     \
-		for (int64_t o = 0; o < outer; o++)                                             \
-			for (int64_t in = 0; in < inner; in++) {                                \
-				const T *p = s + o * len * inner + in;                          \
-				T acc = p[0];                                                   \
-				for (int64_t k = 1; k < len; k++) {                             \
-					T y = p[k * inner], x = acc;                            \
-					acc = m == 0 ? MAXF : m == 1 ? MINF : (T)(x + y);       \
-				}                                                               \
-				d[o * inner + in] = acc;                                        \
-			}                                                                       \
+#define RED(T, MAXF, MINF)                                                                         \
+	do {                                                                                       \
+		const T *s = src;                                                                  \
+		T *d = dst;                                                                        \
+		for (int64_t o = 0; o < outer; o++)                                                \
+			for (int64_t in = 0; in < inner; in++) {                                   \
+				const T *p = s + o * len * inner + in;                             \
+				T acc = p[0];                                                      \
+				for (int64_t k = 1; k < len; k++) {                                \
+					T y = p[k * inner], x = acc;                               \
+					acc = m == 0 ? MAXF : m == 1 ? MINF : (T)(x + y);          \
+				}                                                                  \
+				d[o * inner + in] = acc;                                           \
+			}                                                                          \
 	} while (0)
 	switch (interp_sk(e)) {
 	case SK_F32:
@@ -463,9 +476,9 @@ interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *e, const void *src
 				int64_t acc = p[0];
 				for (int64_t k = 1; k < len; k++) {
 					int64_t y = p[k * inner];
-					acc = m == 0 ? (acc > y ? acc : y)
+					acc = m == 0   ? (acc > y ? acc : y)
 					      : m == 1 ? (acc < y ? acc : y)
-						       : (int64_t)(U64(acc) + U64(y));
+					               : (int64_t)(U64(acc) + U64(y));
 				}
 				d[o * inner + in] = acc;
 			}
@@ -493,7 +506,7 @@ interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *e, const void *src
  * f32 rounding per step, which is also fma semantics. Bt is K x N. */
 MMA_LOOP static void
 mma_exact(const float *restrict A, const float *restrict Bt, const float *restrict C,
-	  float *restrict D, int64_t M, int64_t N, int64_t K)
+          float *restrict D, int64_t M, int64_t N, int64_t K)
 {
 	for (int64_t i = 0; i < M; i++) {
 		float *restrict d = D + i * N;
@@ -510,7 +523,7 @@ mma_exact(const float *restrict A, const float *restrict Bt, const float *restri
 
 MMA_LOOP static void
 mma_fma32(const float *A, const float *Bt, const float *C, float *D, int64_t M, int64_t N,
-	  int64_t K)
+          int64_t K)
 {
 	for (int64_t i = 0; i < M; i++) {
 		float *d = D + i * N;
@@ -526,7 +539,7 @@ mma_fma32(const float *A, const float *Bt, const float *C, float *D, int64_t M, 
 
 MMA_LOOP static void
 mma_f64(const double *A, const double *Bt, const float *C, float *D, int64_t M, int64_t N,
-	int64_t K)
+        int64_t K)
 {
 	for (int64_t i = 0; i < M; i++) {
 		float *d = D + i * N;
@@ -542,7 +555,7 @@ mma_f64(const double *A, const double *Bt, const float *C, float *D, int64_t M, 
 
 void
 interp_mma(const IrType *ab, const void *a, const void *b, bool tb, const float *c, float *d,
-	   int64_t M, int64_t N, int64_t K, void *scratch)
+           int64_t M, int64_t N, int64_t K, void *scratch)
 {
 	bool f64 = ab->fk == IR_F64;
 	const void *bt = b;

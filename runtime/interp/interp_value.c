@@ -54,10 +54,10 @@ errf(char *err, size_t n, const char *fmt, ...)
 static IrType *
 dtype(IrCtx *c, const char *s, size_t n)
 {
-	static const char *const names[] = {"i1",  "i8",  "i16", "i32",    "i64",   "index",
-					    "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
-	IrType *types[] = {c->t_i1,  c->t_i8,   c->t_i16, c->t_i32, c->t_i64,     c->t_index,
-			   c->t_f16, c->t_bf16, c->t_f32, c->t_f64, c->t_f8e4m3, c->t_f8e5m2};
+	static const char *const names[] = {"i1",  "i8",   "i16", "i32", "i64",    "index",
+	                                    "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+	IrType *types[] = {c->t_i1,  c->t_i8,   c->t_i16, c->t_i32, c->t_i64,    c->t_index,
+	                   c->t_f16, c->t_bf16, c->t_f32, c->t_f64, c->t_f8e4m3, c->t_f8e5m2};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strlen(names[i]) == n && !strncmp(names[i], s, n))
 			return types[i];
@@ -136,7 +136,7 @@ parse_scalar(const char *text, IrType *t, InterpValue *out, char *err, size_t n)
 
 bool
 interp_value_parse(IrCtx *c, const char *text, IrType *t, InterpValue *out, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	bool array = t->kind == IR_TY_TENSOR || t->kind == IR_TY_PTR;
@@ -146,11 +146,12 @@ interp_value_parse(IrCtx *c, const char *text, IrType *t, InterpValue *out, char
 	bool is_npy = len > 4 && !strcmp(text + len - 4, ".npy");
 	if (!array) {
 		if (is_rand || is_zeros || is_npy)
-			return errf(err, errlen, "a scalar of type '%s' takes a literal, found '%s'",
-				    ir_type_str(c, t), text);
+			return errf(err, errlen,
+			            "a scalar of type '%s' takes a literal, found '%s'",
+			            ir_type_str(c, t), text);
 		if (!ir_type_is_scalar(t))
 			return errf(err, errlen, "arguments of type '%s' cannot be given",
-				    ir_type_str(c, t));
+			            ir_type_str(c, t));
 		return parse_scalar(text, t, out, err, errlen);
 	}
 	if (is_rand || is_zeros) {
@@ -160,20 +161,20 @@ interp_value_parse(IrCtx *c, const char *text, IrType *t, InterpValue *out, char
 		const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c1 || (is_rand && !c2) || (!is_rand && c2))
 			return errf(err, errlen, "expected '%s', found '%s'",
-				    is_rand ? "rand:DIMS:DTYPE:SEED" : "zeros:DIMS:DTYPE", text);
+			            is_rand ? "rand:DIMS:DTYPE:SEED" : "zeros:DIMS:DTYPE", text);
 		int rank;
 		int64_t dims[IR_MAX_RANK];
 		if (!parse_dims(p, (size_t)(c1 - p), &rank, dims))
 			return errf(err, errlen, "bad dimensions '%.*s' (expected e.g. 128x64)",
-				    (int)(c1 - p), p);
+			            (int)(c1 - p), p);
 		const char *te = c2 ? c2 : text + len;
 		IrType *dt = dtype(c, c1 + 1, (size_t)(te - c1 - 1));
 		if (!dt)
 			return errf(err, errlen, "unknown element type '%.*s'", (int)(te - c1 - 1),
-				    c1 + 1);
+			            c1 + 1);
 		if (dt != elem)
 			return errf(err, errlen, "the argument holds '%s', the value gives '%s'",
-				    ir_type_str(c, elem), ir_type_str(c, dt));
+			            ir_type_str(c, elem), ir_type_str(c, dt));
 		uint64_t seed = 0;
 		if (is_rand) {
 			char *end;
@@ -189,13 +190,15 @@ interp_value_parse(IrCtx *c, const char *text, IrType *t, InterpValue *out, char
 		return true;
 	}
 	if (!is_npy)
-		return errf(err, errlen, "an argument of type '%s' takes a .npy file, rand:... or "
-			    "zeros:..., found '%s'", ir_type_str(c, t), text);
+		return errf(err, errlen,
+		            "an argument of type '%s' takes a .npy file, rand:... or "
+		            "zeros:..., found '%s'",
+		            ir_type_str(c, t), text);
 	InterpNpy a;
 	if (!interp_npy_read(text, &a, err, errlen))
 		return false;
 	bool ok = alloc_tensor(out, elem, a.rank, a.dims, err, errlen) &&
-		  interp_npy_convert(&a, elem, out->owned, err, errlen);
+	          interp_npy_convert(&a, elem, out->owned, err, errlen);
 	free(a.data);
 	if (!ok)
 		interp_value_free(out);

@@ -10,7 +10,8 @@
  *   ave-interp-ref info FILE [N]                   descriptor, shape and the first N values
  *   ave-interp-ref rand SEED N                     the documented rand: generator, recomputed
  *   ave-interp-ref make FILE TYPE DIMS V...        writes a .npy (TYPE f32 f64 f16 bf16 i8 i32
- *                                                  i64 b1 u16; bf16 from its value, u16 raw bits) */
+ *                                                  i64 b1 u16; bf16 from its value, u16 raw bits)
+ */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,10 +65,17 @@ load(const char *path, Arr *a)
 		const char *descr, *type;
 		int size;
 	} known[] = {
-		{"'<f4'", "f32", 4},  {"'<f8'", "f64", 8},  {"'<f2'", "f16", 2},
-		{"'|i1'", "i8", 1},   {"'<i2'", "i16", 2},  {"'<i4'", "i32", 4},
-		{"'<i8'", "i64", 8},  {"'|b1'", "b1", 1},   {"[('bf16', '<u2')]", "bf16", 2},
-		{"[('f8e4m3', '|u1')]", "f8e4m3", 1},       {"[('f8e5m2', '|u1')]", "f8e5m2", 1},
+	    {"'<f4'", "f32", 4},
+	    {"'<f8'", "f64", 8},
+	    {"'<f2'", "f16", 2},
+	    {"'|i1'", "i8", 1},
+	    {"'<i2'", "i16", 2},
+	    {"'<i4'", "i32", 4},
+	    {"'<i8'", "i64", 8},
+	    {"'|b1'", "b1", 1},
+	    {"[('bf16', '<u2')]", "bf16", 2},
+	    {"[('f8e4m3', '|u1')]", "f8e4m3", 1},
+	    {"[('f8e5m2', '|u1')]", "f8e5m2", 1},
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (!strcmp(a->descr, known[i].descr)) {
@@ -204,8 +212,8 @@ compare(const Arr *got, const double *want, long long n, Tol t)
 	printf("compared %lld values: max abs err %.3g, max rel err %.3g (atol %g, rtol %g)\n", n,
 	       max_abs, max_rel, t.atol, t.rtol);
 	if (bad) {
-		printf("FAIL: %lld values out of tolerance, first at %lld: got %.9g, want %.9g\n", bad,
-		       first, get(got, first), want[first]);
+		printf("FAIL: %lld values out of tolerance, first at %lld: got %.9g, want %.9g\n",
+		       bad, first, get(got, first), want[first]);
 		return 1;
 	}
 	printf("PASS\n");
@@ -363,7 +371,8 @@ randgen(char **argv)
 			z ^= z >> 31;
 			sum += (z >> 32) + (z & 0xFFFFFFFFu);
 		}
-		printf("[%lld] = %.9g\n", i, (double)(float)(((double)sum - 6.0 * 4294967296.0) / 4294967296.0));
+		printf("[%lld] = %.9g\n", i,
+		       (double)(float)(((double)sum - 6.0 * 4294967296.0) / 4294967296.0));
 	}
 	return 0;
 }
@@ -384,9 +393,11 @@ make(int argc, char **argv)
 	static const struct {
 		const char *type, *descr;
 		int size;
-	} kinds[] = {{"f32", "'<f4'", 4},   {"f64", "'<f8'", 8}, {"f16", "'<f2'", 2},
-		     {"bf16", "[('bf16', '<u2')]", 2}, {"i8", "'|i1'", 1},  {"i32", "'<i4'", 4},
-		     {"i64", "'<i8'", 8},   {"b1", "'|b1'", 1},  {"u16", "'<u2'", 2}};
+	} kinds[] = {{"f32", "'<f4'", 4}, {"f64", "'<f8'", 8},
+	             {"f16", "'<f2'", 2}, {"bf16", "[('bf16', '<u2')]", 2},
+	             {"i8", "'|i1'", 1},  {"i32", "'<i4'", 4},
+	             {"i64", "'<i8'", 8}, {"b1", "'|b1'", 1},
+	             {"u16", "'<u2'", 2}};
 	int k = -1;
 	for (int i = 0; i < (int)(sizeof kinds / sizeof kinds[0]); i++)
 		if (!strcmp(kinds[i].type, type))
@@ -399,7 +410,7 @@ make(int argc, char **argv)
 		long long d = strtoll(p, &p, 10);
 		n *= d;
 		snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", d,
-			 *p == 'x' ? " " : "");
+		         *p == 'x' ? " " : "");
 		if (*p == 'x')
 			p++;
 	}
@@ -408,13 +419,13 @@ make(int argc, char **argv)
 		die("make: the number of values does not match the shape", NULL);
 	char dict[256];
 	int dl = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': %s, }",
-			  kinds[k].descr, shape);
+	                  kinds[k].descr, shape);
 	int pad = (64 - (10 + dl + 1) % 64) % 64, hl = dl + pad + 1;
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		die("cannot write ", path);
-	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hl,
-				 (unsigned char)(hl >> 8)};
+	unsigned char pre[10] = {
+	    0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)hl, (unsigned char)(hl >> 8)};
 	fwrite(pre, 1, 10, f);
 	fprintf(f, "%s%*s\n", dict, pad, "");
 	for (long long i = 0; i < n; i++) {

@@ -125,7 +125,7 @@ f8_values(void)
 	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, INFINITY), 0x7Eu);
 	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, -INFINITY), 0xFEu);
 	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, NAN), 0x7Fu);
-	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, ldexp(1, -9)), 0x01u); /* smallest subnormal */
+	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, ldexp(1, -9)), 0x01u);  /* smallest subnormal */
 	CHECK_EQ(interp_f64_to_bits(IR_F8E4M3, ldexp(1, -11)), 0x00u); /* below half of it */
 	CHECK(interp_bits_to_f64(IR_F8E4M3, 0x7E) == 448.0);
 	CHECK(isnan(interp_bits_to_f64(IR_F8E4M3, 0xFF)));
