@@ -20,6 +20,7 @@
  * against [data, data + nelem). The memory stays the caller's. */
 typedef struct InterpTensor {
 	void *data;
+	const IrType *elem; /* NULL, or the element type the caller means (checked) */
 	int64_t nelem;
 	int rank;
 	int64_t dims[IR_MAX_RANK];

@@ -445,6 +445,12 @@ bind_tensors(Run *r)
 		g->data = at->data;
 		g->nelem = at->nelem;
 		g->rank = ty->rank;
+		if (at->elem && at->elem != ty->elem) {
+			ir_error(c, av->loc, "argument '%%%s' of type '%s' holds '%s', the array '%s'",
+				 interp_vname(av), ir_type_str(c, ty), ir_type_str(c, ty->elem),
+				 ir_type_str(c, at->elem));
+			return false;
+		}
 		if (at->rank != ty->rank) {
 			ir_error(c, av->loc,
 			         "argument '%%%s' of type '%s' has rank %d, the array %d",
