@@ -89,7 +89,6 @@ typedef struct Prog {
 /* Builds the program of a verified kernel; NULL after a diagnostic (unsupported op). */
 Prog *interp_prep(IrCtx *c, IrOp *kernel);
 void interp_prog_free(Prog *p);
-int interp_slot(const Prog *p, const IrValue *v); /* slow; for messages */
 
 /* ---- memory and barriers ---- */
 
@@ -307,37 +306,41 @@ bool interp_mbar_ref(Run *r, Task *t, IOp *o, const IrItem *it, Mbar **b, int64_
 void interp_describe_wait(Run *r, Task *t, char *buf, size_t n);
 void interp_mbar_free(Run *r, Mbar *b);
 
-/* ---- compute on tiles (interp_tile.c) ---- */
+/* ---- numerics and storage (interp_num.c) ---- */
 
 Sk interp_sk(const IrType *scalar);
 size_t interp_sk_size(Sk sk);
-Tile *interp_tile_new(Run *r, Sk sk, int64_t n);
-void interp_tile_release(Run *r, Tile *t);
 /* Rounds floats held as float to their type (no-op for f32) / wraps integers to their width. */
 void interp_round(const IrType *scalar, Sk sk, void *data, int64_t n);
+uint64_t interp_wrap(int bits, uint64_t x);
+double interp_round_f(IrFloatKind fk, double x);
+/* Element conversion between memory format (`elem`) and storage, over a strided run. */
+void interp_mem_to_sk(const IrType *elem, const unsigned char *base, int64_t start, int64_t stride,
+		      int64_t n, void *dst);
+void interp_sk_to_mem(const IrType *elem, const void *src, unsigned char *base, int64_t start,
+		      int64_t stride, int64_t n);
+/* A scalar (int64 or double) as one element of the storage of type `elem`, and back. */
+void interp_scalar_to_sk(const IrType *elem, const Val *v, void *dst);
+Val interp_sk_to_scalar(const IrType *elem, const void *src);
+
+/* ---- compute on tiles (interp_tile.c) ---- */
+
+Tile *interp_tile_new(Run *r, Sk sk, int64_t n);
+void interp_tile_release(Run *r, Tile *t);
 /* Elementwise op `code` on n elements: operand k at ops[k] with stride st[k] (0 broadcasts a
  * scalar). `in` is the operand element type (the compare type for ave.cmp). For integer division
  * by zero returns false with the element in *bad. */
 bool interp_ew(IrOpcode code, IrStr mode, const IrKeywords *kw, const IrType *in, int nops,
-               const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad);
+	       const void *const *ops, const int *st, void *res, int64_t n, int64_t *bad);
 /* Converts n elements between element types (cvt semantics: RNE for floats, toward zero with
  * saturation from float to integer, wrapping between integers). */
 void interp_cvt(const IrType *from, const void *src, const IrType *to, void *dst, int64_t n);
 /* d = a * b + c over float storage; a: MxK, b: KxN (or NxK with tb), c and d: MxN f32. */
 void interp_mma(const IrType *ab, const void *a, const void *b, bool tb, const float *c, float *d,
-                int64_t M, int64_t N, int64_t K, void *scratch);
+		int64_t M, int64_t N, int64_t K, void *scratch);
+/* Reduces the middle dimension of an outer x len x inner array (max, min or add). */
 void interp_reduce(IrStr mode, const IrKeywords *kw, const IrType *elem, const void *src, void *dst,
-                   int64_t outer, int64_t len, int64_t inner);
-/* Element conversion between memory format (`elem`) and storage, over a strided run. */
-void interp_mem_to_sk(const IrType *elem, const unsigned char *base, int64_t start, int64_t stride,
-                      int64_t n, void *dst);
-void interp_sk_to_mem(const IrType *elem, const void *src, unsigned char *base, int64_t start,
-                      int64_t stride, int64_t n);
-/* A scalar (int64 or double) as one element of storage `sk` for type `elem`. */
-void interp_scalar_to_sk(const IrType *elem, const Val *v, void *dst);
-Val interp_sk_to_scalar(const IrType *elem, const void *src);
-uint64_t interp_wrap(int bits, uint64_t x);
-double interp_round_f(IrFloatKind fk, double x);
+		   int64_t outer, int64_t len, int64_t inner);
 
 /* ---- tags (interp_tags.c) ---- */
 
@@ -346,7 +349,6 @@ void interp_labels_free(Run *r);
 uint32_t interp_label_set1(Run *r, IrStr fn, int n, const int64_t *args); /* {fn(args)} */
 uint32_t interp_label_union(Run *r, uint32_t a, uint32_t b);
 void interp_label_str(Run *r, uint32_t set, char *buf, size_t n);
-int interp_label_count(Run *r, uint32_t set);
 int interp_tag(Run *r, Task *t, IOp *o);
 int interp_tag_assert(Run *r, Task *t, IOp *o);
 /* The label set of a tag call item `@A(%m, %k)`; false after an error. */

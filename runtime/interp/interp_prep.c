@@ -187,12 +187,3 @@ interp_prog_free(Prog *p)
 	ir_arena_free(&p->arena);
 	ir_xfree(al, p, sizeof *p);
 }
-
-int
-interp_slot(const Prog *p, const IrValue *v)
-{
-	for (int i = 0; i < p->nslots; i++)
-		if (p->val[i] == v)
-			return i;
-	return -1;
-}

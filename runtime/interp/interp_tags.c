@@ -123,12 +123,6 @@ interp_label_union(Run *r, uint32_t a, uint32_t b)
 	return id;
 }
 
-int
-interp_label_count(Run *r, uint32_t set)
-{
-	return IR_VEC_AT(r->lab.setv, LSet *, set)->n;
-}
-
 void
 interp_label_str(Run *r, uint32_t set, char *buf, size_t n)
 {
