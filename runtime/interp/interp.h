@@ -20,7 +20,7 @@
  * against [data, data + nelem). The memory stays the caller's. */
 typedef struct InterpTensor {
 	void *data;
-	const IrType *elem; /* NULL, or the element type the caller means (checked) */
+	const IrType *elem; /* NULL, or the element type meant (of the module's context; checked) */
 	int64_t nelem;
 	int rank;
 	int64_t dims[IR_MAX_RANK];
@@ -67,8 +67,8 @@ typedef struct InterpStats {
 /* Runs the launch `schedules` times, each from the original argument memory, and leaves the
  * result of the last one in the argument memory. Errors (bad arguments, unsupported ops, run-time
  * errors with the op's location, role, replica, CTA and loop iterations, deadlocks, schedules that
- * disagree) go to the module context's diagnostic handler; returns false after one. `stats` may be
- * NULL. The module and context are only read, except that diagnostics are emitted through the
+ * disagree) go to the module context's diagnostic handler; returns false after one. `o` and
+ * `stats` may be NULL. The module and context are only read, except that diagnostics are emitted through the
  * context, so launches in separate contexts may run on separate threads at the same time. */
 bool interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpStats *stats);
 

@@ -276,6 +276,8 @@ deadlock(Run *r)
 		if (t->st != T_DONE && t->wait_op && (!first || (!first->role && t->role)))
 			first = t;
 	}
+	if (!first)
+		ir_unreachable("a blocked task without the op it waits at");
 	char desc[512], where[512], w[160];
 	interp_describe_wait(r, first, desc, sizeof desc);
 	interp_where(r, first, where, sizeof where);
