@@ -506,6 +506,16 @@ ir_item_value(const IrOp *op, const IrItem *it)
 	return NULL;
 }
 
+int
+ir_item_opnd(const IrItem *it)
+{
+	if (it->kind == IR_IT_VALUE)
+		return it->opnd;
+	if (it->kind == IR_IT_EXPR && it->e && it->e->kind == IR_EX_VAL)
+		return it->e->opnd;
+	return -1;
+}
+
 IrGroup *
 ir_op_group(const IrOp *op, IrStr kw)
 {

@@ -541,6 +541,8 @@ IrValue *ir_op_value(const IrOp *op, int opnd);  /* the value read by operand `o
 /* The value an item names: a VALUE item, or an index expression that is a lone value (SPEC §3
  * stores `into(%s)` as an expression); NULL otherwise. */
 IrValue *ir_item_value(const IrOp *op, const IrItem *it);
+/* The operand number of the value an item names (as ir_item_value), or -1. */
+int ir_item_opnd(const IrItem *it);
 IrGroup *ir_op_group(const IrOp *op, IrStr kw);
 const IrGroup *ir_op_group_named(const IrOp *op, const char *kw); /* by text */
 IrAttr *ir_op_attr(const IrOp *op, IrStr name);

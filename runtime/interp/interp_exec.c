@@ -23,7 +23,7 @@ opnd(Run *r, Task *t, IOp *o, int i)
 static Val *
 item(Run *r, Task *t, IOp *o, const IrItem *it)
 {
-	return opnd(r, t, o, it->opnd);
+	return opnd(r, t, o, ir_item_opnd(it));
 }
 
 static IrType *

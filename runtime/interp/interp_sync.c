@@ -8,7 +8,7 @@
 static Val *
 item(Run *r, Task *t, IOp *o, const IrItem *it)
 {
-	return interp_val(r, t, o->slot[it->opnd]);
+	return interp_val(r, t, o->slot[ir_item_opnd(it)]);
 }
 
 static bool

@@ -257,7 +257,7 @@ holds(Run *r, Task *t, IOp *o, IrGroup *g)
 		return EX_ERR;
 	const IrItem *x = &g->item[0];
 	IrValue *xv = ir_item_value(o->op, x);
-	Val *val = interp_val(r, t, o->slot[x->opnd]);
+	Val *val = interp_val(r, t, o->slot[ir_item_opnd(x)]);
 	char why[640];
 	if (val->k == V_SMEM) {
 		View v;
