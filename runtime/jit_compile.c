@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/Core.h>
+
 #include "../frontend/frontend.h"
 #include "../passes/passes.h"
 #include "jit.h"
@@ -139,4 +141,142 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target)
 	fputs("]}", f);
 	fclose(f);
 	return buf;
+}
+
+/* ---- compiling ---- */
+
+static IrOp *
+find_kernel(IrModule *m, const char *name)
+{
+	for (IrOp *o = m->body->first; o; o = o->next) {
+		if (o->code == IR_OP_KERNEL && !strcmp(o->item[0].s, name))
+			return o;
+		if (o->code == IR_OP_MODULE)
+			for (IrOp *k = o->reg[0].block->first; k; k = k->next)
+				if (k->code == IR_OP_KERNEL && !strcmp(k->item[0].s, name))
+					return k;
+	}
+	return NULL;
+}
+
+static char *
+module_text(IrModule *m, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	ir_module_print(m, f, NULL);
+	fclose(f);
+	return buf;
+}
+
+static void
+cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len, uint8_t key[32])
+{
+	unsigned major = 0, minor = 0, patch = 0;
+	LLVMGetVersion(&major, &minor, &patch);
+	char head[512];
+	int n = snprintf(head, sizeof head, "ave-cache-v1\n%s\nllvm %u.%u.%u\n%s\n-O%d\n%s\n%s\n",
+			 AVE_VERSION, major, minor, patch, o->target, o->opt,
+			 o->pipeline ? o->pipeline : "", kernel);
+	RtSha256 s;
+	rt_sha256_init(&s);
+	rt_sha256_update(&s, head, (size_t)n);
+	rt_sha256_update(&s, text, len);
+	rt_sha256_final(&s, key);
+}
+
+/* The host target: the module after the requested passes, as canonical text, and the kernel's
+ * signature as metadata. */
+static bool
+compile_host(const JitRequest *rq, JitOutput *out)
+{
+	IrPassOpts po = {.verify_each = true};
+	if (rq->pipeline && !ir_run_pipeline(rq->m, pass_registry, pass_registry_count, rq->pipeline, &po))
+		return false;
+	size_t len;
+	char *text = module_text(rq->m, &len);
+	out->binary = (uint8_t *)text;
+	out->binary_len = len;
+	out->meta = jit_host_metadata(rq->m->ctx, rq->kernel, rq->target);
+	return true;
+}
+
+static JitBackend
+backend_for(const char *target)
+{
+	if (!strcmp(target, "host"))
+		return compile_host;
+	return jit_gpu_backend(target);
+}
+
+AveResult
+aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel *out)
+{
+	RtModule *mod = mh.ptr;
+	JitOptions *o = oh.ptr, dflt = {"host", 2, NULL};
+	if (!mod || !name || !out)
+		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!o)
+		o = &dflt;
+	out->ptr = NULL;
+	if (name[0] == '@')
+		name++;
+	RtCtx *c = mod->ctx;
+
+	pthread_mutex_lock(&mod->mu);
+	IrOp *k = find_kernel(mod->m, name);
+	size_t len = 0;
+	char *text = k ? module_text(mod->m, &len) : NULL;
+	pthread_mutex_unlock(&mod->mu);
+	if (!k) {
+		rt_error(c, "no kernel '@%s' in the module", name);
+		return AVE_ERROR_NOT_FOUND;
+	}
+
+	uint8_t key[32];
+	cache_key(o, name, text, len, key);
+	size_t size;
+	uint8_t *bundle = rt_cache_get(&c->cache, key, &size);
+	if (bundle) {
+		free(text);
+		RtKernel *rk;
+		AveResult r = rt_kernel_from_bundle(c, bundle, size, &rk);
+		out->ptr = r ? NULL : rk;
+		return r;
+	}
+
+	JitBackend backend = backend_for(o->target);
+	if (!backend) {
+		rt_error(c, "target '%s' is not available in this build of ave", o->target);
+		free(text);
+		return AVE_ERROR_UNSUPPORTED;
+	}
+	/* The backend works on a private copy parsed from the canonical text: the module itself is
+	 * never changed, and compiles of one module run in parallel. */
+	IrCtx *ir = rt_ir_ctx(c);
+	IrModule *copy = fe_parse(ir, mod->m->name, text, len, 1);
+	AveResult r = AVE_SUCCESS;
+	JitOutput jo = {0};
+	if (!copy || !ir_verify(copy)) {
+		rt_error(c, "internal error: the module does not re-parse from its printed form");
+		r = AVE_ERROR_COMPILE;
+	} else {
+		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline};
+		if (!backend(&rq, &jo))
+			r = AVE_ERROR_COMPILE;
+	}
+	ir_module_free(copy);
+	rt_ir_ctx_free(ir);
+	if (!r) {
+		bundle = rt_bundle_encode(jo.meta, strlen(jo.meta), jo.binary, jo.binary_len, text, len,
+					  &size);
+		rt_cache_put(&c->cache, key, bundle, size);
+		RtKernel *rk;
+		r = rt_kernel_from_bundle(c, bundle, size, &rk);
+		out->ptr = r ? NULL : rk;
+	}
+	free(jo.binary);
+	free(jo.meta);
+	free(text);
+	return r;
 }

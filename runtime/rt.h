@@ -122,6 +122,17 @@ void rt_ir_ctx_free(IrCtx *ir);
 /* Reports a runtime diagnostic (no source location) through the context's handler. */
 void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- rt_api.c: modules ---- */
+
+typedef struct RtModule {
+	RtCtx *ctx;
+	IrCtx *ir;          /* private to the module */
+	IrModule *m;
+	pthread_mutex_t mu; /* guards reads of m by compiles on several threads */
+	int nkernels;
+	IrOp **kernels;
+} RtModule;
+
 /* ---- rt_kernel.c: compiled kernels (from bundles) and their metadata ---- */
 
 typedef struct RtArgInfo {
@@ -205,6 +216,9 @@ typedef struct RtDeviceOps {
 typedef struct RtDevice {
 	RtCtx *ctx;
 	const RtDeviceOps *ops;
+	pthread_mutex_t mu;   /* guards kernels */
+	RtKernel **kernels;   /* kernels loaded on this device (unloaded when it closes) */
+	int nkernels;
 	char name[256];
 	const char *target; /* the target its kernels must be compiled for */
 	void *impl;

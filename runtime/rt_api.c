@@ -8,15 +8,6 @@
 
 /* ---- modules ---- */
 
-typedef struct RtModule {
-	RtCtx *ctx;
-	IrCtx *ir;
-	IrModule *m;
-	pthread_mutex_t mu; /* compiles of one module are serialized (they read and clone it) */
-	int nkernels;
-	IrOp **kernels;
-} RtModule;
-
 static bool
 collect(IrOp *op, void *ud)
 {
@@ -117,9 +108,11 @@ aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 	RtDevice *d = calloc(1, sizeof *d);
 	d->ctx = c.ptr;
 	d->ops = ops;
+	pthread_mutex_init(&d->mu, NULL);
 	AveResult r = ops->open(d, ordinal);
 	if (r) {
 		ops->close(d);
+		pthread_mutex_destroy(&d->mu);
 		free(d);
 		return r;
 	}
@@ -133,7 +126,30 @@ aveDeviceClose(AveDevice h)
 	RtDevice *d = h.ptr;
 	if (!d)
 		return;
+	/* Kernels that ran here let go of what they loaded on this device. */
+	pthread_mutex_lock(&d->mu);
+	RtKernel **ks = d->kernels;
+	int n = d->nkernels;
+	d->kernels = NULL;
+	d->nkernels = 0;
+	pthread_mutex_unlock(&d->mu);
+	for (int i = 0; i < n; i++) {
+		RtKernel *k = ks[i];
+		pthread_mutex_lock(&k->mu);
+		for (RtLoaded **p = &k->loaded; *p; p = &(*p)->next) {
+			if ((*p)->dev != d)
+				continue;
+			RtLoaded *l = *p;
+			*p = l->next;
+			d->ops->unload(d, l->handle);
+			free(l);
+			break;
+		}
+		pthread_mutex_unlock(&k->mu);
+	}
+	free(ks);
 	d->ops->close(d);
+	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
 
@@ -473,6 +489,10 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 			l->handle = handle;
 			l->next = k->loaded;
 			k->loaded = l;
+			pthread_mutex_lock(&d->mu);
+			d->kernels = realloc(d->kernels, sizeof *d->kernels * (size_t)(d->nkernels + 1));
+			d->kernels[d->nkernels++] = k;
+			pthread_mutex_unlock(&d->mu);
 		}
 	}
 	pthread_mutex_unlock(&k->mu);

@@ -16,6 +16,12 @@ typedef struct RtDiag {
 } RtDiag;
 
 const char *
+aveGetVersion(void)
+{
+	return AVE_VERSION;
+}
+
+const char *
 aveResultGetName(AveResult r)
 {
 	static const char *const names[AVE_RESULT_COUNT] = {

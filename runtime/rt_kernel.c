@@ -91,7 +91,15 @@ rt_kernel_free(RtKernel *k)
 		return;
 	for (RtLoaded *l = k->loaded, *next; l; l = next) {
 		next = l->next;
-		l->dev->ops->unload(l->dev, l->handle);
+		RtDevice *d = l->dev;
+		pthread_mutex_lock(&d->mu);
+		for (int i = 0; i < d->nkernels; i++)
+			if (d->kernels[i] == k) {
+				d->kernels[i] = d->kernels[--d->nkernels];
+				break;
+			}
+		pthread_mutex_unlock(&d->mu);
+		d->ops->unload(d, l->handle);
 		free(l);
 	}
 	rt_bundle_free(&k->bundle);

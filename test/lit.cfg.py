@@ -14,6 +14,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt
 tools = [
     os.path.join(config.ave_obj_root, "tools"),
     os.path.join(config.ave_obj_root, "test", "unit"),
+    os.path.join(config.ave_obj_root, "test", "capi"),
     config.llvm_tools_dir,
 ]
 config.environment["PATH"] = os.pathsep.join(tools + [config.environment.get("PATH", "")])

@@ -60,6 +60,9 @@ typedef enum AveResult {
 	AVE_RESULT_COUNT
 } AveResult;
 
+/* The library's version ("0.1.0"); static storage. */
+AVE_API const char *aveGetVersion(void);
+
 /* A short English name for a result ("AVE_ERROR_PARSE"); static storage. */
 AVE_API const char *aveResultGetName(AveResult r);
 
