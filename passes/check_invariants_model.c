@@ -216,7 +216,13 @@ pass_ck_value(Ck *k, CkEnv *e, IrValue *v)
 	Z3_ast t = ir_map_get(&de->memo, h, v, NULL);
 	if (t)
 		return t;
+	/* Closed forms evaluate other iterations; a bound on the nesting keeps any cycle finite
+	 * (the value is then unknown, which is sound). */
+	if (k->depth > 512)
+		return ir_type_is_int(v->type) ? opaque(k, v->type, v->name) : NULL;
+	k->depth++;
 	t = value_in(k, de, v);
+	k->depth--;
 	if (t)
 		ir_map_put(&de->memo, h, v, (void *)t, NULL);
 	return t;
@@ -394,9 +400,9 @@ loop_forms(Ck *k, IrOp *loop)
 			lf->kind[j] = LF_INVARIANT;
 			continue;
 		}
-		bool other = false, self = pass_ck_mentions(S, v, xs[j]);
+		bool other = false, self = pass_ck_depends(S, v, xs[j]);
 		for (int i = 0; i < lf->n && !other; i++)
-			other = i != j && pass_ck_mentions(S, v, xs[i]);
+			other = i != j && pass_ck_depends(S, v, xs[i]);
 		if (other)
 			continue;
 		if (!self) {
@@ -1156,7 +1162,7 @@ index_period(Ck *k, CkSite *s)
 				cand[i] = cand[j];
 				cand[j] = x;
 			}
-	bool moves = pass_ck_mentions(S, idx, in.t);
+	bool moves = pass_ck_depends(S, idx, in.t);
 	for (int i = 0; i < nc; i++) {
 		int64_t p = cand[i];
 		if ((i && p == cand[i - 1]) || p > 256)
@@ -1201,8 +1207,9 @@ wait_form(Ck *k, CkSite *w)
 {
 	int64_t p = index_period(k, w);
 	if (!p)
-		return beyond(k, w->op, "the barrier index of this 'ave.mbar.wait' is not a periodic "
-					"function of the loop iteration");
+		return beyond(k, w->op, "the barrier index of this 'ave.mbar.wait' is not a one-to-one "
+					"periodic function of the loop iteration (periods tried: 1, the barrier "
+					"count and the 'mod'/'floordiv' constants it uses)");
 	CkWaitForm *f = ir_arena_alloc(&k->arena, sizeof *f);
 	w->wf = f;
 	f->period = p;
@@ -1262,12 +1269,24 @@ wait_form(Ck *k, CkSite *w)
 	return true;
 }
 
+/* Do sites a and b name the same barrier in every instance (same replica and iteration)? */
+static bool
+same_index(Ck *k, CkSite *a, CkSite *b)
+{
+	CkInst ia = pass_ck_inst(k, a, "t");
+	CkInst ib = pass_ck_inst_at(k, b, ia.r, ia.t);
+	return valid(k, pass_ck_eq(S, pass_ck_bar_index(k, &ia), pass_ck_bar_index(k, &ib)));
+}
+
+/* The group of arrival site s: same role, barrier array and loop, and the same barrier in every
+ * iteration. */
 static CkGroup *
 group_of(Ck *k, CkSite *s)
 {
 	for (int i = 0; i < k->groups.len; i++) {
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
-		if (g->role == s->role && g->bar == s->bar)
+		if (g->role == s->role && g->bar == s->bar && g->loop == s->loop &&
+		    same_index(k, g->site[0], s))
 			return g;
 	}
 	CkGroup *g = ir_arena_alloc(&k->arena, sizeof *g);
@@ -1314,10 +1333,13 @@ pass_ck_phases(Ck *k)
 		if (s->cond || s->nested)
 			return beyond(k, s->op, s->cond ? "an arrival on a barrier under 'ave.if'"
 							: "an arrival on a barrier in a nested loop");
+		for (int j = 0; j < i; j++) {
+			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
+			if (o->group && o->role == s->role && o->bar == s->bar && o->loop != s->loop)
+				return beyond(k, s->op, "arrivals of one role on one barrier array in "
+							"different loops, or inside and outside a loop");
+		}
 		CkGroup *g = group_of(k, s);
-		if (g->loop != s->loop)
-			return beyond(k, s->op, "arrivals of one role on one barrier array in different "
-						"loops");
 		g->site[g->nsite++] = s;
 		s->group = g;
 		if (s->kind == CK_COPY)
@@ -1330,19 +1352,9 @@ pass_ck_phases(Ck *k)
 		CkSite *s0 = g->site[0];
 		g->period = 1;
 		if (g->loop && !(g->period = index_period(k, s0)))
-			return beyond(k, s0->op, "the barrier index of this arrival is not a periodic "
-						 "function of the loop iteration");
-		if (g->nsite < 2)
-			continue;
-		CkInst in = pass_ck_inst(k, s0, "t");
-		Z3_ast i0 = pass_ck_bar_index(k, &in);
-		for (int j = 1; j < g->nsite; j++) {
-			CkInst o = pass_ck_inst_at(k, g->site[j], in.r, in.t);
-			if (!valid(k, pass_ck_eq(S, pass_ck_bar_index(k, &o), i0)))
-				return beyond(k, g->site[j]->op,
-					      "arrivals of one role on one barrier array that name different "
-					      "barriers in the same iteration");
-		}
+			return beyond(k, s0->op, "the barrier index of this arrival is not a one-to-one "
+						 "periodic function of the loop iteration (periods tried: 1, the "
+						 "barrier count and the 'mod'/'floordiv' constants it uses)");
 	}
 	return !k->broken;
 }
@@ -1424,10 +1436,19 @@ static Z3_ast
 residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p)
 {
 	Z3_ast res = pass_ck_num(S, p);
+	bool identity = true;
 	for (int64_t c = p - 1; c >= 0; c--) {
 		CkInst in = pass_ck_inst_at(k, s, r, pass_ck_num(S, c));
-		res = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &in), i), pass_ck_num(S, c), res);
+		Z3_ast x = pass_ck_bar_index(k, &in);
+		int64_t v;
+		identity &= pass_ck_is_num(S, x, &v) && v == c;
+		res = pass_ck_ite(S, pass_ck_eq(S, x, i), pass_ck_num(S, c), res);
 	}
+	/* Iteration c names barrier c (as with k mod p): the residue is i itself. */
+	if (identity)
+		return pass_ck_ite(S, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), i),
+						   pass_ck_lt(S, i, pass_ck_num(S, p))),
+				   i, pass_ck_num(S, p));
 	return res;
 }
 

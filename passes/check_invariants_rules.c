@@ -86,6 +86,16 @@ solve_min(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow)
 	return m;
 }
 
+/* Adds a counterexample variable unless one of that name is there already. */
+static void
+cex_var(Ck *k, IrCex *x, const char *name, int64_t v)
+{
+	for (int i = 0; i < x->nvar; i++)
+		if (!strcmp(x->var[i].name, name))
+			return;
+	ir_cex_var(k->c, x, name, ir_ctx_printf(k->c, "%lld", (long long)v));
+}
+
 /* Counterexample variables of one instance: its loop variables and replica. */
 static void
 cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
@@ -104,15 +114,14 @@ cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
 		Z3_ast t = pass_ck_value(k, envs[i], iv);
 		char *name = main ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(iv))
 				  : ir_ctx_printf(k->c, "%%%s in %s", pass_ck_vname(iv), role);
-		ir_cex_var(k->c, x, name, ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, t)));
+		cex_var(k, x, name, ev(k, m, t));
 		/* A named upper bound tells how many iterations the counterexample needs. */
 		const IrExpr *ub = loops[i]->item[1].e;
 		if (main && ub->kind == IR_EX_VAL) {
 			IrValue *bv = ir_op_value(loops[i], ub->opnd);
 			Z3_ast bt = pass_ck_value(k, envs[i]->parent, bv);
 			if (bt && bv->name && !pass_ck_is_num(S, bt, &(int64_t){0}))
-				ir_cex_var(k->c, x, ir_ctx_printf(k->c, "%%%s", bv->name),
-					   ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, bt)));
+				cex_var(k, x, ir_ctx_printf(k->c, "%%%s", bv->name), ev(k, m, bt));
 		}
 	}
 	if (in->site->role->nrep > 1) {
@@ -120,7 +129,7 @@ cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
 					 ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(in->site->role->rep_val))
 					 : "replica";
 		char *name = main ? (char *)rn : ir_ctx_printf(k->c, "%s in %s", rn, role);
-		ir_cex_var(k->c, x, name, ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, in->r)));
+		cex_var(k, x, name, ev(k, m, in->r));
 	}
 }
 
@@ -130,18 +139,16 @@ cex_globals(Ck *k, IrCex *x, Z3_model m, Z3_ast f)
 	f = pass_ck_closure(S, f);
 	for (int d = 0; d < 3; d++)
 		if (k->pid[d] && k->pid_val[d] && pass_ck_mentions(S, f, k->pid[d]))
-			ir_cex_var(k->c, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[d])),
-				   ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, k->pid[d])));
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[d])), ev(k, m, k->pid[d]));
 	if (k->rank && pass_ck_mentions(S, f, k->rank))
-		ir_cex_var(k->c, x, "rank", ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, k->rank)));
+		cex_var(k, x, "rank", ev(k, m, k->rank));
 	IrBlock *kb = k->kernel->reg[0].block;
 	for (int i = 0; i < kb->narg; i++) {
 		if (!ir_type_is_int(kb->arg[i]->type))
 			continue;
 		Z3_ast a = pass_ck_value(k, k->root, kb->arg[i]);
 		if (a && pass_ck_mentions(S, f, a))
-			ir_cex_var(k->c, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(kb->arg[i])),
-				   ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, a)));
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(kb->arg[i])), ev(k, m, a));
 	}
 }
 
@@ -149,7 +156,7 @@ static void
 cex_show(Ck *k, IrCex *x, Z3_model m, const char *name, Z3_ast t)
 {
 	if (t)
-		ir_cex_var(k->c, x, name, ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, t)));
+		cex_var(k, x, name, ev(k, m, t));
 }
 
 static const char *
@@ -180,13 +187,16 @@ msg_suffix(Ck *k, IrOp *op)
 static const char *
 role_it(Ck *k, Z3_model m, const CkInst *in)
 {
+	const char *rep = "";
+	if (in->site->role->nrep > 1)
+		rep = ir_ctx_printf(k->c, " replica %lld", (long long)ev(k, m, in->r));
 	if (!in->t)
-		return in->site->role->name;
+		return ir_ctx_printf(k->c, "%s%s", in->site->role->name, rep);
 	IrValue *iv = in->site->loop->reg[0].block->arg[0];
 	CkEnv *e = in->env;
 	while (e && e->scope != in->site->loop)
 		e = e->parent;
-	return ir_ctx_printf(k->c, "%s at %%%s = %lld", in->site->role->name, pass_ck_vname(iv),
+	return ir_ctx_printf(k->c, "%s%s at %%%s = %lld", in->site->role->name, rep, pass_ck_vname(iv),
 			     (long long)ev(k, m, e ? pass_ck_value(k, e, iv) : NULL));
 }
 
@@ -291,14 +301,14 @@ last_before(Ck *k, CkSite *u, const CkPoint *p, CkInst *out, Z3_ast *ok)
 			*ok = Z3_mk_true(S->z);
 			return true;
 		}
-		/* The last iteration: t with t + 1 not an iteration. */
+		/* The last iteration: t with t + 1 not an iteration (-1 when there is none). */
 		Z3_ast t = pass_ck_fresh(S, "tl");
 		*out = pass_ck_inst_at(k, u, p->r, t);
 		CkInst nx = pass_ck_inst_at(k, u, p->r, pass_ck_add(S, t, pass_ck_num(S, 1)));
+		CkInst first = pass_ck_inst_at(k, u, p->r, pass_ck_num(S, 0));
 		Z3_ast ex = pass_ck_inst_exists(k, out);
-		/* t is pinned down by being the last iteration; the side condition defines it. */
 		pass_ck_side(S, t, pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, pass_ck_inst_exists(k, &nx))),
-					     pass_ck_and2(S, pass_ck_not(S, ex),
+					     pass_ck_and2(S, pass_ck_not(S, pass_ck_inst_exists(k, &first)),
 							  pass_ck_eq(S, t, pass_ck_num(S, -1)))));
 		*ok = ex;
 		return true;
@@ -406,6 +416,39 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 	}
 }
 
+/* The wait instance needs a phase that never gets its arrivals or bytes. */
+static Z3_ast
+wait_dead(Ck *k, const CkInst *u)
+{
+	Z3_ast i = pass_ck_bar_index(k, u), g = pass_ck_wait_g(k, u);
+	Z3_ast arr, exp, cp;
+	phase_totals(k, u->site->bar, i, pass_ck_sub(S, g, pass_ck_num(S, 1)), &arr, &exp, &cp);
+	Z3_ast shortage = pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, bar_count(k, u->site->bar))),
+				      pass_ck_lt(S, cp, exp));
+	return pass_ck_and2(S, pass_ck_wait_advances(k, u), shortage);
+}
+
+/* The instance can run: the last instance of each wait before it in its thread returns (a
+ * wait that never returns makes what follows it unreachable). */
+static Z3_ast
+live(Ck *k, const CkInst *v)
+{
+	CkPoint p = pass_ck_point(v);
+	IrVec parts = {0};
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *u = site_at(k, i);
+		CkInst U;
+		Z3_ast ok;
+		if (u->kind != CK_WAIT || !u->may_block || !last_before(k, u, &p, &U, &ok))
+			continue;
+		Z3_ast alive = pass_ck_not(S, pass_ck_and2(S, ok, wait_dead(k, &U)));
+		ir_vec_push(k->c->al, &parts, &alive, sizeof alive);
+	}
+	Z3_ast res = pass_ck_and(S, parts.len, (Z3_ast *)parts.data);
+	ir_vec_free(k->c->al, &parts, sizeof(Z3_ast));
+	return res;
+}
+
 static const char *
 contributors(Ck *k, IrValue *bar)
 {
@@ -440,7 +483,10 @@ check_waits_complete(Ck *k)
 		int64_t cnt = bar_count(k, w->bar);
 		Z3_ast shortage = pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, cnt)), pass_ck_lt(S, cp, exp));
 		Z3_ast fail = pass_ck_and2(S, pass_ck_wait_advances(k, &in), shortage);
-		if (holds_query(k, w->op, fail, "that this wait returns") || !pass_ck_error_once(k, w->op))
+		if (holds_query(k, w->op, fail, "that this wait returns"))
+			continue;
+		w->may_block = true;
+		if (!pass_ck_error_once(k, w->op))
 			continue;
 		CkInst *ins[1] = {&in};
 		Z3_ast show[5] = {i, g, arr, exp, cp};
@@ -583,7 +629,8 @@ check_no_overflow(Ck *k)
 			}
 			Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 			ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
-			Z3_ast fail = pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 1), n), pass_ck_not(S, ordered));
+			Z3_ast fail = pass_ck_and(S, 3, (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n), live(k, &in),
+								    pass_ck_not(S, ordered)});
 			if (holds_query(k, c->op, fail, "that this arrival waits for the previous phase") ||
 			    !pass_ck_error_once(k, c->op))
 				continue;
@@ -792,6 +839,8 @@ check_ambiguity(Ck *k)
 				}
 			}
 		}
+		Z3_ast alive = live(k, &in);
+		ir_vec_push(k->c->al, &all, &alive, sizeof alive);
 		Z3_ast fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data) : Z3_mk_false(S->z);
 		ir_vec_free(k->c->al, &all, sizeof(Z3_ast));
 		if (holds_query(k, w->op, fail, "that this wait is never two phases behind") ||
@@ -895,16 +944,17 @@ check_races(Ck *k)
 			Z3_ast fail;
 			if (waw) {
 				CkPoint xl = landing_point(&xi), xiss = pass_ck_point(&xi);
-				fail = pass_ck_and(S, 4,
-						   (Z3_ast[]){same, distinct,
+				fail = pass_ck_and(S, 6,
+						   (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
 							      pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
 							      pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
 			} else {
 				CkPoint xs = pass_ck_point(&xi), xe = pass_ck_point_end(k, &xi);
 				Z3_ast after = pass_ck_point_never(&xe) ? Z3_mk_false(S->z)
 									: pass_ck_hb(k, &xe, &wiss);
-				fail = pass_ck_and(S, 3,
-						   (Z3_ast[]){same, pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
+				fail = pass_ck_and(S, 5,
+						   (Z3_ast[]){same, live(k, &wi), live(k, &xi),
+							      pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
 							      pass_ck_not(S, after)});
 			}
 			if (holds_query(k, waw ? w->op : x->op, fail, "that this access is ordered"))
@@ -982,6 +1032,13 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 				cx->culprit = ir_ctx_printf(k->c, "the wait on %s with parity %lld (line %d) is "
 								  "vacuous here: it waits for no phase",
 							    b, (long long)ev(k, m, par), line_of(why->wait->op));
+			} else if (!why->w.site) {
+				cx->found = ir_ctx_printf(k->c, "nothing known: no write into %%%s arrives on "
+								"%%%s",
+							  pass_ck_vname(rd->mem), pass_ck_vname(why->wait->bar));
+				cx->culprit = ir_ctx_printf(k->c, "the wait on %s (line %d) orders nothing that "
+								  "writes %%%s",
+							    b, line_of(why->wait->op), pass_ck_vname(rd->mem));
 			} else {
 				Label wl = write_label(k, &why->w);
 				Z3_ast ws = pass_ck_slot(k, &why->w);
@@ -992,7 +1049,7 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 								  slot_str(k, m, rd->mem, ws),
 								  line_of(why->w.site->op), role_it(k, m, &why->w));
 				else
-					cx->found = "nothing: the phase it waits for carries no such copy";
+					cx->found = "nothing: the phase it waits for carries no such write";
 				cx->culprit = ir_ctx_printf(k->c, "the wait on %s with parity %lld (line %d) "
 								  "waits for phase %lld of it, which does not "
 								  "carry %s",
@@ -1082,7 +1139,7 @@ check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		for (int ci = 0; ci < cands.len; ci++)
 			any |= IR_VEC_AT(cands, Cand, ci).wait == u;
 		if (!any) {
-			Cand c = {Z3_mk_false(S->z), U, u, U};
+			Cand c = {Z3_mk_false(S->z), {0}, u, U};
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
@@ -1114,11 +1171,11 @@ check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			*V = pass_ck_inst(k, v, "tw");
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
-			Z3_ast parts[4] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
-					   pass_ck_not(S, label_eq(k, &vl, want)),
+			Z3_ast parts[5] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
+					   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
 					   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
 					   pass_ck_not(S, pass_ck_hb(k, &ap, &viss))};
-			Z3_ast bad = pass_ck_and(S, 4, parts);
+			Z3_ast bad = pass_ck_and(S, 5, parts);
 			ir_vec_push(k->c->al, &alts, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &bads, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &badw, &V, sizeof V);
@@ -1127,6 +1184,8 @@ check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		ir_vec_push(k->c->al, &conj, &term, sizeof term);
 	}
+	Z3_ast alive = live(k, &rd->in);
+	ir_vec_push(k->c->al, &conj, &alive, sizeof alive);
 	Z3_ast fail = pass_ck_and(S, conj.len, (Z3_ast *)conj.data);
 	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
 	if (!holds_query(k, as, fail, "this 'holds' assertion"))
@@ -1229,7 +1288,7 @@ check_compare(Ck *k, CkSite *as, const IrGroup *g)
 		       : g->kw == kw->le ? pass_ck_le(S, a, b)
 		       : g->kw == kw->gt ? pass_ck_lt(S, b, a)
 					 : pass_ck_le(S, b, a);
-	Z3_ast fail = pass_ck_not(S, claim);
+	Z3_ast fail = pass_ck_and2(S, live(k, &in), pass_ck_not(S, claim));
 	if (holds_query(k, as->op, fail, "this assertion") || !pass_ck_error_once(k, as->op))
 		return;
 	CkInst *ins[1] = {&in};
@@ -1427,10 +1486,10 @@ pass_ck_check_kernel(Ck *k)
 	check_ranges(k);
 	if (k->broken || !pass_ck_phases(k))
 		return;
-	check_asserts(k);
 	check_waits_complete(k);
-	check_phase_totals(k);
 	check_deadlock_order(k);
+	check_asserts(k);
+	check_phase_totals(k);
 	check_no_overflow(k);
 	check_races(k);
 	check_ambiguity(k);

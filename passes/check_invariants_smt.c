@@ -6,6 +6,8 @@
 #define PASS_CK_INTERNAL
 #include "passes.h"
 
+static Z3_ast with_sides(CkSmt *s, Z3_ast f);
+
 static void
 on_z3_error(Z3_context z, Z3_error_code e)
 {
@@ -364,6 +366,18 @@ pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x)
 	walk_init(&w, s);
 	w.find = x;
 	walk_run(&w, a, false);
+	bool found = w.found;
+	walk_free(&w);
+	return found;
+}
+
+bool
+pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x)
+{
+	Walk w;
+	walk_init(&w, s);
+	w.find = x;
+	walk_run(&w, a, true);
 	bool found = w.found;
 	walk_free(&w);
 	return found;

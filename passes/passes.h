@@ -87,8 +87,11 @@ Z3_ast pass_ck_b2i(CkSmt *s, Z3_ast b);
 bool pass_ck_is_num(CkSmt *s, Z3_ast a, int64_t *v);
 bool pass_ck_is_true(CkSmt *s, Z3_ast a);
 bool pass_ck_is_false(CkSmt *s, Z3_ast a);
-/* True when `a` mentions the constant `x`. */
+/* True when `a` mentions the constant `x` (syntactically: not through side conditions). */
 bool pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x);
+/* True when the value of `a` may depend on `x`: `a` or the side conditions of its variables
+ * (a quotient's definition, say) mention it. */
+bool pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x);
 /* `f` and the side conditions of every variable it mentions, transitively. */
 Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
 /* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL
@@ -153,6 +156,7 @@ typedef struct CkSite {
 	int end_seg, end_pos;
 	CkGroup *group;
 	CkWaitForm *wf;
+	bool may_block; /* WAIT: not proved to return (set by the completion check) */
 	int id;
 } CkSite;
 
@@ -215,6 +219,7 @@ typedef struct Ck {
 	int64_t mods[32]; /* floordiv/mod constants met by the evaluator since the last reset */
 	int nmods;
 	int hops;
+	int depth;        /* evaluation nesting */
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
 } Ck;
 
