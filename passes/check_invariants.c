@@ -28,7 +28,7 @@ check_kernel(IrModule *m, IrOp *kernel, Run *run)
 		/* Only modules with something to prove pay for a solver context. */
 		run->st->kernels++;
 		if (!run->smt_made)
-			pass_ck_smt_init(&run->smt, k.c->al, co->timeout_ms, run->st);
+			pass_ck_smt_init(&run->smt, k.c->al, co->timeout_ms, co->rlimit, run->st);
 		run->smt_made = true;
 		k.smt = &run->smt;
 		pass_ck_check_kernel(&k);

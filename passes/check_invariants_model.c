@@ -970,6 +970,12 @@ collect_op(IrOp *op, void *ud)
 	return true;
 }
 
+static bool
+kernel_alloc(Ck *k, const IrValue *v, IrOpcode code)
+{
+	return v->kind == IR_VAL_RESULT && v->op->code == code && v->op->parent == k->kernel->reg[0].block;
+}
+
 bool
 pass_ck_collect(Ck *k)
 {
@@ -1024,6 +1030,13 @@ pass_ck_collect(Ck *k)
 	for (int j = 0; j < k->sites.len; j++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, j);
 		int64_t step;
+		/* One barrier array or ring for the whole kernel: allocated once, at its top level. */
+		if (s->bar && !kernel_alloc(k, s->bar, IR_OP_MBAR_ALLOC))
+			return beyond(k, s->op, "a barrier that is not allocated by 'ave.mbar.alloc' at the "
+						"kernel's top level");
+		if (s->mem && !kernel_alloc(k, s->mem, IR_OP_SMEM_ALLOC))
+			return beyond(k, s->op, "shared memory that is not allocated by 'ave.smem.alloc' "
+						"at the kernel's top level");
 		if (s->loop && !loop_step(k, s->loop, &step))
 			return beyond(k, s->loop, "a loop whose step is not a positive constant holds "
 						  "synchronization or shared-memory operations");
@@ -1149,28 +1162,34 @@ index_period(Ck *k, CkSite *s)
 	CkInst in = pass_ck_inst(k, s, "t");
 	k->nmods = 0;
 	Z3_ast idx = pass_ck_bar_index(k, &in);
-	int64_t cand[34];
-	int nc = 0;
-	cand[nc++] = 1;
+	/* Candidates: the constants met and the barrier count, then their divisors (a step of 2
+	 * over k mod 4 repeats every 2 iterations), then 1. A period that passes both tests below
+	 * is the least one (a smaller period would repeat a barrier within it), so the order only
+	 * matters for speed: the likely ones first. */
+	if (!pass_ck_depends(S, idx, in.t))
+		return 1;
+	int64_t cand[258];
+	int nc = 0, nb;
 	for (int i = 0; i < k->nmods; i++)
 		cand[nc++] = k->mods[i];
 	cand[nc++] = bar_size(s);
-	for (int i = 0; i < nc; i++)
-		for (int j = i + 1; j < nc; j++)
-			if (cand[j] < cand[i]) {
-				int64_t x = cand[i];
-				cand[i] = cand[j];
-				cand[j] = x;
-			}
-	bool moves = pass_ck_depends(S, idx, in.t);
+	nb = nc;
+	for (int i = 0; i < nb; i++)
+		for (int64_t d = 2; d < cand[i] && d <= 256 && nc < 256; d++)
+			if (cand[i] % d == 0)
+				cand[nc++] = d;
+	cand[nc++] = 1;
 	for (int i = 0; i < nc; i++) {
 		int64_t p = cand[i];
-		if ((i && p == cand[i - 1]) || p > 256)
+		bool seen = p > 256;
+		for (int j = 0; j < i && !seen; j++)
+			seen = cand[j] == p;
+		if (seen)
 			continue;
 		CkInst sh = pass_ck_inst_at(k, s, in.r, pass_ck_add(S, in.t, pass_ck_num(S, p)));
 		Z3_ast periodic = pass_ck_eq(S, pass_ck_bar_index(k, &sh), idx);
 		if (p == 1) {
-			if (!moves || valid(k, periodic))
+			if (valid(k, periodic))
 				return 1;
 			continue;
 		}

@@ -206,8 +206,13 @@ undecided(Ck *k, IrOp *op, const char *what)
 {
 	if (!pass_ck_error_once(k, op))
 		return;
-	ir_error(k->c, op->loc, "cannot prove %s: the solver gave up (%s) within %u ms per query", what,
-		 S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms);
+	if (S->rlimit)
+		ir_error(k->c, op->loc, "cannot prove %s: the solver gave up (%s) within its limits of "
+					"%u ms and %u resource units per query",
+			 what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms, S->rlimit);
+	else
+		ir_error(k->c, op->loc, "cannot prove %s: the solver gave up (%s) within %u ms per query",
+			 what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms);
 }
 
 /* Runs `fail`; true when it is unsatisfiable (the property holds). On unknown, reports. */

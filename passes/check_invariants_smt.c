@@ -17,7 +17,8 @@ on_z3_error(Z3_context z, Z3_error_code e)
 }
 
 void
-pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, PassCkStats *st)
+pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
+		 PassCkStats *st)
 {
 	memset(s, 0, sizeof *s);
 	s->al = al;
@@ -32,6 +33,7 @@ pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, PassCkSta
 	ir_map_init(&s->divs, al);
 	ir_arena_init(&s->arena, al);
 	s->timeout_ms = timeout_ms ? timeout_ms : 2000;
+	s->rlimit = rlimit;
 	s->st = st;
 }
 
@@ -396,7 +398,6 @@ with_sides(CkSmt *s, Z3_ast f)
 	return all;
 }
 
-#include <stdlib.h>
 Z3_ast
 pass_ck_closure(CkSmt *s, Z3_ast f)
 {
@@ -406,8 +407,6 @@ pass_ck_closure(CkSmt *s, Z3_ast f)
 static void
 account(CkSmt *s, double t0, CkRes r)
 {
-	if (getenv("AVE_CK_TRACE"))
-		fprintf(stderr, "TRACE %s %.2fms\n", r == CK_SAT ? "sat" : r == CK_UNSAT ? "unsat" : "unk", (ir_now() - t0) * 1e3);
 	if (!s->st)
 		return;
 	double dt = ir_now() - t0;
@@ -429,6 +428,8 @@ mk_params(CkSmt *s)
 	Z3_params p = Z3_mk_params(s->z);
 	Z3_params_inc_ref(s->z, p);
 	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), s->timeout_ms);
+	if (s->rlimit)
+		Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "rlimit"), s->rlimit);
 	return p;
 }
 

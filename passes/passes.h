@@ -33,6 +33,7 @@ typedef struct PassCkStats {
 
 typedef struct PassCkOpts {
 	unsigned timeout_ms; /* per query; 0 takes the default (2000) */
+	unsigned rlimit;     /* per-query resource limit (deterministic; 0 = none), for tests */
 	int max_hops;        /* barrier hops in a happens-before chain; 0 takes the default (3) */
 	PassCkStats *stats;  /* filled when non-NULL */
 } PassCkOpts;
@@ -59,12 +60,13 @@ typedef struct CkSmt {
 	IrMap divs;      /* (dividend, divisor) -> quotient variable */
 	IrArena arena;   /* keys of `divs` */
 	Z3_solver solver; /* made on the first query */
-	unsigned timeout_ms;
+	unsigned timeout_ms, rlimit;
 	PassCkStats *st;
 	const char *unknown_reason; /* why the last query came back unknown */
 } CkSmt;
 
-void pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, PassCkStats *st);
+void pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
+		      PassCkStats *st);
 void pass_ck_smt_free(CkSmt *s);
 Z3_ast pass_ck_num(CkSmt *s, int64_t v);
 Z3_ast pass_ck_fresh(CkSmt *s, const char *prefix);

@@ -52,6 +52,7 @@ cmd_check(int argc, char **argv)
 			     "  --diagnostics-format=F   text (default) or json\n"
 			     "  --stats                  report the number of solver queries and their time\n"
 			     "  --timeout-ms=N           per-query solver timeout (default 2000)\n"
+			     "  --rlimit=N               per-query solver resource limit (deterministic)\n"
 			     "  --max-hops=N             barrier hops in a happens-before chain (default 3)");
 			return 0;
 		}
@@ -61,6 +62,10 @@ cmd_check(int argc, char **argv)
 		}
 		if (!strncmp(argv[i], "--timeout-ms=", 13)) {
 			co.timeout_ms = (unsigned)strtoul(argv[i] + 13, NULL, 10);
+			continue;
+		}
+		if (!strncmp(argv[i], "--rlimit=", 9)) {
+			co.rlimit = (unsigned)strtoul(argv[i] + 9, NULL, 10);
 			continue;
 		}
 		if (!strncmp(argv[i], "--max-hops=", 11)) {
