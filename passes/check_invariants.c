@@ -22,7 +22,8 @@ check_kernel(IrModule *m, IrOp *kernel, Run *run)
 	k.m = m;
 	k.c = m->ctx;
 	k.opts = co;
-	k.hops = co->max_hops > 0 ? co->max_hops : 3;
+	k.max_hops = co->max_hops > 0 ? co->max_hops : 3;
+	k.hops = k.max_hops;
 	pass_ck_begin(&k, kernel);
 	if (pass_ck_collect(&k)) {
 		/* Only modules with something to prove pay for a solver context. */

@@ -225,6 +225,32 @@ holds_query(Ck *k, IrOp *op, Z3_ast fail, const char *what)
 	return r == CK_UNSAT;
 }
 
+/* Iterative deepening over barrier hops: a check first builds its happens-before formulas with
+ * at most two hops (small, fast queries) and only when that fails rebuilds them with the
+ * configured maximum. attempt() runs one try; it returns true when done, with *proven telling
+ * whether the property holds (an undecided query is reported here and counts as done). */
+static int
+shallow_hops(Ck *k)
+{
+	return k->max_hops < 2 ? k->max_hops : 2;
+}
+
+static bool
+attempt(Ck *k, IrOp *op, Z3_ast fail, const char *what, bool *proven)
+{
+	CkRes r = pass_ck_check(S, fail, NULL);
+	*proven = r == CK_UNSAT;
+	if (r == CK_UNSAT)
+		return true;
+	if (k->hops < k->max_hops)
+		return false;
+	if (r == CK_UNKNOWN) {
+		undecided(k, op, what);
+		*proven = true; /* reported */
+	}
+	return true;
+}
+
 /* ---- labels ---- */
 
 typedef enum LabelKind { LB_TAG, LB_NONE, LB_UNKNOWN } LabelKind;
@@ -615,29 +641,36 @@ check_no_overflow(Ck *k)
 		bool reported = false;
 		for (int s = 0; s < g->nsite && !reported; s++) {
 			CkSite *c = g->site[s];
-			CkInst in = pass_ck_inst(k, c, "t");
-			CkPoint cp = pass_ck_point(&in);
-			Z3_ast i = pass_ck_bar_index(k, &in), n = pass_ck_phase(k, &in);
-			IrVec alts = {0};
-			for (int wi = 0; wi < k->sites.len; wi++) {
-				CkSite *u = site_at(k, wi);
-				if (u->kind != CK_WAIT || u->bar != c->bar)
-					continue;
-				for (int64_t q = 0; q < u->role->nrep && q < 8; q++) {
-					Z3_ast ok;
-					Z3_ast t = pass_ck_wait_iter(k, u, pass_ck_num(S, q), i, n, &ok);
-					CkInst ui = pass_ck_inst_at(k, u, pass_ck_num(S, q), t);
-					CkPoint up = pass_ck_point(&ui);
-					Z3_ast alt = pass_ck_and2(S, ok, pass_ck_hb(k, &up, &cp));
-					ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+			CkInst in;
+			Z3_ast i, n, fail;
+			bool proven;
+			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+				in = pass_ck_inst(k, c, "t");
+				CkPoint cp = pass_ck_point(&in);
+				i = pass_ck_bar_index(k, &in);
+				n = pass_ck_phase(k, &in);
+				IrVec alts = {0};
+				for (int wi = 0; wi < k->sites.len; wi++) {
+					CkSite *u = site_at(k, wi);
+					if (u->kind != CK_WAIT || u->bar != c->bar)
+						continue;
+					for (int64_t q = 0; q < u->role->nrep && q < 8; q++) {
+						Z3_ast ok;
+						Z3_ast t = pass_ck_wait_iter(k, u, pass_ck_num(S, q), i, n, &ok);
+						CkInst ui = pass_ck_inst_at(k, u, pass_ck_num(S, q), t);
+						CkPoint up = pass_ck_point(&ui);
+						Z3_ast alt = pass_ck_and2(S, ok, pass_ck_hb(k, &up, &cp));
+						ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+					}
 				}
+				Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+				ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+				fail = pass_ck_and(S, 3, (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n), live(k, &in),
+								   pass_ck_not(S, ordered)});
+				if (attempt(k, c->op, fail, "that this arrival waits for the previous phase", &proven))
+					break;
 			}
-			Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
-			ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
-			Z3_ast fail = pass_ck_and(S, 3, (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n), live(k, &in),
-								    pass_ck_not(S, ordered)});
-			if (holds_query(k, c->op, fail, "that this arrival waits for the previous phase") ||
-			    !pass_ck_error_once(k, c->op))
+			if (proven || !pass_ck_error_once(k, c->op))
 				continue;
 			CkInst *ins[1] = {&in};
 			Z3_ast show[2] = {i, n};
@@ -823,33 +856,40 @@ check_ambiguity(Ck *k)
 		CkSite *w = site_at(k, si);
 		if (w->kind != CK_WAIT)
 			continue;
-		CkInst in = pass_ck_inst(k, w, "t");
-		CkPoint wp = pass_ck_point(&in);
-		Z3_ast i = pass_ck_bar_index(k, &in), g = pass_ck_wait_g(k, &in);
-		IrVec all = {0};
-		int ngroups = 0;
-		for (int gi = 0; gi < k->groups.len; gi++) {
-			CkGroup *gr = IR_VEC_AT(k->groups, CkGroup *, gi);
-			if (gr->bar != w->bar)
-				continue;
-			ngroups++;
-			for (int64_t q = 0; q < gr->role->nrep && q < 8; q++) {
-				Z3_ast ok;
-				Z3_ast t = pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
-				for (int s = 0; s < gr->nsite; s++) {
-					CkInst ci = pass_ck_inst_at(k, gr->site[s], pass_ck_num(S, q), t);
-					CkPoint cp = pass_ck_point(&ci);
-					Z3_ast bad = pass_ck_and2(S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
-					ir_vec_push(k->c->al, &all, &bad, sizeof bad);
+		CkInst in;
+		Z3_ast i, g, fail;
+		bool proven;
+		for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+			in = pass_ck_inst(k, w, "t");
+			CkPoint wp = pass_ck_point(&in);
+			i = pass_ck_bar_index(k, &in);
+			g = pass_ck_wait_g(k, &in);
+			IrVec all = {0};
+			int ngroups = 0;
+			for (int gi = 0; gi < k->groups.len; gi++) {
+				CkGroup *gr = IR_VEC_AT(k->groups, CkGroup *, gi);
+				if (gr->bar != w->bar)
+					continue;
+				ngroups++;
+				for (int64_t q = 0; q < gr->role->nrep && q < 8; q++) {
+					Z3_ast ok;
+					Z3_ast t = pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
+					for (int s = 0; s < gr->nsite; s++) {
+						CkInst ci = pass_ck_inst_at(k, gr->site[s], pass_ck_num(S, q), t);
+						CkPoint cp = pass_ck_point(&ci);
+						Z3_ast bad = pass_ck_and2(S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
+						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
+					}
 				}
 			}
+			Z3_ast alive = live(k, &in);
+			ir_vec_push(k->c->al, &all, &alive, sizeof alive);
+			fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data) : Z3_mk_false(S->z);
+			ir_vec_free(k->c->al, &all, sizeof(Z3_ast));
+			if (attempt(k, w->op, fail, "that this wait is never two phases behind", &proven))
+				break;
 		}
-		Z3_ast alive = live(k, &in);
-		ir_vec_push(k->c->al, &all, &alive, sizeof alive);
-		Z3_ast fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data) : Z3_mk_false(S->z);
-		ir_vec_free(k->c->al, &all, sizeof(Z3_ast));
-		if (holds_query(k, w->op, fail, "that this wait is never two phases behind") ||
-		    !pass_ck_error_once(k, w->op))
+		if (proven || !pass_ck_error_once(k, w->op))
 			continue;
 		CkInst *ins[1] = {&in};
 		Z3_ast show[2] = {i, g};
@@ -934,35 +974,42 @@ check_races(Ck *k)
 			bool waw = x->kind == CK_COPY || x->kind == CK_STORE;
 			if (x->kind != CK_READ && !(waw && b >= a))
 				continue;
-			CkInst wi = pass_ck_inst(k, w, "t"), xi = pass_ck_inst(k, x, "t");
-			Z3_ast same = pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
-			Z3_ast distinct = Z3_mk_true(S->z);
-			if (waw && a == b) {
-				if (!w->loop && w->role->nrep == 1)
-					continue;
-				Z3_ast rlt = pass_ck_lt(S, wi.r, xi.r);
-				distinct = w->loop ? pass_ck_or2(S, pass_ck_lt(S, wi.t, xi.t),
-								 pass_ck_and2(S, pass_ck_eq(S, wi.t, xi.t), rlt))
-						   : rlt;
-			}
-			CkPoint wl = landing_point(&wi), wiss = pass_ck_point(&wi);
+			if (waw && a == b && !w->loop && w->role->nrep == 1)
+				continue;
+			CkInst wi, xi;
 			Z3_ast fail;
-			if (waw) {
-				CkPoint xl = landing_point(&xi), xiss = pass_ck_point(&xi);
-				fail = pass_ck_and(S, 6,
-						   (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
-							      pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
-							      pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
-			} else {
-				CkPoint xs = pass_ck_point(&xi), xe = pass_ck_point_end(k, &xi);
-				Z3_ast after = pass_ck_point_never(&xe) ? Z3_mk_false(S->z)
-									: pass_ck_hb(k, &xe, &wiss);
-				fail = pass_ck_and(S, 5,
-						   (Z3_ast[]){same, live(k, &wi), live(k, &xi),
-							      pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
-							      pass_ck_not(S, after)});
+			bool proven;
+			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+				wi = pass_ck_inst(k, w, "t");
+				xi = pass_ck_inst(k, x, "t");
+				Z3_ast same = pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
+				Z3_ast distinct = Z3_mk_true(S->z);
+				if (waw && a == b) {
+					Z3_ast rlt = pass_ck_lt(S, wi.r, xi.r);
+					distinct = w->loop ? pass_ck_or2(S, pass_ck_lt(S, wi.t, xi.t),
+									 pass_ck_and2(S, pass_ck_eq(S, wi.t, xi.t), rlt))
+							   : rlt;
+				}
+				CkPoint wl = landing_point(&wi), wiss = pass_ck_point(&wi);
+				if (waw) {
+					CkPoint xl = landing_point(&xi), xiss = pass_ck_point(&xi);
+					fail = pass_ck_and(S, 6,
+							   (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
+								      pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
+								      pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
+				} else {
+					CkPoint xs = pass_ck_point(&xi), xe = pass_ck_point_end(k, &xi);
+					Z3_ast after = pass_ck_point_never(&xe) ? Z3_mk_false(S->z)
+										: pass_ck_hb(k, &xe, &wiss);
+					fail = pass_ck_and(S, 5,
+							   (Z3_ast[]){same, live(k, &wi), live(k, &xi),
+								      pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
+								      pass_ck_not(S, after)});
+				}
+				if (attempt(k, waw ? w->op : x->op, fail, "that this access is ordered", &proven))
+					break;
 			}
-			if (holds_query(k, waw ? w->op : x->op, fail, "that this access is ordered"))
+			if (proven)
 				continue;
 			race_report(k, fail, &wi, &xi, waw);
 		}
@@ -1085,9 +1132,9 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 	pass_ck_model_free(S, m);
 }
 
-/* holds(mem[slot], want) at the reader's point. */
-static void
-check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
+/* holds(mem[slot], want) at the reader's point: true when proved, or when done reporting. */
+static bool
+holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 {
 	CkPoint ap = pass_ck_point(&rd->in);
 	IrVec cands = {0};
@@ -1193,11 +1240,21 @@ check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 	ir_vec_push(k->c->al, &conj, &alive, sizeof alive);
 	Z3_ast fail = pass_ck_and(S, conj.len, (Z3_ast *)conj.data);
 	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
-	if (!holds_query(k, as, fail, "this 'holds' assertion"))
+	bool proven, done = attempt(k, as, fail, "this 'holds' assertion", &proven);
+	if (done && !proven)
 		holds_report(k, as, rd, want, fail, (Cand *)cands.data, cands.len, &bads, &badw);
 	ir_vec_free(k->c->al, &cands, sizeof(Cand));
 	ir_vec_free(k->c->al, &bads, sizeof(Z3_ast));
 	ir_vec_free(k->c->al, &badw, sizeof(CkInst *));
+	return done;
+}
+
+static void
+check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
+{
+	for (k->hops = shallow_hops(k);; k->hops = k->max_hops)
+		if (holds_at_once(k, as, rd, want))
+			break;
 }
 
 static CkSite *

@@ -220,7 +220,7 @@ typedef struct Ck {
 	IrValue *pid_val[3];
 	int64_t mods[32]; /* floordiv/mod constants met by the evaluator since the last reset */
 	int nmods;
-	int hops;
+	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
 	int depth;        /* evaluation nesting */
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
 } Ck;
