@@ -1195,6 +1195,33 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
+	/* A role barrier: the last store of another replica before the last barrier of the role
+	 * before the point. */
+	for (int bi = 0; bi < k->sites.len && rd->in.site->role->nrep > 1; bi++) {
+		CkSite *b = site_at(k, bi);
+		CkInst B;
+		Z3_ast okb;
+		if (b->kind != CK_BARRIER || !last_before(k, b, &ap, &B, &okb))
+			continue;
+		for (int wi = 0; wi < k->sites.len; wi++) {
+			CkSite *w = site_at(k, wi);
+			if (w->mem != rd->mem || w->kind != CK_STORE || w->role != b->role)
+				continue;
+			for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+				CkPoint bp = pass_ck_point(&B);
+				bp.r = pass_ck_num(S, q);
+				Cand c = {NULL, {0}, NULL, {0}};
+				Z3_ast okw;
+				if (!last_before(k, w, &bp, &c.w, &okw))
+					continue;
+				Label wl = write_label(k, &c.w);
+				c.ok = pass_ck_and(S, 4, (Z3_ast[]){okb, okw,
+								       pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+								       label_eq(k, &wl, want)});
+				ir_vec_push(k->c->al, &cands, &c, sizeof c);
+			}
+		}
+	}
 	/* Program order: the last store by this thread. */
 	for (int wi = 0; wi < k->sites.len; wi++) {
 		CkSite *w = site_at(k, wi);
