@@ -1037,9 +1037,12 @@ pass_ck_collect(Ck *k)
 		if (s->mem && !kernel_alloc(k, s->mem, IR_OP_SMEM_ALLOC))
 			return beyond(k, s->op, "shared memory that is not allocated by 'ave.smem.alloc' "
 						"at the kernel's top level");
-		if (s->loop && !loop_step(k, s->loop, &step))
-			return beyond(k, s->loop, "a loop whose step is not a positive constant holds "
-						  "synchronization or shared-memory operations");
+		/* Every enclosing loop: an iteration domain the solver can express (a loop with any
+		 * other step would leave the site with no instances, proving everything about it). */
+		for (IrOp *p = ir_op_parent_op(s->op); p && p != k->kernel; p = ir_op_parent_op(p))
+			if (p->code == IR_OP_FOR && !loop_step(k, p, &step))
+				return beyond(k, p, "a loop whose step is not a positive constant holds "
+						    "synchronization or shared-memory operations");
 		if (s->end_op) {
 			bool c, n;
 			IrOp *l;
@@ -1320,6 +1323,19 @@ group_of(Ck *k, CkSite *s)
 bool
 pass_ck_phases(Ck *k)
 {
+	/* A role's waits and arrivals sit in one role-level loop (or outside loops): the deadlock
+	 * check ranks them by its iteration. */
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		bool sync = s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
+			    s->kind == CK_COPY;
+		if (!sync || !s->loop)
+			continue;
+		if (s->role->sync_loop && s->role->sync_loop != s->loop)
+			return beyond(k, s->op, "waits and arrivals of one role in two different loops");
+		s->role->sync_loop = s->loop;
+		s->role->sync_seg = s->seg;
+	}
 	/* Waits: one role-level loop wait per role and barrier array, or top-level waits only. */
 	for (int i = 0; i < k->sites.len && !k->broken; i++) {
 		CkSite *w = IR_VEC_AT(k->sites, CkSite *, i);

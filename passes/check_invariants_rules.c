@@ -718,6 +718,19 @@ typedef struct Edge {
 	int64_t q;
 } Edge;
 
+/* Rank of an instance for the deadlock check: the iteration of its role's synchronization loop
+ * (-1 before that loop, "infinity" after it, 0 in a role without one). */
+static Z3_ast
+rank_t(Ck *k, const CkInst *in)
+{
+	CkSite *s = in->site;
+	if (s->loop)
+		return in->t;
+	if (!s->role->sync_loop)
+		return pass_ck_num(S, 0);
+	return pass_ck_num(S, s->seg < s->role->sync_seg ? -1 : (int64_t)1 << 40);
+}
+
 /* The dependency of wait `w` on group `g`'s replica q: the contributing instance `ci` for the
  * phase an instance `in` of the wait needs, and the condition that it needs it. */
 static Z3_ast
@@ -758,41 +771,72 @@ deadlock_report(Ck *k, CkInst *in, CkInst *ci, Z3_ast fail, const char *why)
 	pass_ck_model_free(S, m);
 }
 
-/* No wait waits for an arrival that can only come after it: the arrivals a wait needs come from an
- * earlier iteration, or from the same iteration of a role that does not itself wait (directly or
- * not) for this one in that iteration. */
+static bool
+is_sync(const CkSite *s)
+{
+	return s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT || s->kind == CK_COPY;
+}
+
+/* Can two sync sites of one role run at the same rank, a before b? */
+static bool
+same_rank_before(const CkSite *a, const CkSite *b)
+{
+	if (a->role != b->role || (a->seg == b->seg && a->pos >= b->pos) || a->seg > b->seg)
+		return false;
+	if (a->loop || b->loop)
+		return a->loop == b->loop;
+	/* Outside loops: on the same side of the role's synchronization loop. */
+	int l = a->role->sync_loop ? a->role->sync_seg : -1;
+	return l < 0 || (a->seg < l) == (b->seg < l);
+}
+
+/* No wait waits for an arrival that can only come after it. Every instance gets a rank (rank_t,
+ * then its place in its thread); a wait must only need arrivals of lower rank, or of the same
+ * rank without a cycle of waits and arrivals through program order, so by induction every wait
+ * returns. Within a thread that is program order; across roles an arrival from a later
+ * iteration is a deadlock, and one from the same iteration adds an edge to the graph of sync ops
+ * (program order within a role, "needed by" across), which must stay acyclic. */
 static void
 check_deadlock_order(Ck *k)
 {
-	int nr = k->nroles;
-	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(nr * nr));
-	memset(edge, 0, sizeof *edge * (size_t)(nr * nr));
-	for (int si = 0; si < k->sites.len; si++) {
+	int ns = k->sites.len;
+	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
+	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));
+	bool *adj = ir_xalloc(k->c->al, sizeof *adj * (size_t)(ns * ns));
+	memset(adj, 0, sizeof *adj * (size_t)(ns * ns));
+	for (int a = 0; a < ns; a++)
+		for (int b = 0; b < ns; b++)
+			if (is_sync(site_at(k, a)) && is_sync(site_at(k, b)) &&
+			    same_rank_before(site_at(k, a), site_at(k, b)))
+				adj[a * ns + b] = true;
+	for (int si = 0; si < ns; si++) {
 		CkSite *w = site_at(k, si);
-		if (w->kind != CK_WAIT || !w->loop)
+		if (w->kind != CK_WAIT)
 			continue;
 		for (int gi = 0; gi < k->groups.len; gi++) {
 			CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
-			if (g->bar != w->bar || !g->loop)
+			if (g->bar != w->bar)
 				continue;
 			for (int64_t q = 0; q < g->role->nrep && q < 8; q++) {
 				CkInst in, ci;
 				Z3_ast need = dependency(k, w, g, q, &in, &ci);
+				Z3_ast tw = rank_t(k, &in), tc = rank_t(k, &ci);
 				Z3_ast later;
 				bool same_role = g->role == w->role;
 				CkSite *c = ci.site;
 				if (same_role) {
+					/* The same replica: program order; another replica: the rank. */
 					CkPoint cp = pass_ck_point(&ci), wp = pass_ck_point(&in);
 					later = pass_ck_and2(S, pass_ck_eq(S, in.r, ci.r),
 							     pass_ck_not(S, pass_ck_po(k, &cp, &wp)));
+					bool c_after = c->seg > w->seg || (c->seg == w->seg && c->pos >= w->pos);
 					Z3_ast other = pass_ck_and2(
 						S, pass_ck_not(S, pass_ck_eq(S, in.r, ci.r)),
-						pass_ck_or2(S, pass_ck_lt(S, in.t, ci.t),
-							    c->pos >= w->pos ? pass_ck_eq(S, in.t, ci.t)
-									     : Z3_mk_false(S->z)));
+						pass_ck_or2(S, pass_ck_lt(S, tw, tc),
+							    c_after ? pass_ck_eq(S, tw, tc) : Z3_mk_false(S->z)));
 					later = pass_ck_or2(S, later, other);
 				} else {
-					later = pass_ck_lt(S, in.t, ci.t);
+					later = pass_ck_lt(S, tw, tc);
 				}
 				Z3_ast fail = pass_ck_and2(S, need, later);
 				if (!holds_query(k, w->op, fail, "that this wait cannot deadlock")) {
@@ -802,49 +846,65 @@ check_deadlock_order(Ck *k)
 				}
 				if (same_role)
 					continue;
-				Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, in.t, ci.t));
-				if (pass_ck_check(S, tie, NULL) != CK_UNSAT) {
-					Edge *e = &edge[c->role->index * nr + w->role->index];
-					if (!e->wait) {
-						e->wait = w;
-						e->group = g;
-						e->q = q;
-					}
+				Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, tw, tc));
+				if (pass_ck_check(S, tie, NULL) == CK_UNSAT)
+					continue;
+				for (int s = 0; s < g->nsite; s++) {
+					int from = g->site[s]->id;
+					adj[from * ns + si] = true;
+					if (!edge[from * ns + si].wait)
+						edge[from * ns + si] = (Edge){w, g, q};
 				}
 			}
 		}
 	}
-	bool *adj = ir_xalloc(k->c->al, sizeof *adj * (size_t)(nr * nr));
-	for (int a = 0; a < nr * nr; a++)
-		adj[a] = edge[a].wait != NULL;
-	int *state = ir_xalloc(k->c->al, sizeof *state * (size_t)nr);
-	memset(state, 0, sizeof *state * (size_t)nr);
-	for (int v = 0; v < nr; v++) {
-		if (state[v] || !cyc_dfs(v, nr, adj, state))
+	int *state = ir_xalloc(k->c->al, sizeof *state * (size_t)ns);
+	memset(state, 0, sizeof *state * (size_t)ns);
+	for (int v = 0; v < ns; v++) {
+		if (state[v] || !cyc_dfs(v, ns, adj, state))
 			continue;
-		/* Report at the first wait (in source order) on a two-role cycle, else on any edge. */
+		/* Report at the first wait (in source order) whose dependency edge lies on a cycle. */
 		Edge *at = NULL;
-		for (int a = 0; a < nr; a++)
-			for (int b = 0; b < nr; b++)
-				if (adj[a * nr + b] && adj[b * nr + a] &&
-				    (!at || edge[a * nr + b].wait->op->loc.line < at->wait->op->loc.line))
-					at = &edge[a * nr + b];
-		for (int a = 0; a < nr * nr && !at; a++)
-			if (adj[a])
+		for (int a = 0; a < ns * ns; a++) {
+			if (!edge[a].wait)
+				continue;
+			int from = a / ns, to = a % ns;
+			int *st = ir_xalloc(k->c->al, sizeof *st * (size_t)ns);
+			memset(st, 0, sizeof *st * (size_t)ns);
+			/* On a cycle: `from` is reachable from `to`. */
+			int *stack = ir_xalloc(k->c->al, sizeof *stack * (size_t)ns);
+			int sp = 0;
+			bool back = false;
+			stack[sp++] = to;
+			st[to] = 1;
+			while (sp && !back) {
+				int x = stack[--sp];
+				for (int y = 0; y < ns; y++)
+					if (adj[x * ns + y] && !st[y]) {
+						st[y] = 1;
+						stack[sp++] = y;
+						back |= y == from;
+					}
+				back |= x == from;
+			}
+			ir_xfree(k->c->al, stack, sizeof *stack * (size_t)ns);
+			ir_xfree(k->c->al, st, sizeof *st * (size_t)ns);
+			if (back && (!at || edge[a].wait->op->loc.line < at->wait->op->loc.line))
 				at = &edge[a];
+		}
 		if (at && pass_ck_error_once(k, at->wait->op)) {
 			CkInst in, ci;
 			Z3_ast need = dependency(k, at->wait, at->group, at->q, &in, &ci);
-			Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, in.t, ci.t));
+			Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
 			deadlock_report(k, &in, &ci, tie,
-					"in the same iteration, while the roles wait for each other's arrivals "
-					"in that iteration (check the initial parity of the phase)");
+					"that itself waits, directly or through other roles, for this wait to "
+					"return (check the initial parity of the phase)");
 		}
 		break;
 	}
-	ir_xfree(k->c->al, state, sizeof *state * (size_t)nr);
-	ir_xfree(k->c->al, adj, sizeof *adj * (size_t)(nr * nr));
-	ir_xfree(k->c->al, edge, sizeof *edge * (size_t)(nr * nr));
+	ir_xfree(k->c->al, state, sizeof *state * (size_t)ns);
+	ir_xfree(k->c->al, adj, sizeof *adj * (size_t)(ns * ns));
+	ir_xfree(k->c->al, edge, sizeof *edge * (size_t)(ns * ns));
 }
 
 /* A waiter never falls two or more phases behind: the phase after the one it waits for cannot

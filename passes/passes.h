@@ -129,6 +129,8 @@ typedef struct CkRole {
 	IrValue *rep_val; /* an ave.replica_id result, for naming */
 	IrBlock *body;
 	int ws_seg;      /* the kernel pseudo-role: position of ave.warp_specialize, or -1 */
+	IrOp *sync_loop; /* the role-level loop holding its waits and arrivals, if any */
+	int sync_seg;
 } CkRole;
 
 typedef struct CkGroup CkGroup;
