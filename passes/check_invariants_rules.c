@@ -1282,6 +1282,26 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			}
 		}
 	}
+	/* Fork: the last store of the code before ave.warp_specialize, for a point in a role. */
+	CkRole *kr = &k->roles[0];
+	if (rd->in.site->role != kr && kr->ws_seg >= 0) {
+		CkPoint fork;
+		memset(&fork, 0, sizeof fork);
+		fork.role = kr;
+		fork.r = pass_ck_num(S, 0);
+		fork.seg = kr->ws_seg;
+		for (int wi = 0; wi < k->sites.len; wi++) {
+			CkSite *w = site_at(k, wi);
+			Cand c = {NULL, {0}, NULL, {0}};
+			Z3_ast okw;
+			if (w->mem != rd->mem || w->kind != CK_STORE || !last_before(k, w, &fork, &c.w, &okw))
+				continue;
+			Label wl = write_label(k, &c.w);
+			c.ok = pass_ck_and(S, 3, (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+							       label_eq(k, &wl, want)});
+			ir_vec_push(k->c->al, &cands, &c, sizeof c);
+		}
+	}
 	/* Program order: the last store by this thread. */
 	for (int wi = 0; wi < k->sites.len; wi++) {
 		CkSite *w = site_at(k, wi);
