@@ -28,8 +28,11 @@ check_kernel(IrModule *m, IrOp *kernel, Run *run)
 	if (pass_ck_collect(&k)) {
 		/* Only modules with something to prove pay for a solver context. */
 		run->st->kernels++;
-		if (!run->smt_made)
+		if (!run->smt_made) {
+			double t0 = ir_now();
 			pass_ck_smt_init(&run->smt, k.c->al, co->timeout_ms, co->rlimit, run->st);
+			run->st->setup_s = ir_now() - t0;
+		}
 		run->smt_made = true;
 		k.smt = &run->smt;
 		pass_ck_check_kernel(&k);

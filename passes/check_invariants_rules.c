@@ -955,8 +955,9 @@ check_ambiguity(Ck *k)
 		Z3_ast show[2] = {i, g};
 		Z3_model m = solve_min(k, fail, ins, 1, show, 2);
 		IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
-					  "this wait may fall two phases behind: phase %lld of %s may complete "
-					  "before it returns, and then its parity is ambiguous",
+					  "this wait may fall behind: phase %lld of %s may complete before it "
+					  "returns, and then its parity no longer tells the phases apart (it is "
+					  "two phases behind, or blocks on a phase it meant to skip)",
 					  (long long)ev(k, m, g), bar_str(k, m, w->bar, i));
 		IrCex *cx = ir_diag_cex(k->c, d);
 		cex_inst(k, cx, m, &in, true);

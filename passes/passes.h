@@ -28,6 +28,7 @@ typedef struct PassCkStats {
 	int sat, unsat, unknown;
 	double solver_s;    /* seconds inside Z3 check calls */
 	double max_query_s; /* the slowest single call */
+	double setup_s;     /* creating the Z3 context (once per module) */
 	double total_s;     /* the whole pass */
 } PassCkStats;
 

@@ -94,10 +94,11 @@ cmd_check(int argc, char **argv)
 	if (stats)
 		fprintf(stderr,
 			"check-invariants: %d kernel%s, %d queries (%d sat, %d unsat, %d unknown), "
-			"solver %.1f ms, %.2f ms/query, slowest %.2f ms, pass %.1f ms, total %.1f ms\n",
+			"solver %.1f ms, %.2f ms/query, slowest %.2f ms, solver setup %.1f ms, pass %.1f ms, "
+			"total %.1f ms\n",
 			st.kernels, st.kernels == 1 ? "" : "s", st.queries, st.sat, st.unsat, st.unknown,
 			st.solver_s * 1e3, st.queries ? st.solver_s * 1e3 / st.queries : 0.0,
-			st.max_query_s * 1e3, st.total_s * 1e3, total * 1e3);
+			st.max_query_s * 1e3, st.setup_s * 1e3, st.total_s * 1e3, total * 1e3);
 	ir_module_free(m);
 	ir_ctx_free(c);
 	return ok ? 0 : 1;
