@@ -172,7 +172,7 @@ pass_ck_hb(Ck *k, const CkPoint *a, const CkPoint *b)
 		if (!c->site->group)
 			return Z3_mk_false(S->z);
 		return hb_phase(k, c->site->bar, pass_ck_bar_index(k, c), pass_ck_phase(k, c), b,
-				k->hops);
+		                k->hops);
 	}
 	return hb_point(k, a, b, k->hops);
 }

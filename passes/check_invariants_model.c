@@ -112,8 +112,9 @@ opaque(Ck *k, IrType *t, const char *name)
 {
 	Z3_ast v = pass_ck_fresh(S, name ? name : "v");
 	if (t && t->kind == IR_TY_INT && t->bits == 1)
-		pass_ck_side(S, v, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
-						pass_ck_le(S, v, pass_ck_num(S, 1))));
+		pass_ck_side(S, v,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
+		                          pass_ck_le(S, v, pass_ck_num(S, 1))));
 	return v;
 }
 
@@ -140,8 +141,8 @@ item_term(Ck *k, CkEnv *e, IrOp *op, const IrItem *it)
 		return it->suffix ? NULL : pass_ck_value(k, e, ir_item_value(op, it));
 	case IR_IT_INT:
 		return pass_ck_num(S, it->type && it->type->kind == IR_TY_INT && it->type->bits == 1
-					      ? (it->i & 1)
-					      : it->i);
+		                          ? (it->i & 1)
+		                          : it->i);
 	case IR_IT_EXPR:
 		return pass_ck_expr(k, e, op, it->e);
 	default:
@@ -237,8 +238,9 @@ program_id(Ck *k, int64_t d, bool num)
 		k->npid[d] = pass_ck_fresh(S, "npid");
 		pass_ck_side(S, k->npid[d], pass_ck_le(S, pass_ck_num(S, 1), k->npid[d]));
 		k->pid[d] = pass_ck_fresh(S, "pid");
-		pass_ck_side(S, k->pid[d], pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->pid[d]),
-							pass_ck_lt(S, k->pid[d], k->npid[d])));
+		pass_ck_side(S, k->pid[d],
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->pid[d]),
+		                          pass_ck_lt(S, k->pid[d], k->npid[d])));
 	}
 	return num ? k->npid[d] : k->pid[d];
 }
@@ -248,7 +250,8 @@ pass_ck_world(Ck *k)
 {
 	if (!k->world) {
 		IrOp *mod = ir_op_parent_op(k->kernel);
-		IrAttr *w = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, k->c->kw.world) : NULL;
+		IrAttr *w =
+		    mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, k->c->kw.world) : NULL;
 		if (w && w->kind == IR_ATTR_INT) {
 			k->world = pass_ck_num(S, w->i);
 		} else {
@@ -256,8 +259,9 @@ pass_ck_world(Ck *k)
 			pass_ck_side(S, k->world, pass_ck_le(S, pass_ck_num(S, 1), k->world));
 		}
 		k->rank = pass_ck_fresh(S, "rank");
-		pass_ck_side(S, k->rank, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->rank),
-						      pass_ck_lt(S, k->rank, k->world)));
+		pass_ck_side(S, k->rank,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->rank),
+		                          pass_ck_lt(S, k->rank, k->world)));
 	}
 	return k->world;
 }
@@ -278,7 +282,7 @@ pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
 	Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
 	return pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), t),
-			    pass_ck_lt(S, pass_ck_add(S, lb, pass_ck_mulc(S, t, step)), ub));
+	                    pass_ck_lt(S, pass_ck_add(S, lb, pass_ck_mulc(S, t, step)), ub));
 }
 
 /* Trip count of `loop` in env `parent`. */
@@ -290,8 +294,8 @@ trip_count(Ck *k, CkEnv *parent, IrOp *loop)
 		return NULL;
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
 	Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
-	Z3_ast n = pass_ck_floordiv(S, pass_ck_add(S, pass_ck_sub(S, ub, lb), pass_ck_num(S, step - 1)),
-				    step);
+	Z3_ast n = pass_ck_floordiv(
+	    S, pass_ck_add(S, pass_ck_sub(S, ub, lb), pass_ck_num(S, step - 1)), step);
 	return pass_ck_ite(S, pass_ck_lt(S, lb, ub), n, pass_ck_num(S, 0));
 }
 
@@ -329,8 +333,9 @@ generic_env(Ck *k, IrOp *op)
 			if (g)
 				ir_expr_eval_const(g->item[0].e, &rep);
 			Z3_ast r = pass_ck_fresh(S, "r");
-			pass_ck_side(S, r, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
-							pass_ck_lt(S, r, pass_ck_num(S, rep))));
+			pass_ck_side(S, r,
+			             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
+			                          pass_ck_lt(S, r, pass_ck_num(S, rep))));
 			e = env_new(k, e, chain[i]);
 			e->rep = r;
 		} else {
@@ -419,9 +424,12 @@ loop_forms(Ck *k, IrOp *loop)
 			continue;
 		/* An i1 updated as x xor f(t): f must not depend on x, and be periodic in t. */
 		k->nmods = 0;
-		Z3_ast f0 = yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 0)), loop, j);
-		Z3_ast f1 = yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 1)), loop, j);
-		if (!f0 || !f1 || !valid(k, pass_ck_eq(S, pass_ck_add(S, f0, f1), pass_ck_num(S, 1))))
+		Z3_ast f0 =
+		    yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 0)), loop, j);
+		Z3_ast f1 =
+		    yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 1)), loop, j);
+		if (!f0 || !f1 ||
+		    !valid(k, pass_ck_eq(S, pass_ck_add(S, f0, f1), pass_ck_num(S, 1))))
 			continue;
 		int64_t cand[33];
 		int nc = 0;
@@ -438,8 +446,9 @@ loop_forms(Ck *k, IrOp *loop)
 		for (int i = 0; i < nc; i++) {
 			if (i && cand[i] == cand[i - 1])
 				continue;
-			CkEnv *pp = probe_env(k, parent, loop, pass_ck_add(S, y, pass_ck_num(S, cand[i])), xs, j,
-					      pass_ck_num(S, 0));
+			CkEnv *pp =
+			    probe_env(k, parent, loop, pass_ck_add(S, y, pass_ck_num(S, cand[i])),
+			              xs, j, pass_ck_num(S, 0));
 			Z3_ast fp = yield_term(k, pp, loop, j);
 			if (fp && valid(k, pass_ck_eq(S, fp, f0))) {
 				lf->kind[j] = LF_XOR;
@@ -480,7 +489,7 @@ iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
 		CkEnv *e = pass_ck_loop_env(k, parent, loop, pass_ck_sub(S, t, pass_ck_num(S, 1)));
 		Z3_ast prev = yield_term(k, e, loop, j);
 		return pass_ck_ite(S, pass_ck_eq(S, t, pass_ck_num(S, 0)), init,
-				   prev ? prev : opaque(k, ty, "prev"));
+		                   prev ? prev : opaque(k, ty, "prev"));
 	}
 	case LF_XOR: {
 		int64_t p = lf->c[j];
@@ -489,16 +498,19 @@ iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
 			xs[i] = opaque(k, loop->reg[0].block->arg[i + 1]->type, "x");
 		Z3_ast sum = pass_ck_num(S, 0), part = pass_ck_num(S, 0), tm = pass_ck_mod(S, t, p);
 		for (int64_t q = 0; q < p; q++) {
-			CkEnv *e = probe_env(k, parent, loop, pass_ck_num(S, q), xs, j, pass_ck_num(S, 0));
+			CkEnv *e =
+			    probe_env(k, parent, loop, pass_ck_num(S, q), xs, j, pass_ck_num(S, 0));
 			Z3_ast f = yield_term(k, e, loop, j);
 			if (!f)
 				return opaque(k, ty, "ph");
 			sum = pass_ck_add(S, sum, f);
-			part = pass_ck_add(S, part, pass_ck_ite(S, pass_ck_lt(S, pass_ck_num(S, q), tm), f,
-								pass_ck_num(S, 0)));
+			part = pass_ck_add(S, part,
+			                   pass_ck_ite(S, pass_ck_lt(S, pass_ck_num(S, q), tm), f,
+			                               pass_ck_num(S, 0)));
 		}
-		Z3_ast wraps = pass_ck_ite(S, pass_ck_eq(S, pass_ck_mod(S, sum, 2), pass_ck_num(S, 1)),
-					   pass_ck_floordiv(S, t, p), pass_ck_num(S, 0));
+		Z3_ast wraps =
+		    pass_ck_ite(S, pass_ck_eq(S, pass_ck_mod(S, sum, 2), pass_ck_num(S, 1)),
+		                pass_ck_floordiv(S, t, p), pass_ck_num(S, 0));
 		return pass_ck_mod(S, pass_ck_add(S, pass_ck_add(S, init, wraps), part), 2);
 	}
 	default:
@@ -530,7 +542,7 @@ tdiv(Ck *k, Z3_ast a, int64_t c)
 {
 	Z3_ast pos = pass_ck_floordiv(S, a, c);
 	Z3_ast neg = pass_ck_sub(S, pass_ck_num(S, 0),
-				 pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_num(S, 0), a), c));
+	                         pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_num(S, 0), a), c));
 	return pass_ck_ite(S, pass_ck_le(S, pass_ck_num(S, 0), a), pos, neg);
 }
 
@@ -564,7 +576,8 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 	IrOp *op = v->op;
 	if (op->code == IR_OP_FOR) {
 		Z3_ast n = is_int ? trip_count(k, e, op) : NULL;
-		return n ? iter_arg_at(k, e, op, v->index, n) : (is_int ? opaque(k, ty, v->name) : NULL);
+		return n ? iter_arg_at(k, e, op, v->index, n)
+		         : (is_int ? opaque(k, ty, v->name) : NULL);
 	}
 	if (!is_int)
 		return NULL;
@@ -572,8 +585,9 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 	int64_t c;
 	switch (op->code) {
 	case IR_OP_CONST:
-		return op->item[0].kind == IR_IT_INT ? pass_ck_num(S, i1 ? (op->item[0].i & 1) : op->item[0].i)
-						     : opaque(k, ty, v->name);
+		return op->item[0].kind == IR_IT_INT
+		           ? pass_ck_num(S, i1 ? (op->item[0].i & 1) : op->item[0].i)
+		           : opaque(k, ty, v->name);
 	case IR_OP_INDEX:
 		return pass_ck_expr(k, e, op, op->item[0].e);
 	case IR_OP_PROGRAM_ID:
@@ -615,8 +629,9 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 			return opaque(k, ty, v->name);
 		note_mod(k, c);
 		Z3_ast s = pass_ck_expr(k, e, op, g->item[0].e);
-		return pass_ck_mod(S, pass_ck_add(S, a, pass_ck_b2i(S, pass_ck_eq(S, s, pass_ck_num(S, c - 1)))),
-				   2);
+		return pass_ck_mod(
+		    S, pass_ck_add(S, a, pass_ck_b2i(S, pass_ck_eq(S, s, pass_ck_num(S, c - 1)))),
+		    2);
 	}
 	default:
 		break;
@@ -689,8 +704,10 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 			return pass_ck_sub(S, pass_ck_num(S, 0), a);
 		break;
 	case IR_OP_CMP:
-		if (a && b && ir_type_is_int(ir_item_value(op, &op->item[0]) ? ir_item_value(op, &op->item[0])->type
-									       : k->c->t_index)) {
+		if (a && b &&
+		    ir_type_is_int(ir_item_value(op, &op->item[0])
+		                       ? ir_item_value(op, &op->item[0])->type
+		                       : k->c->t_index)) {
 			IrKeywords *kw = &k->c->kw;
 			Z3_ast r = NULL;
 			if (op->mode == kw->eq)
@@ -712,7 +729,8 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 	case IR_OP_SELECT: {
 		Z3_ast f = int_item(k, e, op, 2);
 		if (a && b && f)
-			return pass_ck_ite(S, pass_ck_not(S, pass_ck_eq(S, a, pass_ck_num(S, 0))), b, f);
+			return pass_ck_ite(S, pass_ck_not(S, pass_ck_eq(S, a, pass_ck_num(S, 0))),
+			                   b, f);
 		break;
 	}
 	case IR_OP_CVT:
@@ -816,8 +834,9 @@ pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
 			s->mem = v;
 			return true;
 		}
-		beyond(k, s->op, "a shared-memory operand that is not a ring slot, an allocated tile or a "
-				 "slice of one");
+		beyond(k, s->op,
+		       "a shared-memory operand that is not a ring slot, an allocated tile or a "
+		       "slice of one");
 		return false;
 	}
 	return false;
@@ -973,7 +992,8 @@ collect_op(IrOp *op, void *ud)
 static bool
 kernel_alloc(Ck *k, const IrValue *v, IrOpcode code)
 {
-	return v->kind == IR_VAL_RESULT && v->op->code == code && v->op->parent == k->kernel->reg[0].block;
+	return v->kind == IR_VAL_RESULT && v->op->code == code &&
+	       v->op->parent == k->kernel->reg[0].block;
 }
 
 bool
@@ -1030,19 +1050,24 @@ pass_ck_collect(Ck *k)
 	for (int j = 0; j < k->sites.len; j++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, j);
 		int64_t step;
-		/* One barrier array or ring for the whole kernel: allocated once, at its top level. */
+		/* One barrier array or ring for the whole kernel: allocated once, at its top level.
+		 */
 		if (s->bar && !kernel_alloc(k, s->bar, IR_OP_MBAR_ALLOC))
-			return beyond(k, s->op, "a barrier that is not allocated by 'ave.mbar.alloc' at the "
-						"kernel's top level");
+			return beyond(k, s->op,
+			              "a barrier that is not allocated by 'ave.mbar.alloc' at the "
+			              "kernel's top level");
 		if (s->mem && !kernel_alloc(k, s->mem, IR_OP_SMEM_ALLOC))
-			return beyond(k, s->op, "shared memory that is not allocated by 'ave.smem.alloc' "
-						"at the kernel's top level");
+			return beyond(k, s->op,
+			              "shared memory that is not allocated by 'ave.smem.alloc' "
+			              "at the kernel's top level");
 		/* Every enclosing loop: an iteration domain the solver can express (a loop with any
-		 * other step would leave the site with no instances, proving everything about it). */
+		 * other step would leave the site with no instances, proving everything about it).
+		 */
 		for (IrOp *p = ir_op_parent_op(s->op); p && p != k->kernel; p = ir_op_parent_op(p))
 			if (p->code == IR_OP_FOR && !loop_step(k, p, &step))
-				return beyond(k, p, "a loop whose step is not a positive constant holds "
-						    "synchronization or shared-memory operations");
+				return beyond(k, p,
+				              "a loop whose step is not a positive constant holds "
+				              "synchronization or shared-memory operations");
 		if (s->end_op) {
 			bool c, n;
 			IrOp *l;
@@ -1084,8 +1109,9 @@ pass_ck_inst(Ck *k, CkSite *site, const char *tag)
 	Z3_ast r = pass_ck_num(S, 0);
 	if (site->role->nrep > 1) {
 		r = pass_ck_fresh(S, "r");
-		pass_ck_side(S, r, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
-						pass_ck_lt(S, r, pass_ck_num(S, site->role->nrep))));
+		pass_ck_side(S, r,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
+		                          pass_ck_lt(S, r, pass_ck_num(S, site->role->nrep))));
 	}
 	Z3_ast t = NULL;
 	if (site->loop)
@@ -1104,7 +1130,7 @@ Z3_ast
 pass_ck_inst_exists(Ck *k, const CkInst *in)
 {
 	Z3_ast ok = pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), in->r),
-				 pass_ck_lt(S, in->r, pass_ck_num(S, in->site->role->nrep)));
+	                         pass_ck_lt(S, in->r, pass_ck_num(S, in->site->role->nrep)));
 	if (!in->t)
 		return ok;
 	CkEnv *re = in->env;
@@ -1198,11 +1224,13 @@ index_period(Ck *k, CkSite *s)
 		}
 		/* Periodic, and distinct within a period: one query for both. */
 		Z3_ast d = pass_ck_fresh(S, "d");
-		pass_ck_side(S, d, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 1), d),
-						pass_ck_lt(S, d, pass_ck_num(S, p))));
+		pass_ck_side(S, d,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 1), d),
+		                          pass_ck_lt(S, d, pass_ck_num(S, p))));
 		CkInst sd = pass_ck_inst_at(k, s, in.r, pass_ck_add(S, in.t, d));
-		if (valid(k, pass_ck_and2(S, periodic,
-					   pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &sd), idx)))))
+		if (valid(k, pass_ck_and2(
+		                 S, periodic,
+		                 pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &sd), idx)))))
 			return p;
 	}
 	return 0;
@@ -1229,9 +1257,11 @@ wait_form(Ck *k, CkSite *w)
 {
 	int64_t p = index_period(k, w);
 	if (!p)
-		return beyond(k, w->op, "the barrier index of this 'ave.mbar.wait' is not a one-to-one "
-					"periodic function of the loop iteration (periods tried: 1, the barrier "
-					"count and the 'mod'/'floordiv' constants it uses)");
+		return beyond(
+		    k, w->op,
+		    "the barrier index of this 'ave.mbar.wait' is not a one-to-one "
+		    "periodic function of the loop iteration (periods tried: 1, the barrier "
+		    "count and the 'mod'/'floordiv' constants it uses)");
 	CkWaitForm *f = ir_arena_alloc(&k->arena, sizeof *f);
 	w->wf = f;
 	f->period = p;
@@ -1269,9 +1299,11 @@ wait_form(Ck *k, CkSite *w)
 		} forms[] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
 		bool found = false;
 		for (int i = 0; i < 4 && !found; i++) {
-			Z3_ast bad = pass_ck_and2(S, exists,
-						  pass_ck_not(S, pass_ck_eq(S, pc, form_parity(k, forms[i].lin,
-											forms[i].val, j))));
+			Z3_ast bad = pass_ck_and2(
+			    S, exists,
+			    pass_ck_not(
+			        S,
+			        pass_ck_eq(S, pc, form_parity(k, forms[i].lin, forms[i].val, j))));
 			if (pass_ck_check(S, bad, NULL) == CK_UNSAT) {
 				f->lin[c] = forms[i].lin;
 				f->val[c] = forms[i].val;
@@ -1281,9 +1313,11 @@ wait_form(Ck *k, CkSite *w)
 		if (!found) {
 			if (pass_ck_error_once(k, w->op))
 				ir_error(k->c, w->op->loc,
-					 "cannot tell which phase of '%%%s' this wait waits for: its parity "
-					 "neither alternates once per use of the barrier nor stays constant",
-					 pass_ck_vname(w->bar));
+				         "cannot tell which phase of '%%%s' this wait waits for: "
+				         "its parity "
+				         "neither alternates once per use of the barrier nor stays "
+				         "constant",
+				         pass_ck_vname(w->bar));
 			k->broken = true;
 			return false;
 		}
@@ -1328,11 +1362,12 @@ pass_ck_phases(Ck *k)
 	for (int i = 0; i < k->sites.len; i++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
 		bool sync = s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
-			    s->kind == CK_COPY;
+		            s->kind == CK_COPY;
 		if (!sync || !s->loop)
 			continue;
 		if (s->role->sync_loop && s->role->sync_loop != s->loop)
-			return beyond(k, s->op, "waits and arrivals of one role in two different loops");
+			return beyond(k, s->op,
+			              "waits and arrivals of one role in two different loops");
 		s->role->sync_loop = s->loop;
 		s->role->sync_seg = s->seg;
 	}
@@ -1342,16 +1377,20 @@ pass_ck_phases(Ck *k)
 		if (w->kind != CK_WAIT)
 			continue;
 		if (!w->bar)
-			return beyond(k, w->op, "a wait on a barrier that is not an 'ave.mbar.alloc' result");
+			return beyond(k, w->op,
+			              "a wait on a barrier that is not an 'ave.mbar.alloc' result");
 		if (w->cond || w->nested)
-			return beyond(k, w->op, w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
-							: "an 'ave.mbar.wait' in a nested loop");
+			return beyond(k, w->op,
+			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
+			                      : "an 'ave.mbar.wait' in a nested loop");
 		for (int j = 0; j < k->sites.len; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
 			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
 			    (o->loop || w->loop))
-				return beyond(k, o->op, "several waits of one role on one barrier array, one of "
-							"them in a loop");
+				return beyond(
+				    k, o->op,
+				    "several waits of one role on one barrier array, one of "
+				    "them in a loop");
 		}
 		if (w->loop && !wait_form(k, w))
 			return false;
@@ -1363,16 +1402,20 @@ pass_ck_phases(Ck *k)
 		if (s->kind != CK_ARRIVE && s->kind != CK_EXPECT && s->kind != CK_COPY)
 			continue;
 		if (!s->bar)
-			return beyond(k, s->op, "an arrival on a barrier that is not an 'ave.mbar.alloc' "
-						"result");
+			return beyond(k, s->op,
+			              "an arrival on a barrier that is not an 'ave.mbar.alloc' "
+			              "result");
 		if (s->cond || s->nested)
-			return beyond(k, s->op, s->cond ? "an arrival on a barrier under 'ave.if'"
-							: "an arrival on a barrier in a nested loop");
+			return beyond(k, s->op,
+			              s->cond ? "an arrival on a barrier under 'ave.if'"
+			                      : "an arrival on a barrier in a nested loop");
 		for (int j = 0; j < i; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
-			if (o->group && o->role == s->role && o->bar == s->bar && o->loop != s->loop)
-				return beyond(k, s->op, "arrivals of one role on one barrier array in "
-							"different loops, or inside and outside a loop");
+			if (o->group && o->role == s->role && o->bar == s->bar &&
+			    o->loop != s->loop)
+				return beyond(k, s->op,
+				              "arrivals of one role on one barrier array in "
+				              "different loops, or inside and outside a loop");
 		}
 		CkGroup *g = group_of(k, s);
 		g->site[g->nsite++] = s;
@@ -1387,9 +1430,11 @@ pass_ck_phases(Ck *k)
 		CkSite *s0 = g->site[0];
 		g->period = 1;
 		if (g->loop && !(g->period = index_period(k, s0)))
-			return beyond(k, s0->op, "the barrier index of this arrival is not a one-to-one "
-						 "periodic function of the loop iteration (periods tried: 1, the "
-						 "barrier count and the 'mod'/'floordiv' constants it uses)");
+			return beyond(
+			    k, s0->op,
+			    "the barrier index of this arrival is not a one-to-one "
+			    "periodic function of the loop iteration (periods tried: 1, the "
+			    "barrier count and the 'mod'/'floordiv' constants it uses)");
 	}
 	return !k->broken;
 }
@@ -1427,7 +1472,8 @@ pass_ck_wait_g(Ck *k, const CkInst *in)
 		return pass_ck_add(S, occ, pass_ck_num(S, f->val[0]));
 	Z3_ast cls = pass_ck_mod(S, in->t, f->period), g = pass_ck_num(S, 0);
 	for (int c = f->nclass - 1; c >= 0; c--) {
-		Z3_ast gc = f->lin[c] ? pass_ck_add(S, occ, pass_ck_num(S, f->val[c])) : pass_ck_num(S, f->val[c]);
+		Z3_ast gc = f->lin[c] ? pass_ck_add(S, occ, pass_ck_num(S, f->val[c]))
+		                      : pass_ck_num(S, f->val[c]);
 		g = pass_ck_ite(S, pass_ck_eq(S, cls, pass_ck_num(S, c)), gc, g);
 	}
 	return g;
@@ -1481,9 +1527,10 @@ residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p)
 	}
 	/* Iteration c names barrier c (as with k mod p): the residue is i itself. */
 	if (identity)
-		return pass_ck_ite(S, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), i),
-						   pass_ck_lt(S, i, pass_ck_num(S, p))),
-				   i, pass_ck_num(S, p));
+		return pass_ck_ite(S,
+		                   pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), i),
+		                                pass_ck_lt(S, i, pass_ck_num(S, p))),
+		                   i, pass_ck_num(S, p));
 	return res;
 }
 
@@ -1501,13 +1548,13 @@ pass_ck_group_iter(Ck *k, CkGroup *g, Z3_ast r, Z3_ast i, Z3_ast n, Z3_ast *ok)
 	if (!g->loop) {
 		CkInst in = pass_ck_inst_at(k, s0, r, NULL);
 		*ok = pass_ck_and2(S, pass_ck_eq(S, n, pass_ck_num(S, 0)),
-				   pass_ck_eq(S, pass_ck_bar_index(k, &in), i));
+		                   pass_ck_eq(S, pass_ck_bar_index(k, &in), i));
 		return NULL;
 	}
 	Z3_ast rho = residue_of(k, s0, r, i, g->period);
 	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, n, g->period), rho);
 	Z3_ast conds[3] = {pass_ck_lt(S, rho, pass_ck_num(S, g->period)),
-			   pass_ck_le(S, pass_ck_num(S, 0), n), exists_at(k, s0, r, t)};
+	                   pass_ck_le(S, pass_ck_num(S, 0), n), exists_at(k, s0, r, t)};
 	*ok = pass_ck_and(S, 3, conds);
 	return t;
 }
@@ -1518,7 +1565,7 @@ pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
 	if (!w->loop) {
 		CkInst in = pass_ck_inst_at(k, w, r, NULL);
 		*ok = pass_ck_and2(S, pass_ck_eq(S, pass_ck_bar_index(k, &in), i),
-				   pass_ck_le(S, m, pass_ck_wait_g(k, &in)));
+		                   pass_ck_le(S, m, pass_ck_wait_g(k, &in)));
 		return NULL;
 	}
 	CkWaitForm *f = w->wf;
@@ -1528,18 +1575,19 @@ pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
 	} else {
 		j = pass_ck_num(S, -1);
 		for (int c = f->nclass - 1; c >= 0; c--) {
-			Z3_ast jc = f->lin[c] ? pass_ck_sub(S, m, pass_ck_num(S, f->val[c]))
-					      : pass_ck_ite(S, pass_ck_le(S, m, pass_ck_num(S, f->val[c])),
-							    pass_ck_num(S, 0), pass_ck_num(S, -1));
+			Z3_ast jc =
+			    f->lin[c] ? pass_ck_sub(S, m, pass_ck_num(S, f->val[c]))
+			              : pass_ck_ite(S, pass_ck_le(S, m, pass_ck_num(S, f->val[c])),
+			                            pass_ck_num(S, 0), pass_ck_num(S, -1));
 			j = pass_ck_ite(S, pass_ck_eq(S, rho, pass_ck_num(S, c)), jc, j);
 		}
 	}
 	/* lin: the first occurrence at or after j = m - delta; never before occurrence 0. */
-	j = pass_ck_ite(S, pass_ck_lt(S, j, pass_ck_num(S, 0)),
-			f->uniform ? pass_ck_num(S, 0) : j, j);
+	j = pass_ck_ite(S, pass_ck_lt(S, j, pass_ck_num(S, 0)), f->uniform ? pass_ck_num(S, 0) : j,
+	                j);
 	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, f->period), rho);
 	Z3_ast conds[3] = {pass_ck_lt(S, rho, pass_ck_num(S, f->period)),
-			   pass_ck_le(S, pass_ck_num(S, 0), j), exists_at(k, w, r, t)};
+	                   pass_ck_le(S, pass_ck_num(S, 0), j), exists_at(k, w, r, t)};
 	*ok = pass_ck_and(S, 3, conds);
 	return t;
 }

@@ -113,7 +113,7 @@ cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
 		IrValue *iv = loops[i]->reg[0].block->arg[0];
 		Z3_ast t = pass_ck_value(k, envs[i], iv);
 		char *name = main ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(iv))
-				  : ir_ctx_printf(k->c, "%%%s in %s", pass_ck_vname(iv), role);
+		                  : ir_ctx_printf(k->c, "%%%s in %s", pass_ck_vname(iv), role);
 		cex_var(k, x, name, ev(k, m, t));
 		/* A named upper bound tells how many iterations the counterexample needs. */
 		const IrExpr *ub = loops[i]->item[1].e;
@@ -125,9 +125,10 @@ cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
 		}
 	}
 	if (in->site->role->nrep > 1) {
-		const char *rn = in->site->role->rep_val
-					 ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(in->site->role->rep_val))
-					 : "replica";
+		const char *rn =
+		    in->site->role->rep_val
+		        ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(in->site->role->rep_val))
+		        : "replica";
 		char *name = main ? (char *)rn : ir_ctx_printf(k->c, "%s in %s", rn, role);
 		cex_var(k, x, name, ev(k, m, in->r));
 	}
@@ -139,7 +140,8 @@ cex_globals(Ck *k, IrCex *x, Z3_model m, Z3_ast f)
 	f = pass_ck_closure(S, f);
 	for (int d = 0; d < 3; d++)
 		if (k->pid[d] && k->pid_val[d] && pass_ck_mentions(S, f, k->pid[d]))
-			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[d])), ev(k, m, k->pid[d]));
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[d])),
+			        ev(k, m, k->pid[d]));
 	if (k->rank && pass_ck_mentions(S, f, k->rank))
 		cex_var(k, x, "rank", ev(k, m, k->rank));
 	IrBlock *kb = k->kernel->reg[0].block;
@@ -148,7 +150,8 @@ cex_globals(Ck *k, IrCex *x, Z3_model m, Z3_ast f)
 			continue;
 		Z3_ast a = pass_ck_value(k, k->root, kb->arg[i]);
 		if (a && pass_ck_mentions(S, f, a))
-			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(kb->arg[i])), ev(k, m, a));
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(kb->arg[i])),
+			        ev(k, m, a));
 	}
 }
 
@@ -196,8 +199,9 @@ role_it(Ck *k, Z3_model m, const CkInst *in)
 	CkEnv *e = in->env;
 	while (e && e->scope != in->site->loop)
 		e = e->parent;
-	return ir_ctx_printf(k->c, "%s%s at %%%s = %lld", in->site->role->name, rep, pass_ck_vname(iv),
-			     (long long)ev(k, m, e ? pass_ck_value(k, e, iv) : NULL));
+	return ir_ctx_printf(k->c, "%s%s at %%%s = %lld", in->site->role->name, rep,
+	                     pass_ck_vname(iv),
+	                     (long long)ev(k, m, e ? pass_ck_value(k, e, iv) : NULL));
 }
 
 /* Emits an unknown-answer error: the checker could not decide. */
@@ -207,12 +211,15 @@ undecided(Ck *k, IrOp *op, const char *what)
 	if (!pass_ck_error_once(k, op))
 		return;
 	if (S->rlimit)
-		ir_error(k->c, op->loc, "cannot prove %s: the solver gave up (%s) within its limits of "
-					"%u ms and %u resource units per query",
-			 what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms, S->rlimit);
+		ir_error(k->c, op->loc,
+		         "cannot prove %s: the solver gave up (%s) within its limits of "
+		         "%u ms and %u resource units per query",
+		         what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms,
+		         S->rlimit);
 	else
-		ir_error(k->c, op->loc, "cannot prove %s: the solver gave up (%s) within %u ms per query",
-			 what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms);
+		ir_error(k->c, op->loc,
+		         "cannot prove %s: the solver gave up (%s) within %u ms per query", what,
+		         S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms);
 }
 
 /* Runs `fail`; true when it is unsatisfiable (the property holds). On unknown, reports. */
@@ -313,7 +320,7 @@ label_str(Ck *k, Z3_model m, const Label *l)
 	int n = snprintf(buf, sizeof buf, "@%s(", l->f);
 	for (int i = 0; i < l->n && n < (int)sizeof buf - 32; i++)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "",
-			      (long long)ev(k, m, l->a[i]));
+		              (long long)ev(k, m, l->a[i]));
 	snprintf(buf + n, sizeof buf - (size_t)n, ")");
 	return ir_ctx_strdup(k->c, buf);
 }
@@ -338,9 +345,11 @@ last_before(Ck *k, CkSite *u, const CkPoint *p, CkInst *out, Z3_ast *ok)
 		CkInst nx = pass_ck_inst_at(k, u, p->r, pass_ck_add(S, t, pass_ck_num(S, 1)));
 		CkInst first = pass_ck_inst_at(k, u, p->r, pass_ck_num(S, 0));
 		Z3_ast ex = pass_ck_inst_exists(k, out);
-		pass_ck_side(S, t, pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, pass_ck_inst_exists(k, &nx))),
-					     pass_ck_and2(S, pass_ck_not(S, pass_ck_inst_exists(k, &first)),
-							  pass_ck_eq(S, t, pass_ck_num(S, -1)))));
+		pass_ck_side(
+		    S, t,
+		    pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, pass_ck_inst_exists(k, &nx))),
+		                pass_ck_and2(S, pass_ck_not(S, pass_ck_inst_exists(k, &first)),
+		                             pass_ck_eq(S, t, pass_ck_num(S, -1)))));
 		*ok = ex;
 		return true;
 	}
@@ -374,14 +383,14 @@ check_ranges(Ck *k)
 		for (int which = 0; which < 2; which++) {
 			bool bar = which == 0;
 			if (bar ? !(s->bar && s->bar_it && s->bar_it->suffix)
-				: !(s->mem && s->slot_it && s->mem->type->kind == IR_TY_RING))
+			        : !(s->mem && s->slot_it && s->mem->type->kind == IR_TY_RING))
 				continue;
 			int64_t n = bar ? s->bar->type->n : s->mem->type->n;
 			CkInst *in = ir_arena_alloc(&k->arena, sizeof *in);
 			*in = pass_ck_inst(k, s, "t");
 			Z3_ast x = bar ? pass_ck_bar_index(k, in) : pass_ck_slot(k, in);
 			Z3_ast out = pass_ck_or2(S, pass_ck_lt(S, x, pass_ck_num(S, 0)),
-						 pass_ck_le(S, pass_ck_num(S, n), x));
+			                         pass_ck_le(S, pass_ck_num(S, n), x));
 			ir_vec_push(k->c->al, &outs, &out, sizeof out);
 			ir_vec_push(k->c->al, &ins, &in, sizeof in);
 			ir_vec_push(k->c->al, &bars, &bar, sizeof bar);
@@ -402,10 +411,11 @@ check_ranges(Ck *k)
 				continue;
 			CkInst *ins1[1] = {in};
 			Z3_model m = solve_min(k, out, ins1, 1, &x, 1);
-			IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, s->op->loc,
-						  "%s index of '%%%s' may be out of range [0, %lld)",
-						  bar ? "barrier" : "slot", pass_ck_vname(bar ? s->bar : s->mem),
-						  (long long)n);
+			IrDiag *d =
+			    ir_diag_begin(k->c, IR_SEV_ERROR, s->op->loc,
+			                  "%s index of '%%%s' may be out of range [0, %lld)",
+			                  bar ? "barrier" : "slot",
+			                  pass_ck_vname(bar ? s->bar : s->mem), (long long)n);
 			IrCex *cx = ir_diag_cex(k->c, d);
 			cex_inst(k, cx, m, in, true);
 			cex_globals(k, cx, m, out);
@@ -435,13 +445,16 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 			Z3_ast ok, r = pass_ck_num(S, q);
 			Z3_ast t = pass_ck_group_iter(k, g, r, i, n, &ok);
 			Z3_ast zero = pass_ck_num(S, 0);
-			*arr = pass_ck_add(S, *arr, pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
-			*cp = pass_ck_add(S, *cp, pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			*arr = pass_ck_add(S, *arr,
+			                   pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
+			*cp = pass_ck_add(S, *cp,
+			                  pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
 			for (int s = 0; s < g->nsite; s++) {
 				if (g->site[s]->kind != CK_EXPECT)
 					continue;
 				CkInst in = pass_ck_inst_at(k, g->site[s], r, t);
-				*exp = pass_ck_add(S, *exp, pass_ck_ite(S, ok, pass_ck_bytes(k, &in), zero));
+				*exp = pass_ck_add(S, *exp,
+				                   pass_ck_ite(S, ok, pass_ck_bytes(k, &in), zero));
 			}
 		}
 	}
@@ -454,8 +467,9 @@ wait_dead(Ck *k, const CkInst *u)
 	Z3_ast i = pass_ck_bar_index(k, u), g = pass_ck_wait_g(k, u);
 	Z3_ast arr, exp, cp;
 	phase_totals(k, u->site->bar, i, pass_ck_sub(S, g, pass_ck_num(S, 1)), &arr, &exp, &cp);
-	Z3_ast shortage = pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, bar_count(k, u->site->bar))),
-				      pass_ck_lt(S, cp, exp));
+	Z3_ast shortage =
+	    pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, bar_count(k, u->site->bar))),
+	                pass_ck_lt(S, cp, exp));
 	return pass_ck_and2(S, pass_ck_wait_advances(k, u), shortage);
 }
 
@@ -490,8 +504,9 @@ contributors(Ck *k, IrValue *bar)
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 		if (g->bar != bar || !g->arrivals)
 			continue;
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s: %lld per replica x %lld", n ? "; " : "",
-			      g->role->name, (long long)g->arrivals, (long long)g->role->nrep);
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s: %lld per replica x %lld",
+		              n ? "; " : "", g->role->name, (long long)g->arrivals,
+		              (long long)g->role->nrep);
 		if (n >= (int)sizeof buf - 64)
 			break;
 	}
@@ -512,7 +527,8 @@ check_waits_complete(Ck *k)
 		Z3_ast arr, exp, cp;
 		phase_totals(k, w->bar, i, n, &arr, &exp, &cp);
 		int64_t cnt = bar_count(k, w->bar);
-		Z3_ast shortage = pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, cnt)), pass_ck_lt(S, cp, exp));
+		Z3_ast shortage =
+		    pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, cnt)), pass_ck_lt(S, cp, exp));
 		Z3_ast fail = pass_ck_and2(S, pass_ck_wait_advances(k, &in), shortage);
 		if (holds_query(k, w->op, fail, "that this wait returns"))
 			continue;
@@ -526,27 +542,30 @@ check_waits_complete(Ck *k)
 		const char *b = bar_str(k, m, w->bar, i);
 		IrDiag *d;
 		if (a < cnt)
-			d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
-					  "this wait can never return: phase %lld of %s gets %lld arrival%s but "
-					  "the barrier counts %lld",
-					  (long long)(ev(k, m, g) - 1), b, (long long)a, a == 1 ? "" : "s",
-					  (long long)cnt);
+			d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, w->op->loc,
+			    "this wait can never return: phase %lld of %s gets %lld arrival%s but "
+			    "the barrier counts %lld",
+			    (long long)(ev(k, m, g) - 1), b, (long long)a, a == 1 ? "" : "s",
+			    (long long)cnt);
 		else
-			d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
-					  "this wait can never return: phase %lld of %s expects %lld bytes but "
-					  "the copies deliver %lld",
-					  (long long)(ev(k, m, g) - 1), b, (long long)e, (long long)c);
+			d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, w->op->loc,
+			    "this wait can never return: phase %lld of %s expects %lld bytes but "
+			    "the copies deliver %lld",
+			    (long long)(ev(k, m, g) - 1), b, (long long)e, (long long)c);
 		IrCex *cx = ir_diag_cex(k->c, d);
 		cex_inst(k, cx, m, &in, true);
 		cex_globals(k, cx, m, fail);
 		cex_show(k, cx, m, "phase", n);
 		cx->role = w->role->name;
-		cx->found = a < cnt ? ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)a, contributors(k, w->bar))
-				    : ir_ctx_printf(k->c, "%lld bytes from copies", (long long)c);
+		cx->found = a < cnt ? ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)a,
+		                                    contributors(k, w->bar))
+		                    : ir_ctx_printf(k->c, "%lld bytes from copies", (long long)c);
 		cx->expected = a < cnt ? ir_ctx_printf(k->c, "%lld arrivals", (long long)cnt)
-				       : ir_ctx_printf(k->c, "%lld bytes", (long long)e);
+		                       : ir_ctx_printf(k->c, "%lld bytes", (long long)e);
 		ir_diag_note(k->c, d, w->bar->op->loc, "'%%%s' is allocated here with count(%lld)",
-			     pass_ck_vname(w->bar), (long long)cnt);
+		             pass_ck_vname(w->bar), (long long)cnt);
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
 	}
@@ -568,24 +587,28 @@ check_phase_totals(Ck *k)
 			if (g->site[s]->kind != CK_COPY)
 				at = g->site[s];
 		Z3_ast over = pass_ck_lt(S, pass_ck_num(S, cnt), arr);
-		if (at && !holds_query(k, at->op, over, "the arrival count") && pass_ck_error_once(k, at->op)) {
+		if (at && !holds_query(k, at->op, over, "the arrival count") &&
+		    pass_ck_error_once(k, at->op)) {
 			CkInst *ins[1] = {&in};
 			Z3_ast show[2] = {i, arr};
 			Z3_model m = solve_min(k, over, ins, 1, show, 2);
-			IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, at->op->loc,
-						  "phase %lld of %s gets %lld arrivals, more than the barrier's "
-						  "count(%lld)",
-						  (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
-						  (long long)ev(k, m, arr), (long long)cnt);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, at->op->loc,
+			    "phase %lld of %s gets %lld arrivals, more than the barrier's "
+			    "count(%lld)",
+			    (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
+			    (long long)ev(k, m, arr), (long long)cnt);
 			IrCex *cx = ir_diag_cex(k->c, d);
 			cex_inst(k, cx, m, &in, true);
 			cex_globals(k, cx, m, over);
 			cx->role = g->role->name;
-			cx->found = ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)ev(k, m, arr),
-						  contributors(k, g->bar));
+			cx->found =
+			    ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)ev(k, m, arr),
+			                  contributors(k, g->bar));
 			cx->expected = ir_ctx_printf(k->c, "at most %lld", (long long)cnt);
-			ir_diag_note(k->c, d, g->bar->op->loc, "'%%%s' is allocated here with count(%lld)",
-				     pass_ck_vname(g->bar), (long long)cnt);
+			ir_diag_note(k->c, d, g->bar->op->loc,
+			             "'%%%s' is allocated here with count(%lld)",
+			             pass_ck_vname(g->bar), (long long)cnt);
 			ir_diag_emit(k->c, d);
 			pass_ck_model_free(S, m);
 		}
@@ -601,16 +624,18 @@ check_phase_totals(Ck *k)
 		if (!ex)
 			continue;
 		Z3_ast diff = pass_ck_not(S, pass_ck_eq(S, exp, cp));
-		if (holds_query(k, ex->op, diff, "the byte count") || !pass_ck_error_once(k, ex->op))
+		if (holds_query(k, ex->op, diff, "the byte count") ||
+		    !pass_ck_error_once(k, ex->op))
 			continue;
 		CkInst *ins[1] = {&in};
 		Z3_ast show[3] = {i, exp, cp};
 		Z3_model m = solve_min(k, diff, ins, 1, show, 3);
-		IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, ex->op->loc,
-					  "phase %lld of %s expects %lld bytes (expect_tx) but the copies "
-					  "arriving on it deliver %lld",
-					  (long long)ev(k, m, n), bar_str(k, m, g->bar, i), (long long)ev(k, m, exp),
-					  (long long)ev(k, m, cp));
+		IrDiag *d =
+		    ir_diag_begin(k->c, IR_SEV_ERROR, ex->op->loc,
+		                  "phase %lld of %s expects %lld bytes (expect_tx) but the copies "
+		                  "arriving on it deliver %lld",
+		                  (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
+		                  (long long)ev(k, m, exp), (long long)ev(k, m, cp));
 		IrCex *cx = ir_diag_cex(k->c, d);
 		cex_inst(k, cx, m, &in, true);
 		cex_globals(k, cx, m, diff);
@@ -621,8 +646,9 @@ check_phase_totals(Ck *k)
 			CkGroup *h = IR_VEC_AT(k->groups, CkGroup *, gi2);
 			for (int s = 0; h->bar == g->bar && s < h->nsite; s++)
 				if (h->site[s]->kind == CK_COPY)
-					ir_diag_note(k->c, d, h->site[s]->op->loc, "this copy delivers %lld bytes",
-						     (long long)h->site[s]->bytes);
+					ir_diag_note(k->c, d, h->site[s]->op->loc,
+					             "this copy delivers %lld bytes",
+					             (long long)h->site[s]->bytes);
 		}
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
@@ -656,18 +682,25 @@ check_no_overflow(Ck *k)
 						continue;
 					for (int64_t q = 0; q < u->role->nrep && q < 8; q++) {
 						Z3_ast ok;
-						Z3_ast t = pass_ck_wait_iter(k, u, pass_ck_num(S, q), i, n, &ok);
-						CkInst ui = pass_ck_inst_at(k, u, pass_ck_num(S, q), t);
+						Z3_ast t = pass_ck_wait_iter(
+						    k, u, pass_ck_num(S, q), i, n, &ok);
+						CkInst ui =
+						    pass_ck_inst_at(k, u, pass_ck_num(S, q), t);
 						CkPoint up = pass_ck_point(&ui);
-						Z3_ast alt = pass_ck_and2(S, ok, pass_ck_hb(k, &up, &cp));
+						Z3_ast alt =
+						    pass_ck_and2(S, ok, pass_ck_hb(k, &up, &cp));
 						ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
 					}
 				}
 				Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 				ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
-				fail = pass_ck_and(S, 3, (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n), live(k, &in),
-								   pass_ck_not(S, ordered)});
-				if (attempt(k, c->op, fail, "that this arrival waits for the previous phase", &proven))
+				fail =
+				    pass_ck_and(S, 3,
+				                (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n),
+				                           live(k, &in), pass_ck_not(S, ordered)});
+				if (attempt(k, c->op, fail,
+				            "that this arrival waits for the previous phase",
+				            &proven))
 					break;
 			}
 			if (proven || !pass_ck_error_once(k, c->op))
@@ -675,19 +708,22 @@ check_no_overflow(Ck *k)
 			CkInst *ins[1] = {&in};
 			Z3_ast show[2] = {i, n};
 			Z3_model m = solve_min(k, fail, ins, 1, show, 2);
-			IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, c->op->loc,
-						  "this %s for phase %lld of %s may happen before phase %lld "
-						  "completes, so it may count toward the earlier phase",
-						  c->kind == CK_COPY ? "copy's arrival" : "arrival",
-						  (long long)ev(k, m, n), bar_str(k, m, c->bar, i),
-						  (long long)(ev(k, m, n) - 1));
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, c->op->loc,
+			    "this %s for phase %lld of %s may happen before phase %lld "
+			    "completes, so it may count toward the earlier phase",
+			    c->kind == CK_COPY ? "copy's arrival" : "arrival",
+			    (long long)ev(k, m, n), bar_str(k, m, c->bar, i),
+			    (long long)(ev(k, m, n) - 1));
 			IrCex *cx = ir_diag_cex(k->c, d);
 			cex_inst(k, cx, m, &in, true);
 			cex_globals(k, cx, m, fail);
 			cx->role = c->role->name;
-			cx->culprit = ir_ctx_printf(k->c, "no wait orders this op after the completion of phase "
-							  "%lld of %s",
-						    (long long)(ev(k, m, n) - 1), bar_str(k, m, c->bar, i));
+			cx->culprit =
+			    ir_ctx_printf(k->c,
+			                  "no wait orders this op after the completion of phase "
+			                  "%lld of %s",
+			                  (long long)(ev(k, m, n) - 1), bar_str(k, m, c->bar, i));
 			ir_diag_emit(k->c, d);
 			reported = true;
 			pass_ck_model_free(S, m);
@@ -739,7 +775,8 @@ dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, CkInst *in, CkInst *ci)
 	*in = pass_ck_inst(k, w, "t");
 	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
 	Z3_ast ok;
-	Z3_ast t = pass_ck_group_iter(k, g, pass_ck_num(S, q), i, pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
+	Z3_ast t = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
+	                              pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
 	CkSite *c = g->site[0];
 	for (int s = 0; s < g->nsite; s++)
 		if (g->site[s]->kind != CK_COPY)
@@ -755,17 +792,18 @@ deadlock_report(Ck *k, CkInst *in, CkInst *ci, Z3_ast fail, const char *why)
 	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
 	CkInst *ins[2] = {in, ci};
 	Z3_model m = solve_min(k, fail, ins, 2, &i, 1);
-	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
-				  "this wait may deadlock: it waits for phase %lld of %s, which needs an "
-				  "arrival from %s %s",
-				  (long long)(ev(k, m, gg) - 1), bar_str(k, m, w->bar, i), c->role->name, why);
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, w->op->loc,
+	    "this wait may deadlock: it waits for phase %lld of %s, which needs an "
+	    "arrival from %s %s",
+	    (long long)(ev(k, m, gg) - 1), bar_str(k, m, w->bar, i), c->role->name, why);
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, in, true);
 	cex_inst(k, cx, m, ci, false);
 	cex_globals(k, cx, m, fail);
 	cx->role = w->role->name;
 	cx->culprit = ir_ctx_printf(k->c, "'%s' at line %d (%s)", ir_op_name(c->op->code),
-				    line_of(c->op), role_it(k, m, ci));
+	                            line_of(c->op), role_it(k, m, ci));
 	cx->culprit_loc = c->op->loc;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -774,7 +812,8 @@ deadlock_report(Ck *k, CkInst *in, CkInst *ci, Z3_ast fail, const char *why)
 static bool
 is_sync(const CkSite *s)
 {
-	return s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT || s->kind == CK_COPY;
+	return s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
+	       s->kind == CK_COPY;
 }
 
 /* Can two sync sites of one role run at the same rank, a before b? */
@@ -825,23 +864,29 @@ check_deadlock_order(Ck *k)
 				bool same_role = g->role == w->role;
 				CkSite *c = ci.site;
 				if (same_role) {
-					/* The same replica: program order; another replica: the rank. */
+					/* The same replica: program order; another replica: the
+					 * rank. */
 					CkPoint cp = pass_ck_point(&ci), wp = pass_ck_point(&in);
-					later = pass_ck_and2(S, pass_ck_eq(S, in.r, ci.r),
-							     pass_ck_not(S, pass_ck_po(k, &cp, &wp)));
-					bool c_after = c->seg > w->seg || (c->seg == w->seg && c->pos >= w->pos);
+					later =
+					    pass_ck_and2(S, pass_ck_eq(S, in.r, ci.r),
+					                 pass_ck_not(S, pass_ck_po(k, &cp, &wp)));
+					bool c_after = c->seg > w->seg ||
+					               (c->seg == w->seg && c->pos >= w->pos);
 					Z3_ast other = pass_ck_and2(
-						S, pass_ck_not(S, pass_ck_eq(S, in.r, ci.r)),
-						pass_ck_or2(S, pass_ck_lt(S, tw, tc),
-							    c_after ? pass_ck_eq(S, tw, tc) : Z3_mk_false(S->z)));
+					    S, pass_ck_not(S, pass_ck_eq(S, in.r, ci.r)),
+					    pass_ck_or2(S, pass_ck_lt(S, tw, tc),
+					                c_after ? pass_ck_eq(S, tw, tc)
+					                        : Z3_mk_false(S->z)));
 					later = pass_ck_or2(S, later, other);
 				} else {
 					later = pass_ck_lt(S, tw, tc);
 				}
 				Z3_ast fail = pass_ck_and2(S, need, later);
-				if (!holds_query(k, w->op, fail, "that this wait cannot deadlock")) {
+				if (!holds_query(k, w->op, fail,
+				                 "that this wait cannot deadlock")) {
 					if (pass_ck_error_once(k, w->op))
-						deadlock_report(k, &in, &ci, fail, "that comes after it");
+						deadlock_report(k, &in, &ci, fail,
+						                "that comes after it");
 					continue;
 				}
 				if (same_role)
@@ -863,7 +908,8 @@ check_deadlock_order(Ck *k)
 	for (int v = 0; v < ns; v++) {
 		if (state[v] || !cyc_dfs(v, ns, adj, state))
 			continue;
-		/* Report at the first wait (in source order) whose dependency edge lies on a cycle. */
+		/* Report at the first wait (in source order) whose dependency edge lies on a cycle.
+		 */
 		Edge *at = NULL;
 		for (int a = 0; a < ns * ns; a++) {
 			if (!edge[a].wait)
@@ -895,10 +941,12 @@ check_deadlock_order(Ck *k)
 		if (at && pass_ck_error_once(k, at->wait->op)) {
 			CkInst in, ci;
 			Z3_ast need = dependency(k, at->wait, at->group, at->q, &in, &ci);
-			Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
-			deadlock_report(k, &in, &ci, tie,
-					"that itself waits, directly or through other roles, for this wait to "
-					"return (check the initial parity of the phase)");
+			Z3_ast tie =
+			    pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
+			deadlock_report(
+			    k, &in, &ci, tie,
+			    "that itself waits, directly or through other roles, for this wait to "
+			    "return (check the initial parity of the phase)");
 		}
 		break;
 	}
@@ -933,20 +981,25 @@ check_ambiguity(Ck *k)
 				ngroups++;
 				for (int64_t q = 0; q < gr->role->nrep && q < 8; q++) {
 					Z3_ast ok;
-					Z3_ast t = pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
+					Z3_ast t =
+					    pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
 					for (int s = 0; s < gr->nsite; s++) {
-						CkInst ci = pass_ck_inst_at(k, gr->site[s], pass_ck_num(S, q), t);
+						CkInst ci = pass_ck_inst_at(k, gr->site[s],
+						                            pass_ck_num(S, q), t);
 						CkPoint cp = pass_ck_point(&ci);
-						Z3_ast bad = pass_ck_and2(S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
+						Z3_ast bad = pass_ck_and2(
+						    S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
 						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
 					}
 				}
 			}
 			Z3_ast alive = live(k, &in);
 			ir_vec_push(k->c->al, &all, &alive, sizeof alive);
-			fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data) : Z3_mk_false(S->z);
+			fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data)
+			               : Z3_mk_false(S->z);
 			ir_vec_free(k->c->al, &all, sizeof(Z3_ast));
-			if (attempt(k, w->op, fail, "that this wait is never two phases behind", &proven))
+			if (attempt(k, w->op, fail, "that this wait is never two phases behind",
+			            &proven))
 				break;
 		}
 		if (proven || !pass_ck_error_once(k, w->op))
@@ -954,11 +1007,12 @@ check_ambiguity(Ck *k)
 		CkInst *ins[1] = {&in};
 		Z3_ast show[2] = {i, g};
 		Z3_model m = solve_min(k, fail, ins, 1, show, 2);
-		IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
-					  "this wait may fall behind: phase %lld of %s may complete before it "
-					  "returns, and then its parity no longer tells the phases apart (it is "
-					  "two phases behind, or blocks on a phase it meant to skip)",
-					  (long long)ev(k, m, g), bar_str(k, m, w->bar, i));
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, w->op->loc,
+		    "this wait may fall behind: phase %lld of %s may complete before it "
+		    "returns, and then its parity no longer tells the phases apart (it is "
+		    "two phases behind, or blocks on a phase it meant to skip)",
+		    (long long)ev(k, m, g), bar_str(k, m, w->bar, i));
 		IrCex *cx = ir_diag_cex(k->c, d);
 		cex_inst(k, cx, m, &in, true);
 		cex_globals(k, cx, m, fail);
@@ -992,19 +1046,22 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 	}
 	IrDiag *d;
 	if (waw)
-		d = ir_diag_begin(k->c, IR_SEV_ERROR, at->loc,
-				  "this write may overwrite %s before the data of the earlier write into it "
-				  "(line %d) has been consumed",
-				  slot, line_of(x->site->op));
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this write may overwrite %s before the data of the earlier write into it "
+		    "(line %d) has been consumed",
+		    slot, line_of(x->site->op));
 	else if (overwrite)
-		d = ir_diag_begin(k->c, IR_SEV_ERROR, at->loc,
-				  "this write may overwrite %s while %s may still read it (line %d)", slot,
-				  x->site->role->name, line_of(x->site->op));
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this write may overwrite %s while %s may still read it (line %d)", slot,
+		    x->site->role->name, line_of(x->site->op));
 	else
-		d = ir_diag_begin(k->c, IR_SEV_ERROR, at->loc,
-				  "this read of %s may happen before the write into it (line %d) has "
-				  "landed, or while it is being overwritten",
-				  slot, line_of(w->site->op));
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this read of %s may happen before the write into it (line %d) has "
+		    "landed, or while it is being overwritten",
+		    slot, line_of(w->site->op));
 	IrCex *cx = ir_diag_cex(k->c, d);
 	CkInst *main = overwrite ? w : x, *other = overwrite ? x : w;
 	cex_inst(k, cx, m, main, true);
@@ -1013,9 +1070,10 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 	cx->role = main->site->role->name;
 	cx->slot = slot;
 	IrOp *cul = other->site->op;
-	cx->culprit = ir_ctx_printf(k->c, "nothing orders '%s' (line %d, %s) and '%s' (line %d, %s)",
-				    ir_op_name(w->site->op->code), line_of(w->site->op), role_it(k, m, w),
-				    ir_op_name(x->site->op->code), line_of(x->site->op), role_it(k, m, x));
+	cx->culprit =
+	    ir_ctx_printf(k->c, "nothing orders '%s' (line %d, %s) and '%s' (line %d, %s)",
+	                  ir_op_name(w->site->op->code), line_of(w->site->op), role_it(k, m, w),
+	                  ir_op_name(x->site->op->code), line_of(x->site->op), role_it(k, m, x));
 	cx->culprit_loc = cul->loc;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -1043,31 +1101,40 @@ check_races(Ck *k)
 			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
 				wi = pass_ck_inst(k, w, "t");
 				xi = pass_ck_inst(k, x, "t");
-				Z3_ast same = pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
+				Z3_ast same =
+				    pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
 				Z3_ast distinct = Z3_mk_true(S->z);
 				if (waw && a == b) {
 					Z3_ast rlt = pass_ck_lt(S, wi.r, xi.r);
-					distinct = w->loop ? pass_ck_or2(S, pass_ck_lt(S, wi.t, xi.t),
-									 pass_ck_and2(S, pass_ck_eq(S, wi.t, xi.t), rlt))
-							   : rlt;
+					distinct =
+					    w->loop ? pass_ck_or2(
+					                  S, pass_ck_lt(S, wi.t, xi.t),
+					                  pass_ck_and2(S, pass_ck_eq(S, wi.t, xi.t),
+					                               rlt))
+					            : rlt;
 				}
 				CkPoint wl = landing_point(&wi), wiss = pass_ck_point(&wi);
 				if (waw) {
 					CkPoint xl = landing_point(&xi), xiss = pass_ck_point(&xi);
-					fail = pass_ck_and(S, 6,
-							   (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
-								      pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
-								      pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
+					fail = pass_ck_and(
+					    S, 6,
+					    (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
+					               pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
+					               pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
 				} else {
-					CkPoint xs = pass_ck_point(&xi), xe = pass_ck_point_end(k, &xi);
-					Z3_ast after = pass_ck_point_never(&xe) ? Z3_mk_false(S->z)
-										: pass_ck_hb(k, &xe, &wiss);
-					fail = pass_ck_and(S, 5,
-							   (Z3_ast[]){same, live(k, &wi), live(k, &xi),
-								      pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
-								      pass_ck_not(S, after)});
+					CkPoint xs = pass_ck_point(&xi),
+					        xe = pass_ck_point_end(k, &xi);
+					Z3_ast after = pass_ck_point_never(&xe)
+					                   ? Z3_mk_false(S->z)
+					                   : pass_ck_hb(k, &xe, &wiss);
+					fail = pass_ck_and(
+					    S, 5,
+					    (Z3_ast[]){same, live(k, &wi), live(k, &xi),
+					               pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
+					               pass_ck_not(S, after)});
 				}
-				if (attempt(k, waw ? w->op : x->op, fail, "that this access is ordered", &proven))
+				if (attempt(k, waw ? w->op : x->op, fail,
+				            "that this access is ordered", &proven))
 					break;
 			}
 			if (proven)
@@ -1080,10 +1147,10 @@ check_races(Ck *k)
 /* ---- tag assertions ---- */
 
 typedef struct Cand {
-	Z3_ast ok;     /* the candidate write landed before the point, into the slot, labelled L */
-	CkInst w;      /* the write */
-	CkSite *wait;  /* the wait that orders it (NULL: program order) */
-	CkInst wi;     /* ... its instance */
+	Z3_ast ok;    /* the candidate write landed before the point, into the slot, labelled L */
+	CkInst w;     /* the write */
+	CkSite *wait; /* the wait that orders it (NULL: program order) */
+	CkInst wi;    /* ... its instance */
 } Cand;
 
 /* Where a `holds` assertion or the load it follows reads: a site, instance and memory. */
@@ -1095,7 +1162,7 @@ typedef struct Reader {
 
 static void
 holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, Cand *c, int nc,
-	     IrVec *bads, IrVec *badw)
+             IrVec *bads, IrVec *badw)
 {
 	if (!pass_ck_error_once(k, as))
 		return;
@@ -1107,8 +1174,8 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 	Z3_model m = solve_min(k, fail, ins, ni, (Z3_ast *)&rd->slot, 1);
 	const char *slot = slot_str(k, m, rd->mem, rd->slot);
 	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, as->loc,
-				  "'holds' assertion may fail%s: %s may not hold %s", msg_suffix(k, as), slot,
-				  label_str(k, m, want));
+	                          "'holds' assertion may fail%s: %s may not hold %s",
+	                          msg_suffix(k, as), slot, label_str(k, m, want));
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, (CkInst *)&rd->in, true);
 	cx->role = rd->in.site->role->name;
@@ -1125,8 +1192,9 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			if (c[i].wait)
 				why = &c[i];
 		if (!why) {
-			cx->found = "nothing known: no wait before this point orders it after a write into "
-				    "the slot";
+			cx->found =
+			    "nothing known: no wait before this point orders it after a write into "
+			    "the slot";
 		} else {
 			CkInst *u = &why->wi;
 			Z3_ast g = pass_ck_wait_g(k, u), ui = pass_ck_bar_index(k, u);
@@ -1134,40 +1202,52 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			int64_t gv = ev(k, m, g);
 			const char *b = bar_str(k, m, why->wait->bar, ui);
 			const IrExpr *pe = ir_op_group(why->wait->op, k->c->kw.parity)->item[0].e;
-			IrValue *pv = pe->kind == IR_EX_VAL ? ir_op_value(why->wait->op, pe->opnd) : NULL;
+			IrValue *pv =
+			    pe->kind == IR_EX_VAL ? ir_op_value(why->wait->op, pe->opnd) : NULL;
 			cex_show(k, cx, m,
-				 pv && pv->name ? ir_ctx_printf(k->c, "%%%s", pv->name)
-						: ir_ctx_printf(k->c, "parity at line %d", line_of(why->wait->op)),
-				 par);
+			         pv && pv->name ? ir_ctx_printf(k->c, "%%%s", pv->name)
+			                        : ir_ctx_printf(k->c, "parity at line %d",
+			                                        line_of(why->wait->op)),
+			         par);
 			if (gv < 1) {
-				cx->found = "nothing, or an older tile: no copy into the slot is known to have "
-					    "landed";
-				cx->culprit = ir_ctx_printf(k->c, "the wait on %s with parity %lld (line %d) is "
-								  "vacuous here: it waits for no phase",
-							    b, (long long)ev(k, m, par), line_of(why->wait->op));
+				cx->found = "nothing, or an older tile: no copy into the slot is "
+				            "known to have "
+				            "landed";
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s with parity %lld (line %d) is "
+				    "vacuous here: it waits for no phase",
+				    b, (long long)ev(k, m, par), line_of(why->wait->op));
 			} else if (!why->w.site) {
-				cx->found = ir_ctx_printf(k->c, "nothing known: no write into %%%s arrives on "
-								"%%%s",
-							  pass_ck_vname(rd->mem), pass_ck_vname(why->wait->bar));
-				cx->culprit = ir_ctx_printf(k->c, "the wait on %s (line %d) orders nothing that "
-								  "writes %%%s",
-							    b, line_of(why->wait->op), pass_ck_vname(rd->mem));
+				cx->found = ir_ctx_printf(
+				    k->c,
+				    "nothing known: no write into %%%s arrives on "
+				    "%%%s",
+				    pass_ck_vname(rd->mem), pass_ck_vname(why->wait->bar));
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s (line %d) orders nothing that "
+				    "writes %%%s",
+				    b, line_of(why->wait->op), pass_ck_vname(rd->mem));
 			} else {
 				Label wl = write_label(k, &why->w);
 				Z3_ast ws = pass_ck_slot(k, &why->w);
 				Z3_ast wex = pass_ck_inst_exists(k, &why->w);
 				if (ev(k, m, wex))
-					cx->found = ir_ctx_printf(k->c, "%s written into %s (line %d, %s)",
-								  label_str(k, m, &wl),
-								  slot_str(k, m, rd->mem, ws),
-								  line_of(why->w.site->op), role_it(k, m, &why->w));
+					cx->found = ir_ctx_printf(
+					    k->c, "%s written into %s (line %d, %s)",
+					    label_str(k, m, &wl), slot_str(k, m, rd->mem, ws),
+					    line_of(why->w.site->op), role_it(k, m, &why->w));
 				else
-					cx->found = "nothing: the phase it waits for carries no such write";
-				cx->culprit = ir_ctx_printf(k->c, "the wait on %s with parity %lld (line %d) "
-								  "waits for phase %lld of it, which does not "
-								  "carry %s",
-							    b, (long long)ev(k, m, par), line_of(why->wait->op),
-							    (long long)(gv - 1), label_str(k, m, want));
+					cx->found =
+					    "nothing: the phase it waits for carries no such write";
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s with parity %lld (line %d) "
+				    "waits for phase %lld of it, which does not "
+				    "carry %s",
+				    b, (long long)ev(k, m, par), line_of(why->wait->op),
+				    (long long)(gv - 1), label_str(k, m, want));
 			}
 			cx->culprit_loc = why->wait->op->loc;
 		}
@@ -1179,11 +1259,13 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			Label vl = write_label(k, v);
 			cex_inst(k, cx, m, v, false);
 			cx->found = ir_ctx_printf(k->c, "%s (line %d, %s)", label_str(k, m, &vl),
-						  line_of(v->site->op), role_it(k, m, v));
-			cx->culprit = ir_ctx_printf(k->c, "nothing orders '%s' at line %d (%s) before the "
-							  "write of %s or after this point",
-						    ir_op_name(v->site->op->code), line_of(v->site->op),
-						    role_it(k, m, v), label_str(k, m, want));
+			                          line_of(v->site->op), role_it(k, m, v));
+			cx->culprit =
+			    ir_ctx_printf(k->c,
+			                  "nothing orders '%s' at line %d (%s) before the "
+			                  "write of %s or after this point",
+			                  ir_op_name(v->site->op->code), line_of(v->site->op),
+			                  role_it(k, m, v), label_str(k, m, want));
 			cx->culprit_loc = v->site->op->loc;
 			break;
 		}
@@ -1239,9 +1321,10 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 							continue;
 					}
 					Label wl = write_label(k, &c.w);
-					Z3_ast parts[5] = {base, okg, okw,
-							   pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-							   label_eq(k, &wl, want)};
+					Z3_ast parts[5] = {
+					    base, okg, okw,
+					    pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+					    label_eq(k, &wl, want)};
 					c.ok = pass_ck_and(S, 5, parts);
 					ir_vec_push(k->c->al, &cands, &c, sizeof c);
 				}
@@ -1276,9 +1359,11 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 				if (!last_before(k, w, &bp, &c.w, &okw))
 					continue;
 				Label wl = write_label(k, &c.w);
-				c.ok = pass_ck_and(S, 4, (Z3_ast[]){okb, okw,
-								       pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-								       label_eq(k, &wl, want)});
+				c.ok = pass_ck_and(
+				    S, 4,
+				    (Z3_ast[]){okb, okw,
+				               pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+				               label_eq(k, &wl, want)});
 				ir_vec_push(k->c->al, &cands, &c, sizeof c);
 			}
 		}
@@ -1295,11 +1380,14 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			CkSite *w = site_at(k, wi);
 			Cand c = {NULL, {0}, NULL, {0}};
 			Z3_ast okw;
-			if (w->mem != rd->mem || w->kind != CK_STORE || !last_before(k, w, &fork, &c.w, &okw))
+			if (w->mem != rd->mem || w->kind != CK_STORE ||
+			    !last_before(k, w, &fork, &c.w, &okw))
 				continue;
 			Label wl = write_label(k, &c.w);
-			c.ok = pass_ck_and(S, 3, (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-							       label_eq(k, &wl, want)});
+			c.ok = pass_ck_and(
+			    S, 3,
+			    (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+			               label_eq(k, &wl, want)});
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
@@ -1311,8 +1399,9 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		if (w->mem != rd->mem || w->kind != CK_STORE || !last_before(k, w, &ap, &c.w, &okw))
 			continue;
 		Label wl = write_label(k, &c.w);
-		c.ok = pass_ck_and(S, 3, (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-						       label_eq(k, &wl, want)});
+		c.ok = pass_ck_and(S, 3,
+		                   (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+		                              label_eq(k, &wl, want)});
 		ir_vec_push(k->c->al, &cands, &c, sizeof c);
 	}
 	/* fail = for every candidate: it does not apply, or some other write is unordered. */
@@ -1332,15 +1421,16 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
 			Z3_ast parts[5] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
-					   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
-					   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
-					   pass_ck_not(S, pass_ck_hb(k, &ap, &viss))};
+			                   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
+			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
+			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss))};
 			Z3_ast bad = pass_ck_and(S, 5, parts);
 			ir_vec_push(k->c->al, &alts, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &bads, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &badw, &V, sizeof V);
 		}
-		Z3_ast term = pass_ck_or2(S, pass_ck_not(S, c->ok), pass_ck_or(S, alts.len, (Z3_ast *)alts.data));
+		Z3_ast term = pass_ck_or2(S, pass_ck_not(S, c->ok),
+		                          pass_ck_or(S, alts.len, (Z3_ast *)alts.data));
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		ir_vec_push(k->c->al, &conj, &term, sizeof term);
 	}
@@ -1382,7 +1472,8 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 	const IrItem *x = &g->item[0];
 	Reader rd;
 	memset(&rd, 0, sizeof rd);
-	if (x->kind == IR_IT_VALUE && !x->suffix && ir_type_is_reg_tile(ir_item_value(as->op, x)->type)) {
+	if (x->kind == IR_IT_VALUE && !x->suffix &&
+	    ir_type_is_reg_tile(ir_item_value(as->op, x)->type)) {
 		IrValue *v = ir_item_value(as->op, x);
 		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_TAG) {
 			Label have = call_label(k, in.env, v->op, &v->op->item[1]);
@@ -1392,10 +1483,11 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 				return;
 			CkInst *ins[1] = {&in};
 			Z3_model m = solve_min(k, fail, ins, 1, NULL, 0);
-			IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, as->op->loc,
-						  "'holds' assertion may fail%s: '%%%s' is labelled %s, not %s",
-						  msg_suffix(k, as->op), pass_ck_vname(v), label_str(k, m, &have),
-						  label_str(k, m, &want));
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, as->op->loc,
+			    "'holds' assertion may fail%s: '%%%s' is labelled %s, not %s",
+			    msg_suffix(k, as->op), pass_ck_vname(v), label_str(k, m, &have),
+			    label_str(k, m, &want));
 			IrCex *cx = ir_diag_cex(k->c, d);
 			cex_inst(k, cx, m, &in, true);
 			cex_globals(k, cx, m, fail);
@@ -1408,15 +1500,18 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 			pass_ck_model_free(S, m);
 			return;
 		}
-		CkSite *ld = v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SMEM_LOAD ? site_of_op(k, v->op)
-											: NULL;
+		CkSite *ld = v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SMEM_LOAD
+		                 ? site_of_op(k, v->op)
+		                 : NULL;
 		if (!ld || ld->role != as->role || (ld->loop && ld->loop != as->loop) || !ld->mem) {
 			if (pass_ck_error_once(k, as->op))
 				ir_error(k->c, as->op->loc,
-					 "cannot prove 'holds' on '%%%s': the checker tracks labels of register "
-					 "values made by 'ave.tag' or loaded with 'ave.smem.load' in the same "
-					 "loop body",
-					 pass_ck_vname(v));
+				         "cannot prove 'holds' on '%%%s': the checker tracks "
+				         "labels of register "
+				         "values made by 'ave.tag' or loaded with 'ave.smem.load' "
+				         "in the same "
+				         "loop body",
+				         pass_ck_vname(v));
 			return;
 		}
 		rd.in = pass_ck_inst_at(k, ld, in.r, ld->loop ? in.t : NULL);
@@ -1432,8 +1527,9 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 	tmp.slot_it = NULL;
 	if (x->kind != IR_IT_VALUE || !ir_type_is_smem(ir_item_value(as->op, x)->type)) {
 		if (pass_ck_error_once(k, as->op))
-			ir_error(k->c, as->op->loc, "cannot prove 'holds' on global memory: labels are tracked "
-						    "in shared memory and registers");
+			ir_error(k->c, as->op->loc,
+			         "cannot prove 'holds' on global memory: labels are tracked "
+			         "in shared memory and registers");
 		return;
 	}
 	if (!pass_ck_mem(k, &tmp, as->op, x))
@@ -1452,26 +1548,28 @@ check_compare(Ck *k, CkSite *as, const IrGroup *g)
 	CkInst in = pass_ck_inst(k, as, "t");
 	Z3_ast a = pass_ck_expr(k, in.env, as->op, g->item[0].e);
 	Z3_ast b = pass_ck_expr(k, in.env, as->op, g->item[1].e);
-	Z3_ast claim = g->kw == kw->eq	 ? pass_ck_eq(S, a, b)
-		       : g->kw == kw->ne ? pass_ck_not(S, pass_ck_eq(S, a, b))
-		       : g->kw == kw->lt ? pass_ck_lt(S, a, b)
-		       : g->kw == kw->le ? pass_ck_le(S, a, b)
-		       : g->kw == kw->gt ? pass_ck_lt(S, b, a)
-					 : pass_ck_le(S, b, a);
+	Z3_ast claim = g->kw == kw->eq   ? pass_ck_eq(S, a, b)
+	               : g->kw == kw->ne ? pass_ck_not(S, pass_ck_eq(S, a, b))
+	               : g->kw == kw->lt ? pass_ck_lt(S, a, b)
+	               : g->kw == kw->le ? pass_ck_le(S, a, b)
+	               : g->kw == kw->gt ? pass_ck_lt(S, b, a)
+	                                 : pass_ck_le(S, b, a);
 	Z3_ast fail = pass_ck_and2(S, live(k, &in), pass_ck_not(S, claim));
 	if (holds_query(k, as->op, fail, "this assertion") || !pass_ck_error_once(k, as->op))
 		return;
 	CkInst *ins[1] = {&in};
 	Z3_ast show[2] = {a, b};
 	Z3_model m = solve_min(k, fail, ins, 1, show, 2);
-	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, as->op->loc,
-				  "'%s' assertion may fail%s: the left side is %lld and the right side %lld", g->kw,
-				  msg_suffix(k, as->op), (long long)ev(k, m, a), (long long)ev(k, m, b));
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, as->op->loc,
+	    "'%s' assertion may fail%s: the left side is %lld and the right side %lld", g->kw,
+	    msg_suffix(k, as->op), (long long)ev(k, m, a), (long long)ev(k, m, b));
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, &in, true);
 	cex_globals(k, cx, m, fail);
 	cx->role = as->role->name;
-	cx->found = ir_ctx_printf(k->c, "%lld vs %lld", (long long)ev(k, m, a), (long long)ev(k, m, b));
+	cx->found =
+	    ir_ctx_printf(k->c, "%lld vs %lld", (long long)ev(k, m, a), (long long)ev(k, m, b));
 	cx->expected = ir_ctx_printf(k->c, "%s", g->kw);
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -1493,7 +1591,7 @@ region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
 	for (int d = 0; d < r.n; d++) {
 		r.lo[d] = pass_ck_expr(k, e, op, it->coord[d].e);
 		int64_t len = it->coord[d].len >= 0 ? it->coord[d].len
-						   : (tile && d < tile->rank ? tile->dims[d] : 1);
+		                                    : (tile && d < tile->rank ? tile->dims[d] : 1);
 		r.len[d] = pass_ck_num(S, len);
 	}
 	return r;
@@ -1514,7 +1612,7 @@ chunk_region(Ck *k, CkEnv *e, IrOp *user, const IrItem *call, Region *out)
 	const IrItem *d = &ch->item[0];
 	for (int i = 0; i < d->nparam && i < call->ncoord; i++)
 		ir_map_put(&pe->memo, ir_hash_ptr(d->param[i]), d->param[i],
-			   (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
+		           (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
 	*out = region_of(k, pe, ch, &ir_op_group(ch, k->c->kw.region)->item[0], NULL);
 	return true;
 }
@@ -1528,7 +1626,7 @@ covers(Ck *k, const Region *outer, const Region *in)
 	for (int d = 0; d < in->n; d++) {
 		c[2 * d] = pass_ck_le(S, outer->lo[d], in->lo[d]);
 		c[2 * d + 1] = pass_ck_le(S, pass_ck_add(S, in->lo[d], in->len[d]),
-					  pass_ck_add(S, outer->lo[d], outer->len[d]));
+		                          pass_ck_add(S, outer->lo[d], outer->len[d]));
 	}
 	return pass_ck_and(S, 2 * in->n, c);
 }
@@ -1555,7 +1653,8 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 	IrOp *mod = ir_op_parent_op(k->kernel);
 	for (IrOp *op = mod && mod->code == IR_OP_MODULE ? mod->reg[0].block->first : NULL; op;
 	     op = op->next) {
-		IrGroup *t = op->code == IR_OP_CHUNK_SCHEDULE ? ir_op_group(op, k->c->kw.template_) : NULL;
+		IrGroup *t =
+		    op->code == IR_OP_CHUNK_SCHEDULE ? ir_op_group(op, k->c->kw.template_) : NULL;
 		if (!t || strncmp(t->item[0].s, "all_gather.", 11))
 			continue;
 		IrGroup *f = ir_op_group(op, k->c->kw.for_);
@@ -1568,7 +1667,7 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 		ir_map_init(&pe->memo, k->c->al);
 		ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
 		ir_map_put(&pe->memo, ir_hash_ptr(ch->item[0].param[0]), ch->item[0].param[0],
-			   (void *)k->rank, NULL);
+		           (void *)k->rank, NULL);
 		Region own = region_of(k, pe, ch, &ir_op_group(ch, k->c->kw.region)->item[0], NULL);
 		Z3_ast alt = covers(k, &own, r);
 		ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
@@ -1599,7 +1698,8 @@ check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_asse
 	CkInst in = pass_ck_inst(k, s, "t");
 	Region r = region_of(k, in.env, s->op, it, tile);
 	Z3_ast fail = pass_ck_not(S, ready_cover(k, &in, &r));
-	if (holds_query(k, s->op, fail, "that the region is ready") || !pass_ck_error_once(k, s->op))
+	if (holds_query(k, s->op, fail, "that the region is ready") ||
+	    !pass_ck_error_once(k, s->op))
 		return;
 	CkInst *ins[1] = {&in};
 	Z3_model m = solve_min(k, fail, ins, 1, r.lo, r.n);
@@ -1607,14 +1707,15 @@ check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_asse
 	int n = snprintf(buf, sizeof buf, "@%s[", it->s);
 	for (int d = 0; d < r.n && n < 200; d++)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
-			      (long long)ev(k, m, r.lo[d]), (long long)ev(k, m, r.len[d]));
+		              (long long)ev(k, m, r.lo[d]), (long long)ev(k, m, r.len[d]));
 	snprintf(buf + n, sizeof buf - (size_t)n, "]");
-	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, s->op->loc,
-				  is_assert ? "'ready' assertion may fail%s: %s is not covered by a completed "
-					      "'ave.chunk.wait' or by the rank's own chunk"
-					    : "this read of symmetric memory%s (%s) is not covered by a completed "
-					      "'ave.chunk.wait' or by the rank's own chunk",
-				  is_assert ? msg_suffix(k, s->op) : "", buf);
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, s->op->loc,
+	    is_assert ? "'ready' assertion may fail%s: %s is not covered by a completed "
+	                "'ave.chunk.wait' or by the rank's own chunk"
+	              : "this read of symmetric memory%s (%s) is not covered by a completed "
+	                "'ave.chunk.wait' or by the rank's own chunk",
+	    is_assert ? msg_suffix(k, s->op) : "", buf);
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, &in, true);
 	cex_globals(k, cx, m, fail);

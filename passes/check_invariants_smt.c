@@ -18,7 +18,7 @@ on_z3_error(Z3_context z, Z3_error_code e)
 
 void
 pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
-		 PassCkStats *st)
+                 PassCkStats *st)
 {
 	memset(s, 0, sizeof *s);
 	s->al = al;
@@ -162,8 +162,9 @@ pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c)
 		return q;
 	q = pass_ck_fresh(s, "fd");
 	Z3_ast cq = pass_ck_mulc(s, q, c);
-	pass_ck_side(s, q, pass_ck_and2(s, pass_ck_le(s, cq, a),
-					 pass_ck_lt(s, a, pass_ck_add(s, cq, pass_ck_num(s, c)))));
+	pass_ck_side(s, q,
+	             pass_ck_and2(s, pass_ck_le(s, cq, a),
+	                          pass_ck_lt(s, a, pass_ck_add(s, cq, pass_ck_num(s, c)))));
 	DivKey *k = ir_arena_alloc(&s->arena, sizeof *k);
 	*k = key;
 	ir_map_put(&s->divs, h, k, (void *)q, div_eq);
@@ -255,7 +256,8 @@ junction(CkSmt *s, bool is_and, int n, Z3_ast *a)
 		else if (m == 1)
 			res = keep[0];
 		else
-			res = is_and ? Z3_mk_and(s->z, (unsigned)m, keep) : Z3_mk_or(s->z, (unsigned)m, keep);
+			res = is_and ? Z3_mk_and(s->z, (unsigned)m, keep)
+			             : Z3_mk_or(s->z, (unsigned)m, keep);
 	}
 	if (keep != buf)
 		ir_xfree(s->al, keep, sizeof *keep * (size_t)n);
@@ -508,8 +510,8 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 	Z3_model m = take_model(s, sv, NULL);
 	for (int i = 0; i < nobj; i++) {
 		Z3_ast zero = pass_ck_num(s, 0);
-		Z3_ast abs = Z3_mk_ite(s->z, Z3_mk_lt(s->z, obj[i], zero), Z3_mk_unary_minus(s->z, obj[i]),
-				       obj[i]);
+		Z3_ast abs = Z3_mk_ite(s->z, Z3_mk_lt(s->z, obj[i], zero),
+		                       Z3_mk_unary_minus(s->z, obj[i]), obj[i]);
 		int64_t hi, lo = 0;
 		if (!pass_ck_eval(s, m, abs, &hi))
 			continue;

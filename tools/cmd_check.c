@@ -45,15 +45,19 @@ cmd_check(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			puts("usage: ave check [options] FILE\n"
-			     "Parses and verifies FILE, then proves its tag assertions and the built-in\n"
+			     "Parses and verifies FILE, then proves its tag assertions and the "
+			     "built-in\n"
 			     "barrier and shared-memory invariants; exits 1 if it has errors.\n"
 			     "\n"
 			     "options:\n"
 			     "  --diagnostics-format=F   text (default) or json\n"
-			     "  --stats                  report the number of solver queries and their time\n"
+			     "  --stats                  report the number of solver queries and "
+			     "their time\n"
 			     "  --timeout-ms=N           per-query solver timeout (default 2000)\n"
-			     "  --rlimit=N               per-query solver resource limit (deterministic)\n"
-			     "  --max-hops=N             barrier hops in a happens-before chain (default 3)");
+			     "  --rlimit=N               per-query solver resource limit "
+			     "(deterministic)\n"
+			     "  --max-hops=N             barrier hops in a happens-before chain "
+			     "(default 3)");
 			return 0;
 		}
 		if (!strcmp(argv[i], "--stats")) {
@@ -93,12 +97,14 @@ cmd_check(int argc, char **argv)
 	double total = ir_now() - t0;
 	if (stats)
 		fprintf(stderr,
-			"check-invariants: %d kernel%s, %d queries (%d sat, %d unsat, %d unknown), "
-			"solver %.1f ms, %.2f ms/query, slowest %.2f ms, solver setup %.1f ms, pass %.1f ms, "
-			"total %.1f ms\n",
-			st.kernels, st.kernels == 1 ? "" : "s", st.queries, st.sat, st.unsat, st.unknown,
-			st.solver_s * 1e3, st.queries ? st.solver_s * 1e3 / st.queries : 0.0,
-			st.max_query_s * 1e3, st.setup_s * 1e3, st.total_s * 1e3, total * 1e3);
+		        "check-invariants: %d kernel%s, %d queries (%d sat, %d unsat, %d unknown), "
+		        "solver %.1f ms, %.2f ms/query, slowest %.2f ms, solver setup %.1f ms, "
+		        "pass %.1f ms, "
+		        "total %.1f ms\n",
+		        st.kernels, st.kernels == 1 ? "" : "s", st.queries, st.sat, st.unsat,
+		        st.unknown, st.solver_s * 1e3,
+		        st.queries ? st.solver_s * 1e3 / st.queries : 0.0, st.max_query_s * 1e3,
+		        st.setup_s * 1e3, st.total_s * 1e3, total * 1e3);
 	ir_module_free(m);
 	ir_ctx_free(c);
 	return ok ? 0 : 1;
