@@ -262,28 +262,97 @@ attempt(Ck *k, IrOp *op, Z3_ast fail, const char *what, bool *proven)
 
 typedef enum LabelKind { LB_TAG, LB_NONE, LB_UNKNOWN } LabelKind;
 
-typedef struct Label {
-	LabelKind kind;
+typedef struct LabelOne {
 	IrStr f;
 	int n;
 	Z3_ast a[8];
+} LabelOne;
+
+/* The labels data may carry: TAG with one or more members (a compute result carries the union
+ * of its operands' labels), NONE (untagged), or UNKNOWN (a source the checker does not track). */
+typedef struct Label {
+	LabelKind kind;
+	int nm;
+	LabelOne m[4];
 } Label;
 
 static Label
 call_label(Ck *k, CkEnv *e, IrOp *op, const IrItem *call)
 {
-	Label l = {LB_TAG, call->s, 0, {0}};
-	l.n = call->ncoord < 8 ? call->ncoord : 8;
-	for (int i = 0; i < l.n; i++)
-		l.a[i] = pass_ck_expr(k, e, op, call->coord[i].e);
+	Label l = {LB_TAG, 1, {{call->s, 0, {0}}}};
+	l.m[0].n = call->ncoord < 8 ? call->ncoord : 8;
+	for (int i = 0; i < l.m[0].n; i++)
+		l.m[0].a[i] = pass_ck_expr(k, e, op, call->coord[i].e);
 	return l;
 }
 
-/* The label a write puts in its slot. */
+static Label
+label_union(Label a, const Label *b)
+{
+	if (a.kind == LB_UNKNOWN || b->kind == LB_UNKNOWN || a.nm + b->nm > 4) {
+		a.kind = LB_UNKNOWN;
+		return a;
+	}
+	for (int i = 0; i < b->nm; i++)
+		a.m[a.nm++] = b->m[i];
+	a.kind = a.nm ? LB_TAG : LB_NONE;
+	return a;
+}
+
+/* The labels of a register value (SPEC 5.8): ave.tag sets them; compute ops carry the union of
+ * their operands' labels; global loads and constants carry none. */
+static Label
+reg_label(Ck *k, CkEnv *e, IrValue *v, int depth)
+{
+	Label none = {LB_NONE, 0, {{0}}}, unknown = {LB_UNKNOWN, 0, {{0}}};
+	if (depth > 64 || v->kind != IR_VAL_RESULT)
+		return ir_type_is_scalar(v->type) ? none : unknown;
+	IrOp *op = v->op;
+	switch (op->code) {
+	case IR_OP_TAG:
+		return call_label(k, e, op, &op->item[1]);
+	case IR_OP_LOAD:
+	case IR_OP_GET:
+	case IR_OP_ZEROS:
+	case IR_OP_CONST:
+	case IR_OP_INDEX:
+	case IR_OP_PROGRAM_ID:
+	case IR_OP_NUM_PROGRAMS:
+	case IR_OP_REPLICA_ID:
+	case IR_OP_RANK:
+	case IR_OP_WORLD_SIZE:
+		return none;
+	case IR_OP_SMEM_LOAD:
+	case IR_OP_FOR:
+	case IR_OP_IF:
+		return unknown;
+	default:
+		break;
+	}
+	if (ir_type_is_scalar(v->type))
+		return none;
+	/* Compute: the union over the operands (a shared-memory operand's labels are not derived
+	 * here, so they make it unknown). */
+	Label l = none;
+	for (int i = 0; i < op->nitem && l.kind != LB_UNKNOWN; i++) {
+		const IrItem *it = &op->item[i];
+		if (it->kind != IR_IT_VALUE)
+			continue;
+		if (it->suffix || ir_type_is_smem(ir_item_value(op, it)->type)) {
+			l = unknown;
+			break;
+		}
+		Label o = reg_label(k, e, ir_item_value(op, it), depth + 1);
+		l = label_union(l, &o);
+	}
+	return l;
+}
+
+/* The labels a write puts in its slot. */
 static Label
 write_label(Ck *k, const CkInst *w)
 {
-	Label l = {LB_NONE, NULL, 0, {0}};
+	Label l = {LB_NONE, 0, {{0}}};
 	IrOp *op = w->site->op;
 	if (op->code == IR_OP_COPY_ASYNC) {
 		IrGroup *g = ir_op_group(op, k->c->kw.tag);
@@ -291,22 +360,26 @@ write_label(Ck *k, const CkInst *w)
 			l = call_label(k, w->env, op, &g->item[0]);
 		return l;
 	}
-	IrValue *v = ir_item_value(op, &op->item[0]);
-	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_TAG)
-		return call_label(k, w->env, v->op, &v->op->item[1]);
-	l.kind = LB_UNKNOWN;
-	return l;
+	return reg_label(k, w->env, ir_item_value(op, &op->item[0]), 0);
 }
 
+/* Does data labelled `a` hold exactly the single label `b`? */
 static Z3_ast
 label_eq(Ck *k, const Label *a, const Label *b)
 {
-	if (a->kind != LB_TAG || b->kind != LB_TAG || a->f != b->f || a->n != b->n)
+	if (a->kind != LB_TAG || b->kind != LB_TAG || b->nm != 1)
 		return Z3_mk_false(S->z);
-	Z3_ast c[8];
-	for (int i = 0; i < a->n; i++)
-		c[i] = pass_ck_eq(S, a->a[i], b->a[i]);
-	return pass_ck_and(S, a->n, c);
+	Z3_ast all[4];
+	for (int j = 0; j < a->nm; j++) {
+		const LabelOne *x = &a->m[j], *y = &b->m[0];
+		if (x->f != y->f || x->n != y->n)
+			return Z3_mk_false(S->z);
+		Z3_ast c[8];
+		for (int i = 0; i < x->n; i++)
+			c[i] = pass_ck_eq(S, x->a[i], y->a[i]);
+		all[j] = pass_ck_and(S, x->n, c);
+	}
+	return pass_ck_and(S, a->nm, all);
 }
 
 static const char *
@@ -317,11 +390,15 @@ label_str(Ck *k, Z3_model m, const Label *l)
 	if (l->kind == LB_UNKNOWN)
 		return "data with labels the checker does not track";
 	char buf[512];
-	int n = snprintf(buf, sizeof buf, "@%s(", l->f);
-	for (int i = 0; i < l->n && n < (int)sizeof buf - 32; i++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "",
-		              (long long)ev(k, m, l->a[i]));
-	snprintf(buf + n, sizeof buf - (size_t)n, ")");
+	int n = l->nm > 1 ? snprintf(buf, sizeof buf, "a mix of ") : 0;
+	buf[n] = 0;
+	for (int j = 0; j < l->nm && n < (int)sizeof buf - 64; j++) {
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s@%s(", j ? " and " : "", l->m[j].f);
+		for (int i = 0; i < l->m[j].n && n < (int)sizeof buf - 32; i++)
+			n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "",
+				      (long long)ev(k, m, l->m[j].a[i]));
+		n += snprintf(buf + n, sizeof buf - (size_t)n, ")");
+	}
 	return ir_ctx_strdup(k->c, buf);
 }
 
