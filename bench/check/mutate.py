@@ -36,7 +36,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_RUN_ARGS = "--kernel=@gemm_ws --grid=2,1 --device=host --schedules=16"
+DEFAULT_RUN_ARGS = ("--kernel=@gemm_ws --grid=2,1 --device=host --schedules=16 "
+                    "--arg A=rand:256x320:bf16:1 --arg B=rand:256x320:bf16:2 "
+                    "--arg C=zeros:256x256:f32 --arg K=320 --out C={out}")
 
 
 class Mutant:
@@ -140,6 +142,15 @@ def run(cmd, timeout):
         return "timeout", "", ""
 
 
+def run_result(ave, path, run_args, timeout, out):
+    """Runs the kernel on the interpreter; the result is the exit status and the output tensor."""
+    if os.path.exists(out):
+        os.unlink(out)
+    rc, _, err = run([ave, "run", path] + [x.replace("{out}", out) for x in run_args], timeout)
+    data = open(out, "rb").read() if rc == 0 and os.path.exists(out) else b""
+    return rc, data, err
+
+
 def has_run_command(ave):
     rc, out, err = run([ave, "run", "--help"], 30)
     return rc == 0 and "usage" in (out + err).lower()
@@ -168,12 +179,13 @@ def main():
         sys.exit(f"mutate: the original kernel does not check clean:\n{err0}")
     interp = not a.no_run and has_run_command(a.ave)
     run_args = a.run_args.split()
-    if interp:
-        orig_run = run([a.ave, "run", a.kernel] + run_args, a.run_timeout)
-        if orig_run[0] != 0:
-            sys.exit(f"mutate: `ave run` fails on the original kernel:\n{orig_run[2]}")
-
     with tempfile.TemporaryDirectory() as tmp:
+      outfile = os.path.join(tmp, "out.npy")
+      if interp:
+          orig_run = run_result(a.ave, a.kernel, run_args, a.run_timeout, outfile)
+          if orig_run[0] != 0:
+              sys.exit(f"mutate: `ave run` fails on the original kernel:\n{orig_run[2]}")
+      if True:
         path = os.path.join(tmp, "mutant.ave")
         for n, m in enumerate(mutants):
             open(path, "w").write(m.text)
@@ -193,7 +205,7 @@ def main():
                 if rc2 != 0:
                     m.check = "invalid"
             if interp and m.check != "invalid":
-                r = run([a.ave, "run", path] + run_args, a.run_timeout)
+                r = run_result(a.ave, path, run_args, a.run_timeout, outfile)
                 m.run = "same" if (r[0], r[1]) == (orig_run[0], orig_run[1]) else "broken"
             if a.v:
                 print(f"{n + 1:3d} {m.cls:4s} line {m.line:3d} {m.what:55s} check={m.check:8s}"
