@@ -811,7 +811,7 @@ site_new(Ck *k, CkKind kind, IrOp *op, CkRole *r)
 bool
 pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
 {
-	if (it->kind != IR_IT_VALUE)
+	if (!ir_item_value(op, it))
 		return false;
 	for (int guard = 0; guard < 256; guard++) {
 		IrValue *v = ir_item_value(op, it);
@@ -845,7 +845,7 @@ pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
 static bool
 is_smem_item(IrOp *op, const IrItem *it)
 {
-	if (it->kind != IR_IT_VALUE)
+	if (!ir_item_value(op, it))
 		return false;
 	IrType *t = ir_item_value(op, it)->type;
 	return t->kind == IR_TY_RING || (t->kind == IR_TY_TILE && t->space == IR_SPACE_SMEM);
@@ -910,7 +910,7 @@ static void
 bar_of(CkSite *s, IrOp *op, const IrItem *it)
 {
 	s->bar_it = it;
-	s->bar = it->kind == IR_IT_VALUE ? ir_item_value(op, it) : NULL;
+	s->bar = ir_item_value(op, it); /* a VALUE item, or a lone value (SPEC §3) */
 }
 
 static bool

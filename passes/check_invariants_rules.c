@@ -1549,7 +1549,7 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 	const IrItem *x = &g->item[0];
 	Reader rd;
 	memset(&rd, 0, sizeof rd);
-	if (x->kind == IR_IT_VALUE && !x->suffix &&
+	if (ir_item_value(as->op, x) && !x->suffix &&
 	    ir_type_is_reg_tile(ir_item_value(as->op, x)->type)) {
 		IrValue *v = ir_item_value(as->op, x);
 		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_TAG) {
@@ -1602,7 +1602,7 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 	tmp.mem = NULL;
 	tmp.slot_op = NULL;
 	tmp.slot_it = NULL;
-	if (x->kind != IR_IT_VALUE || !ir_type_is_smem(ir_item_value(as->op, x)->type)) {
+	if (!ir_item_value(as->op, x) || !ir_type_is_smem(ir_item_value(as->op, x)->type)) {
 		if (pass_ck_error_once(k, as->op))
 			ir_error(k->c, as->op->loc,
 			         "cannot prove 'holds' on global memory: labels are tracked "
