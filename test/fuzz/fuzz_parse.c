@@ -11,7 +11,8 @@
 #include "frontend.h"
 #include "passes.h"
 
-/* Inputs above this size only exercise the size limit, which the lit tests cover. */
+/* Larger inputs only slow fuzzing down; huge and deeply nested inputs have their own lit tests
+ * (test/ir/invalid-limits.test). */
 enum { FUZZ_MAX_INPUT = 1 << 20 };
 
 typedef struct FuzzDiags {
