@@ -340,6 +340,14 @@ int64_t ir_mod(int64_t a, int64_t b);
 void ir_expr_print(const IrExpr *e, FILE *out, void (*name)(void *ud, int opnd, FILE *out),
 		   void *ud);
 
+/* ---- fold.c: integer folding with the language's wrap-around semantics ---- */
+
+/* Folds an integer op (ave.add ... ave.shr, ave.cdiv) of width `bits` (64 for index); false if
+ * it does not fold (division by zero, an op that is not integer arithmetic). */
+bool ir_fold_int(int code, int bits, int64_t a, int64_t b, int64_t *out);
+/* Wraps v to `bits` (sign-extended; i1 gives 0 or 1). */
+int64_t ir_wrap_int(int64_t v, int bits);
+
 /* ---- ir.c: ops, regions, blocks, values and use lists ---- */
 
 typedef enum IrOpcode {

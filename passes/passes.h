@@ -11,14 +11,6 @@ extern const int pass_registry_count;
 #include "passes.def"
 #undef PASS
 
-/* ---- fold.c: constant folding shared by canonicalize and the interpreter ---- */
-
-/* Folds an integer op (ave.add ... ave.shr, ave.cdiv) of width `bits` (64 for index); false if
- * the op does not fold (division by zero, unknown op). */
-bool pass_fold_int(IrOpcode code, int bits, int64_t a, int64_t b, int64_t *out);
-/* Wraps v to `bits` (sign-extended; i1 gives 0 or 1). */
-int64_t pass_wrap_int(int64_t v, int bits);
-
 /* ---- check_invariants*.c: the invariant checker (SPEC §5.8; docs/invariants.md) ---- */
 
 /* What one run of the checker did; filled when asked for (ave check --stats, bench/check). */

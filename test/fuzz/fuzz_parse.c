@@ -55,114 +55,15 @@ fail(const char *what, const FuzzDiags *d, const char *text)
 	abort();
 }
 
-/* ---- known bugs ----
- * Each entry recognises one reported bug whose reproducer is saved in crashers/ (with an XFAIL
- * lit test), so that fuzzing can look past it. Remove an entry when its bug is fixed; set
- * AVE_FUZZ_STRICT=1 in the environment to disable them all. */
-
-static bool
-strict(void)
-{
-	const char *s = getenv("AVE_FUZZ_STRICT");
-	return s && *s && strcmp(s, "0");
-}
-
-/* crashers/warp-specialize-no-threads.ave: the verifier reads the kernel's `threads` attribute
- * from ave.warp_specialize before the kernel's own hook has checked that it exists. */
-static bool
-ws_needs_threads(IrOp *op, void *ud)
-{
-	IrCtx *c = ud;
-	if (op->code != IR_OP_WARP_SPECIALIZE)
-		return true;
-	IrOp *k = ir_kernel_of(op);
-	IrAttr *t = k ? ir_op_attr(k, c->kw.threads) : NULL;
-	return t != NULL;
-}
-
-static bool
-known_before_verify(IrModule *m)
-{
-	return !strict() && !ir_walk(m->body, ws_needs_threads, m->ctx);
-}
-
-/* test/ir/invalid-symbol-declared-later.ave: a use of an ave.symm.alloc without a type fails
- * verification silently when the declaration follows the use in an ave.module. */
-static bool
-untyped_symm(IrOp *op, void *ud)
-{
-	(void)ud;
-	return !(op->code == IR_OP_SYMM_ALLOC && op->ntype == 0);
-}
-
-static bool
-known_silent_verify(IrModule *m)
-{
-	return !strict() && !ir_walk(m->body, untyped_symm, NULL);
-}
-
-/* test/ir/print-unnamed-results.ave: results without a name print as '%<<undefined>>'. */
-static bool
-unnamed_result(IrOp *op, void *ud)
-{
-	(void)ud;
-	for (int i = 0; i < op->nres; i++)
-		if (!op->res[i].name)
-			return false;
-	return true;
-}
-
-/* test/ir/alias-scalar-element.ave: an alias of a scalar type is printed inside shapes. */
-static bool
-scalar_alias(IrModule *m)
-{
-	for (int i = 0; i < m->aliases.len; i++) {
-		IrAlias *a = &IR_VEC_AT(m->aliases, IrAlias, i);
-		if (a->is_type && ir_type_is_scalar(a->type))
-			return true;
-	}
-	return false;
-}
-
-static bool
-known_print_bug(IrModule *m)
-{
-	return !strict() && (scalar_alias(m) || !ir_walk(m->body, unnamed_result, NULL));
-}
-
-/* test/passes/canonicalize/inline-name-clash.ave: after a pass moves a value next to another of
- * the same name, the printer prints the definition under the clashing name. */
-static bool
-known_clash(const FuzzDiags *d)
-{
-	return !strict() && d->nerr && strstr(d->first, "redefinition of value '%");
-}
-
-/* crashers/canonicalize-step-zero.ave: a step or byte count that is constant only through an
- * ave.const passes the verifier, canonicalize folds it to 0, and the result does not verify.
- * The same family: an index that is out of range only once canonicalize has folded the scalar
- * arithmetic computing it (the verifier's range analysis does not see through ave.add & co). */
-static bool
-known_fold_to_invalid(const FuzzDiags *d)
-{
-	return !strict() && d->nerr &&
-	       (strstr(d->first, "'ave.for' step must be positive") ||
-		strstr(d->first, "'bytes' must be positive") || strstr(d->first, "out of range for '%") ||
-		strstr(d->first, "may run past"));
-}
-
 /* Parses and verifies text that the printer produced; it must be valid and print the same.
- * Returns NULL only for a known bug (after_pass: the text was printed after passes ran). */
+ */
 static IrModule *
-reparse(IrCtx *c, FuzzDiags *d, const char *what, const char *text, size_t len, bool after_pass)
+reparse(IrCtx *c, FuzzDiags *d, const char *what, const char *text, size_t len)
 {
 	d->nerr = 0;
 	IrModule *m = fe_parse(c, what, text, len, 1);
-	if (!m) {
-		if (after_pass && known_clash(d))
-			return NULL;
+	if (!m)
 		fail("printed IR does not re-parse", d, text);
-	}
 	if (!ir_verify(m))
 		fail("printed IR does not verify", d, text);
 	size_t len2;
@@ -194,48 +95,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("the parser failed without an error", NULL, NULL);
 		goto done;
 	}
-	if (known_before_verify(m))
-		goto done;
 	if (!ir_verify(m)) {
-		if (!d.nerr && !known_silent_verify(m))
+		if (!d.nerr)
 			fail("the verifier failed without an error", NULL, NULL);
 		goto done;
 	}
 	if (d.nerr)
 		fail("errors were reported for IR that parsed and verified", &d, NULL);
-	if (known_print_bug(m))
-		goto done;
 
 	/* Round trip of the valid input. */
 	size_t len1, len2, len3;
 	t1 = print_module(m, &len1);
-	m1 = reparse(c, &d, "print1.ave", t1, len1, false);
+	m1 = reparse(c, &d, "print1.ave", t1, len1);
 
 	/* The basic passes keep the IR valid and printable. */
 	IrPassOpts po = {.verify_each = true};
 	d.nerr = 0;
-	if (!ir_run_pipeline(m1, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po)) {
-		if (known_fold_to_invalid(&d))
-			goto done;
+	if (!ir_run_pipeline(m1, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po))
 		fail("canonicalize,cse,dce failed on valid IR", &d, t1);
-	}
-	if (known_print_bug(m1))
-		goto done;
 	t2 = print_module(m1, &len2);
-	if (!(m2 = reparse(c, &d, "print2.ave", t2, len2, true)))
-		goto done;
+	m2 = reparse(c, &d, "print2.ave", t2, len2);
 
 	/* Running them again on their own output is just as safe. */
 	d.nerr = 0;
-	if (!ir_run_pipeline(m2, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po)) {
-		if (known_fold_to_invalid(&d))
-			goto done;
+	if (!ir_run_pipeline(m2, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po))
 		fail("canonicalize,cse,dce failed on its own output", &d, t2);
-	}
-	if (known_print_bug(m2))
-		goto done;
 	t3 = print_module(m2, &len3);
-	m3 = reparse(c, &d, "print3.ave", t3, len3, true);
+	m3 = reparse(c, &d, "print3.ave", t3, len3);
 
 done:
 	free(t1);
