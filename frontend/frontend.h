@@ -55,10 +55,12 @@ typedef struct FeParser {
 	IrBlock *pending; /* block (with arguments) for the next region */
 	IrVec blocks;     /* IrRegion*: the regions being filled, innermost last */
 	IrVec opens;      /* IrLoc of each open region's '{' */
+	IrArena scratch;  /* the grammar's temporaries: reset after each top-level op */
+	IrArena names_arena; /* scope entries, for the whole parse */
 	bool failed;
 } FeParser;
 
-void *fe_alloc(FeParser *p, size_t n);
+void *fe_alloc(FeParser *p, size_t n); /* temporary: gone after the current top-level op */
 void fe_list_push(FeParser *p, FeList *l, void *x);
 FeList *fe_list_new(FeParser *p);
 IrLoc fe_loc(FeParser *p, int line, int col);

@@ -11,7 +11,7 @@
 void *
 fe_alloc(FeParser *p, size_t n)
 {
-	return ir_arena_alloc(&p->m->arena, n);
+	return ir_arena_alloc(&p->scratch, n);
 }
 
 FeList *
@@ -94,7 +94,7 @@ fe_define(FeParser *p, IrValue *v)
 		p->failed = true;
 		return false;
 	}
-	FeEntry *e = fe_alloc(p, sizeof *e);
+	FeEntry *e = ir_arena_alloc(&p->names_arena, sizeof *e);
 	e->v = v;
 	e->level = p->level;
 	/* A name from outside an isolated kernel may be reused inside it; it comes back after. */
@@ -184,6 +184,8 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 	p.col = 1;
 	p.file = ir_ctx_add_file(c, name, text, len, p.line);
 	ir_map_init(&p.names, c->al);
+	ir_arena_init(&p.scratch, c->al);
+	ir_arena_init(&p.names_arena, c->al);
 	IrLoc start = {p.file, p.line, 1};
 	bool ok = false;
 
@@ -209,6 +211,8 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 		fe_lexer_free(p.scanner);
 	}
 	ir_map_free(&p.names);
+	ir_arena_free(&p.scratch);
+	ir_arena_free(&p.names_arena);
 	ir_vec_free(c->al, &p.undo, sizeof(void *));
 	ir_vec_free(c->al, &p.marks, sizeof(int));
 	ir_vec_free(c->al, &p.decls, sizeof(int));

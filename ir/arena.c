@@ -155,3 +155,19 @@ ir_vec_free(const IrAllocator *al, IrVec *v, size_t size)
 	v->data = NULL;
 	v->len = v->cap = 0;
 }
+
+void
+ir_arena_reset(IrArena *a)
+{
+	/* Keep the newest chunk (reuse it), free the rest. */
+	IrArenaChunk *keep = a->head;
+	if (!keep)
+		return;
+	for (IrArenaChunk *c = keep->next, *next; c; c = next) {
+		next = c->next;
+		a->total -= sizeof *c + c->cap;
+		ir_xfree(a->al, c, sizeof *c + c->cap);
+	}
+	keep->next = NULL;
+	keep->used = 0;
+}

@@ -49,6 +49,7 @@ void ir_arena_init(IrArena *a, const IrAllocator *al);
 void *ir_arena_alloc(IrArena *a, size_t n); /* zeroed, 16-byte aligned */
 char *ir_arena_strndup(IrArena *a, const char *s, size_t n);
 void ir_arena_free(IrArena *a);
+void ir_arena_reset(IrArena *a); /* frees everything allocated, keeps one chunk for reuse */
 
 void *ir_xalloc(const IrAllocator *al, size_t n);
 void *ir_xrealloc(const IrAllocator *al, void *p, size_t old, size_t n);
@@ -521,7 +522,9 @@ void ir_state_attr(IrModule *m, IrOpState *st, IrStr name, IrAttr *a);
 void ir_state_result(IrModule *m, IrOpState *st, IrType *t, IrStr name);
 void ir_state_type(IrModule *m, IrOpState *st, IrType *t);
 void ir_state_region(IrModule *m, IrOpState *st, IrRegion *r);
-IrOp *ir_op_build(IrModule *m, IrOpState *st); /* detached op; st is freed */
+/* Builds a detached op and frees st. Items, groups and their coordinate and parameter arrays may
+ * live in temporary memory: the op gets its own copies (expressions and values are shared). */
+IrOp *ir_op_build(IrModule *m, IrOpState *st);
 
 IrRegion *ir_region_new(IrModule *m);   /* with one empty block */
 IrValue *ir_block_add_arg(IrModule *m, IrBlock *b, IrType *t, IrStr name, IrLoc loc);

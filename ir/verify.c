@@ -28,21 +28,25 @@ describe_kinds(uint32_t kinds, char *buf, size_t n)
 	}
 }
 
+/* `where` is a printf format with one %d (the position) or one %s (the group keyword). */
 static bool
-check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const char *where)
+check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const char *fmt, int pos,
+	   const char *kw)
 {
+	char where[80];
+#define WHERE() (kw ? snprintf(where, sizeof where, fmt, kw) : snprintf(where, sizeof where, fmt, pos), where)
 	const char *name = ir_op_name(op->code);
 	if (it->kind == IR_IT_EXPR && it->e->kind == IR_EX_VAL && (pat->kinds & (1u << IR_IT_VALUE)))
 		return true; /* a lone value in a group names that value */
 	if (!(pat->kinds & (1u << it->kind))) {
 		char want[160];
 		describe_kinds(pat->kinds, want, sizeof want);
-		ir_error(c, it->loc, "'%s' expects %s %s, found %s", name, want, where,
+		ir_error(c, it->loc, "'%s' expects %s %s, found %s", name, want, WHERE(),
 			 item_kind_name(it->kind));
 		return false;
 	}
 	if ((it->kind == IR_IT_VALUE || it->kind == IR_IT_SYMBOL) && it->suffix && !pat->suffix_ok) {
-		ir_error(c, it->loc, "'%s' does not take a '[...]' suffix %s", name, where);
+		ir_error(c, it->loc, "'%s' does not take a '[...]' suffix %s", name, WHERE());
 		return false;
 	}
 	for (int i = 0; i < it->ncoord; i++)
@@ -52,6 +56,7 @@ check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const cha
 			return false;
 		}
 	return true;
+#undef WHERE
 }
 
 static bool
@@ -65,9 +70,7 @@ check_items(IrCtx *c, IrOp *op, const IrItem *items, int n, const IrItemPat *pat
 			ir_error(c, items[i].loc, "'%s' takes at most %d %s", name, npat, what);
 			return false;
 		}
-		char where[64];
-		snprintf(where, sizeof where, "as %s %d", what, i + 1);
-		if (!check_item(c, op, &items[i], &pat[k], where))
+		if (!check_item(c, op, &items[i], &pat[k], "as operand %d", i + 1, NULL))
 			return false;
 		if (!pat[k].repeat)
 			k++;
@@ -139,12 +142,9 @@ ir_verify_op_shape(IrCtx *c, IrOp *op)
 				 pat->nitem, pat->nitem == 1 ? "" : "s", gr->nitem);
 			return false;
 		}
-		for (int i = 0; i < gr->nitem; i++) {
-			char where[64];
-			snprintf(where, sizeof where, "in '%s(...)'", gr->kw);
-			if (!check_item(c, op, &gr->item[i], &pat->item[i], where))
+		for (int i = 0; i < gr->nitem; i++)
+			if (!check_item(c, op, &gr->item[i], &pat->item[i], "in '%s(...)'", 0, gr->kw))
 				return false;
-		}
 	}
 	for (int i = 0; i < info->ngroup; i++)
 		if (info->group[i].required && !ir_op_group(op, info->group[i].kw)) {
