@@ -19,4 +19,153 @@ bool pass_fold_int(IrOpcode code, int bits, int64_t a, int64_t b, int64_t *out);
 /* Wraps v to `bits` (sign-extended; i1 gives 0 or 1). */
 int64_t pass_wrap_int(int64_t v, int bits);
 
+/* ---- layout.c: where the elements of a tile live (pure arithmetic, no LLVM) ---- */
+
+enum {
+	LOWER_MAX_RANK = 3,
+	LOWER_MAX_BITS = 14, /* per kind: 2^14 registers, lanes or warps at most */
+	LOWER_MAX_REGS = 4096 /* registers of one fragment; beyond that a tile is too large */
+};
+
+typedef enum LowerBitKind { LOWER_REG, LOWER_LANE, LOWER_WARP, LOWER_BIT_KINDS } LowerBitKind;
+
+typedef enum LowerLayoutKind {
+	LOWER_BLOCKED, /* 16-byte vectors along the contiguous dimension, lanes, then warps */
+	LOWER_MMA_ACC, /* a target's accumulator fragment, tiled */
+	LOWER_MMA_A,   /* a target's A-operand register fragment, tiled */
+	LOWER_MMA_B,   /* a target's B-operand register fragment, tiled */
+	LOWER_SLICED,  /* a reduction's result: a parent layout with one dimension collapsed */
+	LOWER_OTHER,
+	LOWER_LAYOUT_KINDS
+} LowerLayoutKind;
+
+/* A distributed layout of a register tile (a linear layout over GF(2)). Every dimension of the
+ * shape is a power of two. Register r of lane l of warp w holds the element whose coordinates
+ * are the XOR of the bases of the bits set in r, l and w. A zero lane or warp basis replicates
+ * (those threads hold the same elements); register bases are never zero. "Warp" is the target's
+ * warp or wavefront; warps count from the first warp of the executing group (CTA or role
+ * replica). */
+typedef struct LowerLayout {
+	LowerLayoutKind kind;
+	int rank;
+	int64_t shape[LOWER_MAX_RANK];
+	int nbits[LOWER_BIT_KINDS];
+	int32_t basis[LOWER_BIT_KINDS][LOWER_MAX_BITS][LOWER_MAX_RANK];
+} LowerLayout;
+
+/* An instruction's fragment (an "atom"): the rows x cols tile one warp (or a warpgroup: atoms
+ * may use warp bits) holds, described by the bases of the register, lane and warp bits it
+ * uses, in 2-D (row, col). */
+typedef struct LowerAtom {
+	int64_t rows, cols;
+	int nbits[LOWER_BIT_KINDS];
+	int32_t basis[LOWER_BIT_KINDS][8][2];
+} LowerAtom;
+
+int lower_log2(int64_t v); /* exact log2 of a power of two, else -1 */
+int lower_layout_nregs(const LowerLayout *l);
+/* The blocked layout of `shape` for 2^lane_bits lanes and 2^warp_bits warps: vectors of up to 16
+ * bytes along the last dimension, lanes fastest-dimension first, warps slowest-dimension first,
+ * then registers repeat. False when a dimension is not a power of two or the fragment would
+ * exceed LOWER_MAX_REGS registers. */
+bool lower_layout_blocked(LowerLayout *l, int rank, const int64_t *shape, int elem_bytes,
+			  int lane_bits, int warp_bits);
+/* Tiles a 2-D shape with an atom. Of the warp bits the atom does not use, up to `warp_m_bits` go
+ * along rows and the rest along columns (what does not fit replicates); registers repeat the
+ * atom over what is left, columns first. False when the shape is not a multiple of the atom. */
+bool lower_layout_tiled(LowerLayout *l, LowerLayoutKind kind, const int64_t shape[2],
+			const LowerAtom *a, int lane_bits, int warp_bits, int warp_m_bits);
+/* Coordinates of register `reg` in lane `lane` of warp `warp`. */
+void lower_layout_coord(const LowerLayout *l, uint32_t reg, uint32_t lane, uint32_t warp,
+			int64_t *coord);
+/* Checks that the layout maps (register, lane, warp) onto the tile: every element is held, and
+ * held once up to replication. Writes the reason into why on failure. */
+bool lower_layout_check(const LowerLayout *l, char *why, size_t n);
+/* The layout of the tile with dimension `dim` collapsed to 1 (a reduction's result, a
+ * broadcast's source): register bits along `dim` disappear, lane and warp bits along it
+ * replicate. regmap (nregs(l) entries, may be NULL) receives, for each register of l, the
+ * register of the result holding the collapsed element. */
+void lower_layout_slice(const LowerLayout *l, int dim, LowerLayout *out, int *regmap);
+void lower_layout_transpose(const LowerLayout *l, LowerLayout *out); /* rank 2 */
+bool lower_layout_equal(const LowerLayout *a, const LowerLayout *b);
+/* When `to` holds in every thread the same elements as `from` (equal lane and warp bases and the
+ * same set of register bases), fills perm[r] = the register of `from` that holds what register r
+ * of `to` holds, and returns true. */
+bool lower_layout_regperm(const LowerLayout *from, const LowerLayout *to, int *perm);
+/* True when every basis points along one dimension and no two share a bit, so coordinates can be
+ * added instead of XORed. */
+bool lower_layout_disjoint(const LowerLayout *l);
+/* Number of leading register bits that walk consecutive elements along dimension `dim` from
+ * element 0 (the widest vector the layout allows there), and whether thread offsets along `dim`
+ * keep vectors aligned. */
+int lower_layout_vec_bits(const LowerLayout *l, int dim);
+/* Prints the layout (bases) for diagnostics and tests. */
+void lower_layout_print(const LowerLayout *l, FILE *out);
+
+/* How a shared-memory tile is laid out. The dimension order[0] is contiguous; the others form
+ * rows. A row is cut into panels `panel_elems` wide (the swizzle span, or the whole row); a
+ * panel holds every row, `row_bytes` apart, and panels are `panel_bytes` apart. With a swizzle
+ * of S bytes the 16-byte chunks of each address are XORed with address bits 7.. (CUTLASS
+ * Swizzle<log2(S/16), 4, 3>, the TMA and wgmma 32/64/128-byte swizzles): offsets are taken from a
+ * base aligned to `align`. */
+typedef struct LowerSmemLayout {
+	int rank;
+	int64_t shape[LOWER_MAX_RANK];
+	int order[LOWER_MAX_RANK];
+	int esize;
+	int swizzle;
+	int64_t pad;
+	int64_t panel_elems, row_bytes, panel_bytes;
+	int64_t bytes; /* footprint */
+	int64_t align;
+} LowerSmemLayout;
+
+/* The layout of an smem tile type: its `#ave.smem`/`#ave.pad` attribute, or the default (the
+ * widest swizzle that divides the row, row-major). False for shapes it cannot lay out. */
+bool lower_smem_layout(IrCtx *c, const IrType *tile, LowerSmemLayout *out);
+int64_t lower_smem_offset(const LowerSmemLayout *s, const int64_t *coord);
+int64_t lower_smem_swizzle(int swizzle, int64_t off);
+/* Bytes of one element of a scalar type in memory (i1 takes a byte). */
+int lower_elem_bytes(const IrType *t);
+
+/* ---- smem_alloc.c: shared-memory allocation by liveness (the `smem-alloc` pass) ---- */
+
+typedef struct LowerTargetFacts {
+	const char *name;
+	int warp;
+	int64_t smem_limit;
+	int max_threads;
+} LowerTargetFacts;
+
+/* The facts of a target (passes/targets.def), or NULL. */
+const LowerTargetFacts *lower_target_facts(const char *name);
+/* The target a kernel compiles for: `target` when given (the driver's --target), else the
+ * kernel's `target` attribute, else NULL. */
+const char *lower_kernel_target(IrCtx *c, IrOp *kernel, const char *target);
+
+/* A buffer to place: live from op number `start` to `end` (pre-order numbers, inclusive). */
+typedef struct LowerSmemBuf {
+	const char *name; /* for messages: "'%sA'" or what the scratch is for */
+	IrLoc loc;
+	IrValue *value;   /* the smem.alloc / mbar.alloc result, or NULL for scratch */
+	int64_t bytes, align;
+	uint32_t start, end;
+	int64_t offset; /* result */
+	bool shared;    /* result: shares bytes with a buffer live at another time */
+} LowerSmemBuf;
+
+/* Numbers the kernel's ops (ir_number_values) and appends its smem.alloc and mbar.alloc buffers
+ * to `bufs` (LowerSmemBuf) with their live ranges: from the allocation to the last use (through
+ * slices), widened to whole loops and to the whole ave.warp_specialize, since roles run at the
+ * same time. False after an error (a tile it cannot lay out). */
+bool lower_smem_collect(IrCtx *c, IrOp *kernel, IrVec *bufs);
+/* Places buffers whose live ranges overlap at disjoint, aligned offsets (largest first, lowest
+ * free offset); returns the bytes used. */
+int64_t lower_smem_assign(LowerSmemBuf *b, int n);
+/* The last op number inside op (its subtree), after numbering. */
+uint32_t lower_op_end(IrOp *op);
+/* Reports (error) a plan that exceeds the target's limit, naming every buffer. */
+bool lower_smem_check(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, const LowerSmemBuf *b,
+		      int n, int64_t total);
+
 #endif
