@@ -196,7 +196,7 @@ LLVMValueRef
 lower_scratch(Lower *L, IrOp *at, int64_t bytes, int64_t align)
 {
 	LowerSmemBuf b = {0};
-	b.name = ir_ctx_printf(L->c, "scratch of '%s'", ir_op_name(at->code));
+	b.name = ir_ctx_printf(L->c, "the scratch of '%s'", ir_op_name(at->code));
 	b.loc = at->loc;
 	b.bytes = bytes;
 	b.align = align < 16 ? 16 : align;

@@ -205,7 +205,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			const LowerParam *p = &ps[j];
 			fprintf(f, "%s\n        {\"index\": %d, \"kind\": \"%s\"", j ? "," : "", j, param_kinds[p->kind]);
 			if (p->name) {
-				fprintf(f, ", \"%s\": ", p->kind == LOWER_P_SYMM ? "symbol" : "arg");
+				fprintf(f, ", \"%s\": ", p->kind == LOWER_P_SYMM ? "symbol" : p->kind == LOWER_P_TARGET ? "name" : "arg");
 				jstr(f, p->name);
 			}
 			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)

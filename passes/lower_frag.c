@@ -83,17 +83,29 @@ thread_coord(Lower *L, const LowerLayout *l, LLVMValueRef *tc, bool disjoint)
 }
 
 void
-lower_frag_coord(Lower *L, const LowerLayout *l, int reg, LLVMValueRef *coord)
+lower_frag_thread(Lower *L, const LowerLayout *l, LLVMValueRef *tc)
+{
+	thread_coord(L, l, tc, lower_layout_disjoint(l));
+}
+
+void
+lower_frag_coord_at(Lower *L, const LowerLayout *l, LLVMValueRef *tc, int reg, LLVMValueRef *coord)
 {
 	bool dis = lower_layout_disjoint(l);
-	LLVMValueRef tc[LOWER_MAX_RANK];
-	thread_coord(L, l, tc, dis);
 	int64_t rc[LOWER_MAX_RANK];
 	lower_layout_coord(l, (uint32_t)reg, 0, 0, rc);
 	for (int d = 0; d < l->rank; d++) {
 		LLVMValueRef c = lower_i32(L, rc[d]);
 		coord[d] = !rc[d] ? tc[d] : dis ? LLVMBuildAdd(L->b, tc[d], c, "") : LLVMBuildXor(L->b, tc[d], c, "");
 	}
+}
+
+void
+lower_frag_coord(Lower *L, const LowerLayout *l, int reg, LLVMValueRef *coord)
+{
+	LLVMValueRef tc[LOWER_MAX_RANK];
+	lower_frag_thread(L, l, tc);
+	lower_frag_coord_at(L, l, tc, reg, coord);
 }
 
 LLVMValueRef
@@ -176,9 +188,11 @@ lower_frag_to_smem(Lower *L, IrOp *at, const LowerFrag *f, IrType *elem, const L
 	Access a = access_of(L, elem, smem_vec(f, s, lower_elem_bytes(elem)));
 	LLVMValueRef prim = lower_frag_primary(L, f->layout);
 	LLVMBasicBlockRef merge = is_true(prim) ? NULL : lower_if_begin(L, prim, "primary");
+	LLVMValueRef tc[LOWER_MAX_RANK];
+	lower_frag_thread(L, f->layout, tc);
 	for (int r = 0; r < lower_layout_nregs(f->layout); r += a.vec) {
 		LLVMValueRef c[LOWER_MAX_RANK];
-		lower_frag_coord(L, f->layout, r, c);
+		lower_frag_coord_at(L, f->layout, tc, r, c);
 		LLVMValueRef p = lower_smem_ptr(L, lower_smem_elem(L, s, c));
 		LLVMValueRef v;
 		if (a.vec == 1) {
@@ -202,9 +216,11 @@ lower_frag_from_smem(Lower *L, IrOp *at, const LowerSmem *s, IrType *elem, Lower
 	(void)at;
 	LLVMBuilderRef b = L->b;
 	Access a = access_of(L, elem, smem_vec(f, s, lower_elem_bytes(elem)));
+	LLVMValueRef tc[LOWER_MAX_RANK];
+	lower_frag_thread(L, f->layout, tc);
 	for (int r = 0; r < lower_layout_nregs(f->layout); r += a.vec) {
 		LLVMValueRef c[LOWER_MAX_RANK];
-		lower_frag_coord(L, f->layout, r, c);
+		lower_frag_coord_at(L, f->layout, tc, r, c);
 		LLVMValueRef p = lower_smem_ptr(L, lower_smem_elem(L, s, c));
 		LLVMValueRef v = LLVMBuildLoad2(b, a.vect, p, "");
 		LLVMSetAlignment(v, (unsigned)(a.vec * a.esize));

@@ -68,9 +68,39 @@ typedef struct GAccess {
 	int fast;                         /* the stride-1 dimension, or -1 */
 	bool store;
 	LLVMValueRef other;               /* loads: element value where masked off */
+	LLVMValueRef base[LOWER_MAX_RANK]; /* i64: origin + the thread's coordinates */
+	LLVMValueRef prim;                /* stores: the thread is a primary holder */
 } GAccess;
 
-/* One pass over the fragment with vectors of 2^vbits elements along `fast`. */
+/* The thread's part of every address: computed once per access. */
+static void
+access_setup(Lower *L, GAccess *g)
+{
+	LLVMValueRef tc[LOWER_MAX_RANK];
+	lower_frag_thread(L, g->l, tc);
+	for (int d = 0; d < g->l->rank; d++)
+		g->base[d] = LLVMBuildAdd(L->b, g->org[d], LLVMBuildSExt(L->b, tc[d], L->i64, ""), "");
+	g->prim = g->store ? lower_frag_primary(L, g->l) : NULL;
+}
+
+/* Mask and byte offset of the element at base + rc (i64 coordinates relative to the thread). */
+static LLVMValueRef
+element_at(Lower *L, GAccess *g, LLVMValueRef *rc, LLVMValueRef *mask)
+{
+	LLVMBuilderRef b = L->b;
+	LLVMValueRef off = lower_i64(L, 0), m = g->prim;
+	for (int d = 0; d < g->l->rank; d++) {
+		LLVMValueRef x = LLVMIsConstant(rc[d]) && !LLVMConstIntGetSExtValue(rc[d]) ? g->base[d]
+				 : LLVMBuildAdd(b, g->base[d], rc[d], "");
+		LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, x, g->t->dim[d], "");
+		m = m ? LLVMBuildAnd(b, m, in, "") : in;
+		off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, g->t->stride[d], ""), "");
+	}
+	*mask = m;
+	return LLVMBuildMul(b, off, lower_i64(L, lower_elem_bytes(g->elem)), "");
+}
+
+/* The vector path: one access per run of 2^vbits registers along `fast`, unrolled. */
 static bool
 access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 {
@@ -79,7 +109,6 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 	int vec = 1 << vbits, es = lower_elem_bytes(g->elem);
 	LLVMTypeRef mt = lower_mem_type(L, g->elem);
 	LLVMTypeRef vt = vec > 1 ? LLVMVectorType(mt, (unsigned)vec) : mt;
-	LLVMValueRef prim = g->store ? lower_frag_primary(L, l) : NULL;
 	LLVMValueRef other = NULL;
 	if (!g->store && g->other) {
 		LLVMValueRef o = g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
@@ -91,16 +120,12 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 		}
 	}
 	for (int r = 0; r < lower_layout_nregs(l); r += vec) {
-		LLVMValueRef c[LOWER_MAX_RANK];
-		lower_frag_coord(L, l, r, c);
-		LLVMValueRef off = lower_i64(L, 0), mask = prim;
-		for (int d = 0; d < l->rank; d++) {
-			LLVMValueRef x = LLVMBuildAdd(b, g->org[d], LLVMBuildSExt(b, c[d], L->i64, ""), "");
-			LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, x, g->t->dim[d], "");
-			mask = mask ? LLVMBuildAnd(b, mask, in, "") : in;
-			off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, g->t->stride[d], ""), "");
-		}
-		off = LLVMBuildMul(b, off, lower_i64(L, es), "");
+		int64_t rc[LOWER_MAX_RANK];
+		lower_layout_coord(l, (uint32_t)r, 0, 0, rc);
+		LLVMValueRef rcv[LOWER_MAX_RANK], mask;
+		for (int d = 0; d < l->rank; d++)
+			rcv[d] = lower_i64(L, rc[d]);
+		LLVMValueRef off = element_at(L, g, rcv, &mask);
 		LLVMValueRef p = LLVMBuildGEP2(b, L->i8, g->t->base, &off, 1, "");
 		if (g->store) {
 			LLVMValueRef v;
@@ -131,6 +156,83 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 			}
 		}
 	}
+	return true;
+}
+
+/* The fallback path, one element at a time in a loop over the registers (kept in a local array):
+ * small code for accesses whose alignment only the run time knows. */
+static bool
+access_loop(Lower *L, GAccess *g, LowerFrag *f)
+{
+	LLVMBuilderRef b = L->b;
+	const LowerLayout *l = g->l;
+	int n = lower_layout_nregs(l), es = lower_elem_bytes(g->elem);
+	LLVMTypeRef mt = lower_mem_type(L, g->elem), at = LLVMArrayType(mt, (unsigned)n);
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(b), entry = LLVMGetEntryBasicBlock(L->fn);
+	LLVMValueRef first = LLVMGetFirstInstruction(entry);
+	if (first)
+		LLVMPositionBuilderBefore(b, first);
+	else
+		LLVMPositionBuilderAtEnd(b, entry);
+	LLVMValueRef arr = LLVMBuildAlloca(b, at, "regs");
+	LLVMPositionBuilderAtEnd(b, here);
+	LLVMValueRef zero = lower_i32(L, 0);
+	if (g->store)
+		for (int r = 0; r < n; r++) {
+			LLVMValueRef idx[2] = {zero, lower_i32(L, r)};
+			LLVMValueRef v = f->v[r];
+			if (g->elem == L->c->t_i1)
+				v = LLVMBuildZExt(b, v, L->i8, "");
+			LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, arr, idx, 2, ""));
+		}
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = lower_block(L, "elem"), done = lower_block(L, "elem.done");
+	LLVMBuildBr(b, body);
+	LLVMPositionBuilderAtEnd(b, body);
+	LLVMValueRef e = LLVMBuildPhi(b, L->i32, "e");
+	LLVMAddIncoming(e, &zero, &pre, 1);
+	bool dis = lower_layout_disjoint(l);
+	LLVMValueRef rc[LOWER_MAX_RANK];
+	for (int d = 0; d < l->rank; d++)
+		rc[d] = zero;
+	for (int i = 0; i < l->nbits[LOWER_REG]; i++) {
+		LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, e, lower_i32(L, i), ""), lower_i32(L, 1), "");
+		for (int d = 0; d < l->rank; d++) {
+			int32_t s = l->basis[LOWER_REG][i][d];
+			if (!s)
+				continue;
+			LLVMValueRef t = LLVMBuildMul(b, bit, lower_i32(L, s), "");
+			rc[d] = dis ? LLVMBuildAdd(b, rc[d], t, "") : LLVMBuildXor(b, rc[d], t, "");
+		}
+	}
+	for (int d = 0; d < l->rank; d++)
+		rc[d] = LLVMBuildZExt(b, rc[d], L->i64, "");
+	LLVMValueRef mask, off = element_at(L, g, rc, &mask);
+	LLVMValueRef p = LLVMBuildGEP2(b, L->i8, g->t->base, &off, 1, "");
+	LLVMValueRef idx[2] = {zero, e};
+	LLVMValueRef slot = LLVMBuildGEP2(b, at, arr, idx, 2, "");
+	if (g->store) {
+		if (!L->t->store_global(L, g->t, p, off, LLVMBuildLoad2(b, mt, slot, ""), es, mask))
+			return false;
+	} else {
+		LLVMValueRef o = g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
+		LLVMValueRef v = L->t->load_global(L, g->t, p, off, mt, es, mask, o);
+		if (!v)
+			return false;
+		LLVMBuildStore(b, v, slot);
+	}
+	LLVMValueRef en = LLVMBuildAdd(b, e, lower_i32(L, 1), "");
+	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+	LLVMAddIncoming(e, &en, &latch, 1);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, en, lower_i32(L, n), ""), body, done);
+	LLVMPositionBuilderAtEnd(b, done);
+	if (!g->store)
+		for (int r = 0; r < n; r++) {
+			LLVMValueRef ix[2] = {zero, lower_i32(L, r)};
+			LLVMValueRef v = LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, at, arr, ix, 2, ""), "");
+			if (g->elem == L->c->t_i1)
+				v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
+			f->v[r] = v;
+		}
 	return true;
 }
 
@@ -185,8 +287,9 @@ global_access(Lower *L, GAccess *g, const IrItem *it, LowerFrag *f)
 			g->fast = d;
 	LLVMValueRef cond;
 	int v = plan_vector(L, g, it, &cond);
+	access_setup(L, g);
 	if (v == 0 || (cond && LLVMIsConstant(cond) && !LLVMConstIntGetZExtValue(cond)))
-		return access_path(L, g, 0, f);
+		return lower_layout_nregs(g->l) > 8 ? access_loop(L, g, f) : access_path(L, g, 0, f);
 	if (!cond || (LLVMIsConstant(cond) && LLVMConstIntGetZExtValue(cond)))
 		return access_path(L, g, v, f);
 	/* Both paths, chosen once at run time; loads merge their registers. */
@@ -204,7 +307,7 @@ global_access(Lower *L, GAccess *g, const IrItem *it, LowerFrag *f)
 	LLVMBasicBlockRef vend = LLVMGetInsertBlock(b);
 	LLVMBuildBr(b, mb);
 	LLVMPositionBuilderAtEnd(b, sb);
-	if (!access_path(L, g, 0, &fs))
+	if (!access_loop(L, g, &fs))
 		return false;
 	LLVMBasicBlockRef send = LLVMGetInsertBlock(b);
 	LLVMBuildBr(b, mb);

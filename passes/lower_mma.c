@@ -165,8 +165,10 @@ fma_product(Lower *L, IrOp *op, const LowerMmaReq *r, LowerFrag *acc)
 	const LowerLayout *l = acc->layout;
 	int n = lower_layout_nregs(l);
 	LLVMValueRef (*coord)[2] = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef[2]) * (size_t)n);
+	LLVMValueRef tc[LOWER_MAX_RANK];
+	lower_frag_thread(L, l, tc);
 	for (int q = 0; q < n; q++)
-		lower_frag_coord(L, l, q, coord[q]);
+		lower_frag_coord_at(L, l, tc, q, coord[q]);
 	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), head = lower_block(L, "fma.k"), done = lower_block(L, "fma.done");
 	LLVMBuildBr(b, head);
 	LLVMPositionBuilderAtEnd(b, head);

@@ -148,7 +148,7 @@ const char *lower_kernel_target(IrCtx *c, IrOp *kernel, const char *target);
 
 /* A buffer to place: live from op number `start` to `end` (pre-order numbers, inclusive). */
 typedef struct LowerSmemBuf {
-	const char *name; /* for messages: "'%sA'" or what the scratch is for */
+	const char *name; /* for messages: "%sA", or what the scratch is for */
 	IrLoc loc;
 	IrValue *value;   /* the smem.alloc / mbar.alloc result, or NULL for scratch */
 	int64_t bytes, align;
@@ -566,8 +566,11 @@ LLVMValueRef lower_mbar_item(Lower *L, IrOp *op, const IrItem *it);
 
 /* ---- lower_frag.c: fragments ---- */
 
-/* Coordinates (i32) of register `reg` of the current thread in layout l. */
+/* Coordinates (i32) of register `reg` of the current thread in layout l. The thread's part can
+ * be computed once (lower_frag_thread) and reused for every register (lower_frag_coord_at). */
 void lower_frag_coord(Lower *L, const LowerLayout *l, int reg, LLVMValueRef *coord);
+void lower_frag_thread(Lower *L, const LowerLayout *l, LLVMValueRef *tc);
+void lower_frag_coord_at(Lower *L, const LowerLayout *l, LLVMValueRef *tc, int reg, LLVMValueRef *coord);
 /* True when the current thread is the primary holder of its elements (not a replica). */
 LLVMValueRef lower_frag_primary(Lower *L, const LowerLayout *l);
 LowerFrag lower_frag_new(Lower *L, const LowerLayout *l);

@@ -98,7 +98,7 @@ collect_op(IrOp *op, void *ud)
 	LowerSmemBuf b = {0};
 	b.value = v;
 	b.loc = op->loc;
-	b.name = ir_ctx_printf(k->c, "'%%%s'", v->name ? v->name : "<unnamed>");
+	b.name = ir_ctx_printf(k->c, "%%%s", v->name ? v->name : "<unnamed>");
 	if (t->kind == IR_TY_MBAR) {
 		b.bytes = 8 * t->n;
 		b.align = 8;
@@ -188,8 +188,9 @@ lower_smem_check(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, const LowerS
 				  "allows %lld per CTA",
 				  kernel->item[0].s, (long long)total, f->name, (long long)f->smem_limit);
 	for (int i = 0; i < n; i++)
-		ir_diag_note(c, d, b[i].loc, "%s takes %lld bytes at offset %lld", b[i].name,
-			     (long long)b[i].bytes, (long long)b[i].offset);
+		ir_diag_note(c, d, b[i].loc, b[i].value ? "'%s' takes %lld bytes at offset %lld"
+							     : "%s takes %lld bytes at offset %lld",
+			     b[i].name, (long long)b[i].bytes, (long long)b[i].offset);
 	ir_diag_emit(c, d);
 	return false;
 }
