@@ -328,10 +328,25 @@ chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 		numel *= d->shape[i];
 	int64_t nchunks = numel / ce;
 	LLVMTypeRef mt = lower_mem_type(L, t->type->elem);
-	for (int64_t it = 0; it * 32 < nchunks; it++) {
-		LLVMValueRef c = LLVMBuildAdd(b, L->scope.lane, lower_i32(L, (int)(it * 32)), "");
+	/* Lane l moves chunks l, l + 32, ...: unrolled when few, else a loop. */
+	int64_t iters = (nchunks + 31) / 32;
+	bool loop = iters > 8;
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = NULL, done = NULL;
+	LLVMValueRef itv = NULL;
+	if (loop) {
+		body = lower_block(L, "chunks");
+		done = lower_block(L, "chunks.done");
+		LLVMBuildBr(b, body);
+		LLVMPositionBuilderAtEnd(b, body);
+		itv = LLVMBuildPhi(b, L->i32, "it");
+		LLVMValueRef z = lower_i32(L, 0);
+		LLVMAddIncoming(itv, &z, &pre, 1);
+	}
+	for (int64_t it = 0; it < (loop ? 1 : iters); it++) {
+		LLVMValueRef c = LLVMBuildAdd(b, L->scope.lane, loop ? LLVMBuildMul(b, itv, lower_i32(L, 32), "")
+								      : lower_i32(L, (int)(it * 32)), "");
 		LLVMBasicBlockRef merge = NULL;
-		if ((it + 1) * 32 > nchunks)
+		if (loop || (it + 1) * 32 > nchunks)
 			merge = lower_if_begin(L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""), "chunk");
 		LLVMValueRef co[LOWER_MAX_RANK];
 		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""), lower_i32(L, ce), "");
@@ -362,6 +377,13 @@ chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 		}
 		if (merge)
 			lower_if_end(L, merge);
+	}
+	if (loop) {
+		LLVMValueRef next = LLVMBuildAdd(b, itv, lower_i32(L, 1), "");
+		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+		LLVMAddIncoming(itv, &next, &latch, 1);
+		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""), body, done);
+		LLVMPositionBuilderAtEnd(b, done);
 	}
 	return true;
 }

@@ -448,15 +448,16 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 bool
 nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending)
 {
-	(void)at;
-	if (acc->layout->kind != LOWER_MMA_ACC || !nvptx_is_sm90(L))
+	/* Only wgmma products are in flight; mma.sync ones completed when issued. `at` is the wait
+	 * (its operand the ave.mma.async) or the ave.mma itself. */
+	IrOp *mma = at;
+	if (at->code == IR_OP_MMA_WAIT) {
+		IrValue *t = ir_item_value(at, &at->item[0]);
+		mma = t->kind == IR_VAL_RESULT ? t->op : NULL;
+	}
+	if (!mma || !L->has_plan[mma->id] || L->plans[mma->id]->impl != IMPL_WGMMA)
 		return true;
 	int n = lower_layout_nregs(acc->layout);
-	/* Only wgmma results are in flight; mma.sync results are complete (their layouts are the
-	 * mma.sync accumulator, told apart by the warp bits the atom uses). */
-	if (acc->layout->nbits[LOWER_WARP] < 2 || acc->layout->basis[LOWER_WARP][0][0] != 16 ||
-	    acc->layout->basis[LOWER_WARP][1][0] != 32)
-		return true;
 	for (int q0 = 0; q0 < n; q0 += 128) {
 		int m = n - q0 < 128 ? n - q0 : 128;
 		char text[64], cons[1024];
