@@ -682,10 +682,10 @@ lower_op_nothing(Lower *L, IrOp *op)
 bool
 lower_op_return(Lower *L, IrOp *op)
 {
-	(void)op;
 	LLVMBuildRetVoid(L->b);
 	/* Anything after a return (there is nothing in valid IR) lands in a dead block. */
-	LLVMPositionBuilderAtEnd(L->b, lower_block(L, "dead"));
+	if (op->next || ir_op_parent_op(op)->code != IR_OP_KERNEL)
+		LLVMPositionBuilderAtEnd(L->b, lower_block(L, "dead"));
 	return true;
 }
 
@@ -922,7 +922,10 @@ lower_kernel(Lower *L)
 	L->next_bar_id = 1;
 
 	bool ok = lower_ops(L, k->reg[0].block);
-	if (ok && LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)) == NULL)
+	if (ok && !k->reg[0].block->last)
+		LLVMBuildRetVoid(L->b);
+	else if (ok && k->reg[0].block->last->code != IR_OP_RETURN &&
+		 LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)) == NULL)
 		LLVMBuildRetVoid(L->b);
 	/* Blocks left without a terminator (dead code after returns) end in unreachable. */
 	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(L->fn); bb; bb = LLVMGetNextBasicBlock(bb))

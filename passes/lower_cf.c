@@ -145,6 +145,7 @@ lower_op_for(Lower *L, IrOp *op)
 	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
 	LLVMAddIncoming(iv, &ivn, &latch, 1);
 	LLVMBuildBr(b, header);
+	LLVMMoveBasicBlockAfter(exit, LLVMGetInsertBlock(b));
 	LLVMPositionBuilderAtEnd(b, exit);
 	L->last_barrier = NULL;
 	for (int i = 0; i < n; i++)
@@ -179,7 +180,10 @@ lower_op_if(Lower *L, IrOp *op)
 		}
 		from[r] = LLVMGetInsertBlock(b);
 		LLVMBuildBr(b, merge);
+		if (r == 0 && op->nreg > 1)
+			LLVMMoveBasicBlockAfter(els, from[0]);
 	}
+	LLVMMoveBasicBlockAfter(merge, LLVMGetInsertBlock(b));
 	LLVMPositionBuilderAtEnd(b, merge);
 	L->last_barrier = NULL;
 	for (int i = 0; i < n; i++) {

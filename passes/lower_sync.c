@@ -232,6 +232,7 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		start += n;
 	}
 	LLVMBuildBr(b, join);
+	LLVMMoveBasicBlockAfter(join, LLVMGetInsertBlock(b));
 	LLVMPositionBuilderAtEnd(b, join);
 	L->scope = outer;
 	L->last_barrier = NULL;
