@@ -203,7 +203,7 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 		if (!p.scanner)
 			ir_unreachable("cannot create the lexer");
 		int rc = fe_yyparse(&p, p.scanner);
-		if (rc == 2)
+		if (rc == 2 && !p.failed)
 			fe_error(&p, start, "input is nested too deeply for the parser");
 		ok = rc == 0 && !p.failed;
 		fe_lexer_free(p.scanner);

@@ -874,10 +874,9 @@ build_for(FeParser *p, FeList *results, IrExpr *lb, IrExpr *ub, IrExpr *step, Ir
 	for (int i = 0; i < n; i++) {
 		IrItem *it = ir_state_item(p->m, &st, IR_IT_VALUE);
 		*it = *(IrItem *)iter->inits->v[i];
-		/* A literal's type is the iter_arg's; keep an explicit one only on literals. */
-		if (it->kind == IR_IT_VALUE)
-			it->type = NULL;
-		else if (!it->type)
+		/* A literal's type is the iter_arg's; an explicit type on a value is checked by the
+		 * verifier and not printed (the value's own type says it). */
+		if (it->kind != IR_IT_VALUE && !it->type)
 			it->type = iter->types->v[i];
 		ir_state_result(p->m, &st, iter->types->v[i],
 				results ? ((FeName *)results->v[i])->name : NULL);

@@ -142,7 +142,7 @@ void
 ir_print_float(double v, FILE *out)
 {
 	if (isnan(v)) {
-		fputs("nan", out);
+		fputs(signbit(v) ? "-nan" : "nan", out);
 		return;
 	}
 	if (isinf(v)) {

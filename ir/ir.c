@@ -499,7 +499,21 @@ ir_op_value(const IrOp *op, int opnd)
 IrValue *
 ir_item_value(const IrOp *op, const IrItem *it)
 {
-	return it->kind == IR_IT_VALUE ? ir_op_value(op, it->opnd) : NULL;
+	if (it->kind == IR_IT_VALUE)
+		return ir_op_value(op, it->opnd);
+	if (it->kind == IR_IT_EXPR && it->e && it->e->kind == IR_EX_VAL)
+		return it->e->pv ? it->e->pv : ir_op_value(op, it->e->opnd);
+	return NULL;
+}
+
+int
+ir_item_opnd(const IrItem *it)
+{
+	if (it->kind == IR_IT_VALUE)
+		return it->opnd;
+	if (it->kind == IR_IT_EXPR && it->e && it->e->kind == IR_EX_VAL)
+		return it->e->opnd;
+	return -1;
 }
 
 IrGroup *

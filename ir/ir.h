@@ -538,7 +538,11 @@ IrOp *ir_block_parent_op(const IrBlock *b);
 bool ir_op_is_ancestor(const IrOp *anc, const IrOp *op); /* anc contains op (or anc == op) */
 IrOp *ir_op_clone(IrModule *m, IrOp *op, IrMap *vmap); /* deep copy; vmap maps old→new values */
 IrValue *ir_op_value(const IrOp *op, int opnd);  /* the value read by operand `opnd` */
-IrValue *ir_item_value(const IrOp *op, const IrItem *it); /* VALUE items */
+/* The value an item names: a VALUE item, or an index expression that is a lone value (SPEC §3
+ * stores `into(%s)` as an expression); NULL otherwise. */
+IrValue *ir_item_value(const IrOp *op, const IrItem *it);
+/* The operand number of the value an item names (as ir_item_value), or -1. */
+int ir_item_opnd(const IrItem *it);
 IrGroup *ir_op_group(const IrOp *op, IrStr kw);
 const IrGroup *ir_op_group_named(const IrOp *op, const char *kw); /* by text */
 IrAttr *ir_op_attr(const IrOp *op, IrStr name);
@@ -617,6 +621,9 @@ bool ir_value_const(const IrValue *v, int64_t *out);
 int ir_target_warp_size(const char *target); /* 32, 64, or 0 for unknown */
 
 /* ---- verify_ops.c: one hook per op (named in ops.def) ---- */
+
+/* Rules every type obeys wherever it appears (tile ranks, static shapes, layouts, rings). */
+bool ir_check_type(IrCtx *c, IrLoc loc, const IrType *t);
 #define OP(id, name, nres, nreg, traits, mode, items, groups, verify) bool verify(IrCtx *c, IrOp *op);
 #include "ops.def"
 #undef OP

@@ -79,9 +79,18 @@ taken(Printer *p, IrStr s)
 	return ir_map_get(&p->visible, ir_hash_ptr(s), s, NULL) != NULL;
 }
 
-/* Gives v a printed name unique among the visible ones. */
 static void
-define(Printer *p, IrValue *v)
+make_visible(Printer *p, IrStr s)
+{
+	uintptr_t n = (uintptr_t)ir_map_get(&p->visible, ir_hash_ptr(s), s, NULL);
+	ir_map_put(&p->visible, ir_hash_ptr(s), s, (void *)(n + 1), NULL);
+	ir_vec_push(p->c->al, &p->undo, &s, sizeof s);
+}
+
+/* Chooses v's printed name, unique among the visible ones, without making it visible yet (an
+ * op's results are named before the op prints but are visible only after it). */
+static IrStr
+choose(Printer *p, IrValue *v)
 {
 	IrStr s = v->name;
 	char buf[96];
@@ -96,9 +105,14 @@ define(Printer *p, IrValue *v)
 		} while (taken(p, s));
 	}
 	ir_map_put(&p->names, ir_hash_ptr(v), v, (void *)s, NULL);
-	uintptr_t n = (uintptr_t)ir_map_get(&p->visible, ir_hash_ptr(s), s, NULL);
-	ir_map_put(&p->visible, ir_hash_ptr(s), s, (void *)(n + 1), NULL);
-	ir_vec_push(p->c->al, &p->undo, &s, sizeof s);
+	return s;
+}
+
+/* Gives v a printed name unique among the visible ones and makes it visible. */
+static void
+define(Printer *p, IrValue *v)
+{
+	make_visible(p, choose(p, v));
 }
 
 static void
@@ -437,6 +451,12 @@ print_index(Printer *p, IrOp *op)
 static void
 print_op(Printer *p, IrOp *op, int ind)
 {
+	IrStr names[16], *nv = op->nres <= 16 ? names : ir_xalloc(p->c->al, sizeof(IrStr) * (size_t)op->nres);
+	/* Siblings must not pick the same name: make each visible while choosing the next. */
+	scope_push(p);
+	for (int i = 0; i < op->nres; i++)
+		make_visible(p, nv[i] = choose(p, &op->res[i]));
+	scope_pop(p);
 	indent(p, ind);
 	switch (op->code) {
 	case IR_OP_KERNEL:
@@ -459,7 +479,9 @@ print_op(Printer *p, IrOp *op, int ind)
 	fputc('\n', p->out);
 	/* Results become visible after the op (not inside its regions). */
 	for (int i = 0; i < op->nres; i++)
-		define(p, &op->res[i]);
+		make_visible(p, nv[i]);
+	if (nv != names)
+		ir_xfree(p->c->al, nv, sizeof(IrStr) * (size_t)op->nres);
 }
 
 static void

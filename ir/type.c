@@ -254,8 +254,9 @@ ir_type_print_ex(IrCtx *c, const IrType *t, FILE *out, IrAliasHook hook, void *u
 		break;
 	case IR_TY_TENSOR:
 		fputs("!ave.tensor<", out);
+		/* A shape is one token (`?x4xf32`): its element type is always spelled out. */
 		print_dims(t, out);
-		ir_type_print_ex(c, t->elem, out, hook, ud);
+		ir_type_print_ex(c, t->elem, out, NULL, NULL);
 		fprintf(out, ", %s", ir_space_name(t->space));
 		if (t->strides) {
 			fputs(", [", out);
@@ -274,7 +275,7 @@ ir_type_print_ex(IrCtx *c, const IrType *t, FILE *out, IrAliasHook hook, void *u
 	case IR_TY_TILE:
 		fputs("!ave.tile<", out);
 		print_dims(t, out);
-		ir_type_print_ex(c, t->elem, out, hook, ud);
+		ir_type_print_ex(c, t->elem, out, NULL, NULL);
 		fprintf(out, ", %s", ir_space_name(t->space));
 		if (t->layout) {
 			fputs(", ", out);

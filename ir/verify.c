@@ -32,6 +32,8 @@ static bool
 check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const char *where)
 {
 	const char *name = ir_op_name(op->code);
+	if (it->kind == IR_IT_EXPR && it->e->kind == IR_EX_VAL && (pat->kinds & (1u << IR_IT_VALUE)))
+		return true; /* a lone value in a group names that value */
 	if (!(pat->kinds & (1u << it->kind))) {
 		char want[160];
 		describe_kinds(pat->kinds, want, sizeof want);
@@ -461,8 +463,10 @@ check_expr_leaves(Verifier *v, IrOp *op, const IrExpr *e, IrLoc loc)
 }
 
 static bool
-check_item_exprs(Verifier *v, IrOp *op, const IrItem *it, bool cmp_ok)
+check_item_exprs(Verifier *v, IrOp *op, const IrItem *it, bool cmp_ok, bool value_ok)
 {
+	if (value_ok && it->kind == IR_IT_EXPR && it->e->kind == IR_EX_VAL)
+		return true; /* a lone value standing for a value; its op checks its type */
 	for (int i = 0; i < it->ncoord; i++) {
 		if (!check_expr_leaves(v, op, it->coord[i].e, it->loc))
 			return false;
@@ -492,13 +496,21 @@ check_exprs(Verifier *v, IrOp *op)
 {
 	/* Comparisons are predicates: only an i1 `ave.index` may produce one. */
 	bool cmp_ok = op->code == IR_OP_INDEX && op->nres == 1 && op->res[0].type == v->c->t_i1;
+	const IrOpInfo *info = ir_opinfo(v->c, op->code);
 	for (int i = 0; i < op->nitem; i++)
-		if (!check_item_exprs(v, op, &op->item[i], cmp_ok))
+		if (!check_item_exprs(v, op, &op->item[i], cmp_ok, false))
 			return false;
-	for (int g = 0; g < op->ngroup; g++)
-		for (int i = 0; i < op->group[g].nitem; i++)
-			if (!check_item_exprs(v, op, &op->group[g].item[i], false))
+	for (int g = 0; g < op->ngroup; g++) {
+		const IrGroupPat *pat = NULL;
+		for (int k = 0; k < info->ngroup; k++)
+			if (info->group[k].kw == op->group[g].kw)
+				pat = &info->group[k];
+		for (int i = 0; i < op->group[g].nitem; i++) {
+			bool value_ok = pat && i < pat->nitem && (pat->item[i].kinds & (1u << IR_IT_VALUE));
+			if (!check_item_exprs(v, op, &op->group[g].item[i], false, value_ok))
 				return false;
+		}
+	}
 	return true;
 }
 
@@ -657,11 +669,32 @@ check_symbols_in(Verifier *v, IrBlock *b, bool roles)
 static bool verify_block(Verifier *v, IrBlock *b);
 
 static bool
+check_types(Verifier *v, IrOp *op)
+{
+	IrCtx *c = v->c;
+	for (int i = 0; i < op->nres; i++)
+		if (!ir_check_type(c, op->loc, op->res[i].type))
+			return false;
+	for (int i = 0; i < op->ntype; i++)
+		if (!ir_check_type(c, op->loc, op->type[i]))
+			return false;
+	for (int r = 0; r < op->nreg; r++)
+		for (int a = 0; a < op->reg[r].block->narg; a++)
+			if (!ir_check_type(c, op->reg[r].block->arg[a]->loc, op->reg[r].block->arg[a]->type))
+				return false;
+	for (int i = 0; i < op->nitem; i++)
+		for (int p = 0; p < op->item[i].nparam; p++)
+			if (!ir_check_type(c, op->item[i].param[p]->loc, op->item[i].param[p]->type))
+				return false;
+	return true;
+}
+
+static bool
 verify_op(Verifier *v, IrOp *op)
 {
 	IrCtx *c = v->c;
 	if (!ir_verify_op_shape(c, op) || !check_placement(v, op) || !check_visible(v, op) ||
-	    !check_exprs(v, op))
+	    !check_exprs(v, op) || !check_types(v, op))
 		return false;
 	bool iso = ir_op_has_trait(c, op, IR_TRAIT_ISOLATED);
 	int saved = v->iso;
@@ -697,7 +730,8 @@ verify_block(Verifier *v, IrBlock *b)
 			ok = false;
 			/* Keep going at this level so that independent kernels are all checked, but
 			 * do not define results of a broken op. */
-			if (b->parent)
+			IrOp *owner = ir_block_parent_op(b);
+			if (owner && owner->code != IR_OP_MODULE)
 				break;
 			continue;
 		}

@@ -160,8 +160,9 @@ addr(IrCtx *c, IrOp *op, const IrItem *it, int allowed, bool ranges_ok, Addr *a)
 		a->kind = A_TENSOR;
 		a->type = s->ntype ? s->type[0] : NULL;
 		a->sym = s;
-		if (!a->type)
-			return false;
+		if (!a->type || a->type->kind != IR_TY_TENSOR)
+			return ERR(it->loc, "'@%s' has no tensor type (declare it as 'ave.symm.alloc @%s : "
+				   "!ave.tensor<...>')", it->s, it->s);
 		if (!it->suffix || it->ncoord != a->type->rank)
 			return ERR(it->loc, "'@%s' has rank %d; expected %d coordinates, found %d", it->s,
 				   a->type->rank, a->type->rank, it->suffix ? it->ncoord : 0);
@@ -170,9 +171,9 @@ addr(IrCtx *c, IrOp *op, const IrItem *it, int allowed, bool ranges_ok, Addr *a)
 				return ERR(it->loc, "'%s' does not take a range coordinate", opname(op));
 		return true;
 	}
-	if (it->kind != IR_IT_VALUE)
-		return ERR(it->loc, "'%s' expects %s", opname(op), addr_kinds(allowed));
 	IrValue *v = ir_item_value(op, it);
+	if (!v)
+		return ERR(it->loc, "'%s' expects %s", opname(op), addr_kinds(allowed));
 	IrType *t = v->type;
 	a->base = v;
 	switch (t->kind) {
@@ -298,8 +299,8 @@ check_layout(IrCtx *c, IrLoc loc, const IrType *t)
 	return true;
 }
 
-static bool
-check_type(IrCtx *c, IrLoc loc, const IrType *t)
+bool
+ir_check_type(IrCtx *c, IrLoc loc, const IrType *t)
 {
 	switch (t->kind) {
 	case IR_TY_TILE:
@@ -313,7 +314,7 @@ check_type(IrCtx *c, IrLoc loc, const IrType *t)
 			return ERR(loc, "a ring needs at least one slot");
 		if (t->elem->kind != IR_TY_TILE || t->elem->space != IR_SPACE_SMEM)
 			return ERR(loc, "ring slots must be shared-memory tiles, found '%s'", ts(c, t->elem));
-		return check_type(c, loc, t->elem);
+		return ir_check_type(c, loc, t->elem);
 	case IR_TY_MBAR:
 		if (t->n < 1)
 			return ERR(loc, "'!ave.mbar' needs at least one barrier");
@@ -327,7 +328,7 @@ static bool
 check_result_types(IrCtx *c, IrOp *op)
 {
 	for (int i = 0; i < op->nres; i++)
-		if (!check_type(c, op->loc, op->res[i].type))
+		if (!ir_check_type(c, op->loc, op->res[i].type))
 			return false;
 	return true;
 }
@@ -527,7 +528,7 @@ elementwise_operands(IrCtx *c, IrOp *op, int first, IrType *t)
 	if (!ir_type_is_scalar(t) && !ir_type_is_reg_tile(t))
 		return ERR(op->loc, "'%s' works on scalars and register tiles, found '%s'", opname(op),
 			   ts(c, t));
-	if (!check_type(c, op->loc, t))
+	if (!ir_check_type(c, op->loc, t))
 		return false;
 	for (int i = first; i < op->nitem; i++) {
 		IrValue *v = ival(op, i);
@@ -644,7 +645,7 @@ v_cvt(IrCtx *c, IrOp *op)
 	if (ir_type_is_reg_tile(from) && ir_type_is_reg_tile(to)) {
 		if (!same_shape(from, to))
 			return ERR(op->loc, "'ave.cvt' keeps the shape: '%s' to '%s'", ts(c, from), ts(c, to));
-		return check_type(c, op->loc, to);
+		return ir_check_type(c, op->loc, to);
 	}
 	return ERR(op->loc, "'ave.cvt' converts a scalar to a scalar or a register tile to a register "
 		   "tile, found '%s' to '%s'", ts(c, from), ts(c, to));
@@ -670,7 +671,7 @@ v_bcast(IrCtx *c, IrOp *op)
 		if (i != d && to->dims[i] != from->dims[i])
 			return ERR(op->loc, "'ave.bcast' changes only dim %lld: '%s' to '%s'", (long long)d,
 				   ts(c, from), ts(c, to));
-	return check_type(c, op->loc, to);
+	return ir_check_type(c, op->loc, to);
 }
 
 /* ---- control flow ---- */
@@ -724,7 +725,7 @@ v_for(IrCtx *c, IrOp *op)
 			if (!literal_fits(c, it, t))
 				return false;
 		}
-		if (!check_type(c, op->loc, t))
+		if (!ir_check_type(c, op->loc, t))
 			return false;
 	}
 	IrAttr *st = attr_of(op, c->kw.stages);
@@ -788,7 +789,7 @@ v_load(IrCtx *c, IrOp *op)
 	if (!addr(c, op, &op->item[0], A_TENSOR, false, &a))
 		return false;
 	IrType *t = rtype(op);
-	if (!reg_tile(c, op->loc, t, "'ave.load' result") || !check_type(c, op->loc, t))
+	if (!reg_tile(c, op->loc, t, "'ave.load' result") || !ir_check_type(c, op->loc, t))
 		return false;
 	IrGroup *g = ir_op_group(op, c->kw.other);
 	if (g) {
@@ -821,7 +822,7 @@ v_smem_alloc(IrCtx *c, IrOp *op)
 	if (!ir_type_is_smem(t))
 		return ERR(op->loc, "'ave.smem.alloc' makes a shared-memory tile or ring, found '%s'",
 			   ts(c, t));
-	return check_type(c, op->loc, t);
+	return ir_check_type(c, op->loc, t);
 }
 
 static bool
@@ -864,7 +865,7 @@ v_smem_load(IrCtx *c, IrOp *op)
 	if (!addr(c, op, &op->item[0], A_SMEM, false, &a))
 		return false;
 	IrType *t = rtype(op);
-	if (!reg_tile(c, op->loc, t, "'ave.smem.load' result") || !check_type(c, op->loc, t))
+	if (!reg_tile(c, op->loc, t, "'ave.smem.load' result") || !ir_check_type(c, op->loc, t))
 		return false;
 	return smem_tile_matches(c, op->loc, t, a.type, "'ave.smem.load'");
 }
@@ -916,7 +917,7 @@ v_slice(IrCtx *c, IrOp *op)
 	if (to->elem != from->elem || to->rank != 2 || to->dims[0] != want[0] || to->dims[1] != want[1])
 		return ERR(op->loc, "'ave.slice' of '%s' yields %lldx%lldx%s, found '%s'", ts(c, from),
 			   (long long)want[0], (long long)want[1], ts(c, from->elem), ts(c, to));
-	return check_type(c, op->loc, to);
+	return ir_check_type(c, op->loc, to);
 }
 
 /* ---- compute ---- */
@@ -924,14 +925,14 @@ v_slice(IrCtx *c, IrOp *op)
 bool
 v_zeros(IrCtx *c, IrOp *op)
 {
-	return reg_tile(c, op->loc, rtype(op), "'ave.zeros' result") && check_type(c, op->loc, rtype(op));
+	return reg_tile(c, op->loc, rtype(op), "'ave.zeros' result") && ir_check_type(c, op->loc, rtype(op));
 }
 
 bool
 v_full(IrCtx *c, IrOp *op)
 {
 	IrType *t = rtype(op);
-	if (!reg_tile(c, op->loc, t, "'ave.full' result") || !check_type(c, op->loc, t))
+	if (!reg_tile(c, op->loc, t, "'ave.full' result") || !ir_check_type(c, op->loc, t))
 		return false;
 	IrValue *v = ival(op, 0);
 	if (v && v->type != t->elem)
@@ -1005,7 +1006,7 @@ v_mma(IrCtx *c, IrOp *op)
 				return ERR(u->user->loc, "the pending tile of 'ave.mma.async' may only be used "
 					   "by 'ave.mma.wait', found '%s'", opname(u->user));
 	}
-	return check_type(c, op->loc, d);
+	return ir_check_type(c, op->loc, d);
 }
 
 bool
@@ -1044,7 +1045,7 @@ v_reduce(IrCtx *c, IrOp *op)
 			   "found '%s'", (long long)d, ts(c, from), ts(c, to));
 	if (op->mode == c->kw.add && !ir_type_is_float(from->elem) && !ir_type_is_int(from->elem))
 		return ERR(op->loc, "'ave.reduce add' needs a numeric tile");
-	return check_type(c, op->loc, to);
+	return ir_check_type(c, op->loc, to);
 }
 
 bool
@@ -1059,7 +1060,7 @@ v_trans(IrCtx *c, IrOp *op)
 		return ERR(op->loc, "'ave.trans' of '%s' yields %lldx%lldx%s, found '%s'", ts(c, from),
 			   (long long)from->dims[from->rank > 1], (long long)from->dims[0],
 			   ts(c, from->elem), ts(c, to));
-	return check_type(c, op->loc, to);
+	return ir_check_type(c, op->loc, to);
 }
 
 /* ---- synchronization ---- */
@@ -1074,7 +1075,7 @@ v_mbar_alloc(IrCtx *c, IrOp *op)
 		return false;
 	if (n < 1)
 		return ERR(op->loc, "'count' must be at least 1, found %lld", (long long)n);
-	return check_type(c, op->loc, rtype(op));
+	return ir_check_type(c, op->loc, rtype(op));
 }
 
 bool
@@ -1156,7 +1157,10 @@ bool
 v_warp_specialize(IrCtx *c, IrOp *op)
 {
 	IrOp *k = ir_kernel_of(op);
-	int64_t threads = attr_of(k, c->kw.threads)->i;
+	IrAttr *ta = attr_of(k, c->kw.threads);
+	if (!ta || ta->kind != IR_ATTR_INT)
+		return true; /* the kernel reports the missing or malformed attribute */
+	int64_t threads = ta->i;
 	int64_t warps = 0, start = 0;
 	const char *target = kernel_target(c, op);
 	const TargetFacts *f = target_facts(target);
@@ -1269,8 +1273,9 @@ v_tag_assert(IrCtx *c, IrOp *op)
 		preds++;
 		if (gr->kw == c->kw.holds) {
 			const IrItem *x = &gr->item[0];
-			if (x->kind == IR_IT_VALUE && !x->suffix) {
-				IrType *t = ir_item_value(op, x)->type;
+			IrValue *xv = ir_item_value(op, x);
+			if (xv && !x->suffix && xv->type->kind != IR_TY_RING) {
+				IrType *t = xv->type;
 				if (t->kind != IR_TY_TILE)
 					return ERR(x->loc, "'holds' takes a tile or a ring slot, found '%s'", ts(c, t));
 			} else {
@@ -1423,6 +1428,8 @@ v_put(IrCtx *c, IrOp *op)
 bool
 v_get(IrCtx *c, IrOp *op)
 {
+	if (!ir_check_type(c, op->loc, rtype(op)))
+		return false;
 	Addr a;
 	if (op->item[0].kind != IR_IT_SYMBOL)
 		return ERR(op->item[0].loc, "'ave.get' reads a symmetric buffer");

@@ -27,7 +27,8 @@ int_const(const IrValue *v, int64_t *out)
 	const IrItem *it = &v->op->item[0];
 	if (it->kind != IR_IT_INT || !ir_type_is_int(v->type))
 		return false;
-	*out = it->i;
+	/* `ave.const 255 : i8` and `ave.const -1 : i8` are the same value. */
+	*out = pass_wrap_int(it->i, v->type->bits);
 	return true;
 }
 
@@ -172,7 +173,17 @@ item_int(IrOp *op, int i, int64_t *out)
 {
 	const IrItem *it = &op->item[i];
 	if (it->kind == IR_IT_INT) {
-		*out = it->i;
+		IrType *t = ir_type_elem(op->res[0].type);
+		if (op->code == IR_OP_CMP || op->code == IR_OP_SELECT) {
+			/* Literals take the type of the value operands. */
+			IrValue *other = NULL;
+			for (int k = 0; k < op->nitem && !other; k++)
+				other = ir_item_value(op, &op->item[k]);
+			if (other && op->code == IR_OP_SELECT)
+				other = ir_item_value(op, &op->item[i == 1 ? 2 : 1]);
+			t = other ? ir_type_elem(other->type) : t;
+		}
+		*out = ir_type_is_int(t) ? pass_wrap_int(it->i, t->bits) : it->i;
 		return true;
 	}
 	return int_const(operand_value(op, i), out);

@@ -40,3 +40,5 @@ if os.path.exists("/dev/kfd"):
     config.available_features.add("hip-gpu")
 if config.sanitized:
     config.available_features.add("sanitized")
+if os.path.exists(os.path.join(config.ave_obj_root, "test", "fuzz", "ave-fuzz")):
+    config.available_features.add("fuzzer")

@@ -1,0 +1,205 @@
+/* ave.h — the public C API of ave: parse `.ave` kernels, compile them for a target, cache the
+ * results, and load and launch them on a device (host interpreter, CUDA, HIP).
+ *
+ * Two libraries implement it:
+ *   libave_rt  contexts, diagnostics, devices, buffers, streams, launch, bundles, cache lookup;
+ *              depends only on libc, libdl and pthreads (the host device interprets the IR);
+ *   libave     everything above plus the compiler (links LLVM and Z3).
+ * Functions marked [compiler] need libave.
+ *
+ * Conventions: handles are single-pointer structs passed by value; a NULL `ptr` is a null
+ * handle. Functions return AveResult; outputs go through pointers. "Owned by the caller" means
+ * the caller destroys the object with the matching Destroy/Close function; "borrowed" means it
+ * lives as long as the object it came from. Strings passed in are copied. Thread safety: see
+ * docs/jit.md. */
+#ifndef AVE_AVE_H
+#define AVE_AVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define AVE_API __attribute__((visibility("default")))
+#else
+#define AVE_API
+#endif
+
+#define AVE_DEFINE_HANDLE(name) \
+	typedef struct name {   \
+		void *ptr;      \
+	} name
+
+AVE_DEFINE_HANDLE(AveContext);
+AVE_DEFINE_HANDLE(AveModule);
+AVE_DEFINE_HANDLE(AveCompileOptions);
+AVE_DEFINE_HANDLE(AveKernel);
+AVE_DEFINE_HANDLE(AveDevice);
+AVE_DEFINE_HANDLE(AveBuffer);
+AVE_DEFINE_HANDLE(AveStream);
+AVE_DEFINE_HANDLE(AveArgs);
+AVE_DEFINE_HANDLE(AveDiagnostic);
+
+typedef enum AveResult {
+	AVE_SUCCESS = 0,
+	AVE_ERROR_INVALID_ARGUMENT, /* a null handle, a bad enum, a size that does not fit */
+	AVE_ERROR_PARSE,            /* the text is not valid `.ave` (diagnostics say where) */
+	AVE_ERROR_VERIFY,           /* the IR breaks a rule of the language */
+	AVE_ERROR_CHECK,            /* an invariant cannot be proved (counterexample attached) */
+	AVE_ERROR_COMPILE,          /* lowering or code generation failed */
+	AVE_ERROR_UNSUPPORTED,      /* the target or device cannot do what was asked */
+	AVE_ERROR_NOT_FOUND,        /* no such kernel, argument, file or device */
+	AVE_ERROR_DEVICE,           /* the device could not be opened (library, driver, hardware) */
+	AVE_ERROR_OUT_OF_MEMORY,
+	AVE_ERROR_LAUNCH,           /* the launch was rejected (arguments, resources) */
+	AVE_ERROR_RUNTIME,          /* the kernel failed while running (the host device says why) */
+	AVE_ERROR_IO,
+	AVE_RESULT_COUNT
+} AveResult;
+
+/* A short English name for a result ("AVE_ERROR_PARSE"); static storage. */
+AVE_API const char *aveResultGetName(AveResult r);
+
+/* ---- diagnostics ---- */
+
+typedef enum AveSeverity {
+	AVE_SEVERITY_ERROR,
+	AVE_SEVERITY_WARNING,
+	AVE_SEVERITY_NOTE,
+	AVE_SEVERITY_REMARK
+} AveSeverity;
+
+/* Called once per diagnostic, on the thread that caused it. The diagnostic is borrowed for the
+ * duration of the call. */
+typedef void (*AveDiagnosticHandler)(AveDiagnostic d, void *user_data);
+
+AVE_API AveSeverity aveDiagnosticGetSeverity(AveDiagnostic d);
+AVE_API const char *aveDiagnosticGetMessage(AveDiagnostic d);
+AVE_API const char *aveDiagnosticGetCode(AveDiagnostic d); /* "parse", "verify", a pass name */
+AVE_API const char *aveDiagnosticGetFile(AveDiagnostic d);
+AVE_API unsigned aveDiagnosticGetLine(AveDiagnostic d);
+AVE_API unsigned aveDiagnosticGetColumn(AveDiagnostic d);
+AVE_API int aveDiagnosticGetNumNotes(AveDiagnostic d);
+AVE_API AveDiagnostic aveDiagnosticGetNote(AveDiagnostic d, int i);
+/* The counterexample of a failed check: NULL-free key/value pairs (variable assignments first,
+ * then "role", "slot", "found", "expected", "culprit" where known). 0 when there is none. */
+AVE_API int aveDiagnosticGetNumCounterexampleEntries(AveDiagnostic d);
+AVE_API const char *aveDiagnosticGetCounterexampleKey(AveDiagnostic d, int i);
+AVE_API const char *aveDiagnosticGetCounterexampleValue(AveDiagnostic d, int i);
+/* Renders it as the tools do (clang style, or one JSON object). Returns the length written
+ * (excluding the NUL) or needed when buf is too small. */
+AVE_API size_t aveDiagnosticFormat(AveDiagnostic d, int json, char *buf, size_t size);
+
+/* ---- contexts ---- */
+
+/* Owned by the caller. Contexts are independent of each other. */
+AVE_API AveResult aveContextCreate(AveContext *out);
+AVE_API void aveContextDestroy(AveContext c);
+/* Replaces the handler (NULL restores the default, which prints to stderr). */
+AVE_API void aveContextSetDiagnosticHandler(AveContext c, AveDiagnosticHandler h, void *user_data);
+/* The compile cache's directory (default $AVE_CACHE_DIR, else $XDG_CACHE_HOME/ave, else
+ * ~/.cache/ave). NULL disables the disk layer. */
+AVE_API AveResult aveContextSetCacheDir(AveContext c, const char *dir);
+/* Counters since the context was created: compiles served from memory, from disk, compiled,
+ * and disk entries found corrupt (and recompiled). Any pointer may be NULL. */
+AVE_API void aveContextGetCacheStats(AveContext c, uint64_t *memory_hits, uint64_t *disk_hits,
+				     uint64_t *misses, uint64_t *corrupt);
+
+/* ---- modules ---- */
+
+/* Parses and verifies `.ave` text; `name` is used in diagnostics. Owned by the caller. */
+AVE_API AveResult aveModuleParse(AveContext c, const char *text, size_t len, const char *name,
+				 AveModule *out);
+AVE_API AveResult aveModuleParseFile(AveContext c, const char *path, AveModule *out);
+AVE_API void aveModuleDestroy(AveModule m);
+AVE_API int aveModuleGetNumKernels(AveModule m);
+AVE_API const char *aveModuleGetKernelName(AveModule m, int i); /* borrowed, without '@' */
+
+/* ---- compiling [compiler] ---- */
+
+/* Owned by the caller. Defaults: target "host", -O2, the default pipeline. */
+AVE_API AveResult aveCompileOptionsCreate(AveCompileOptions *out);
+AVE_API void aveCompileOptionsDestroy(AveCompileOptions o);
+/* "sm_90a", "sm_80", "gfx942", "gfx90a" or "host". */
+AVE_API AveResult aveCompileOptionsSetTarget(AveCompileOptions o, const char *target);
+AVE_API AveResult aveCompileOptionsSetOptLevel(AveCompileOptions o, int level); /* 0..3 */
+/* Extra passes run before lowering ("canonicalize,cse"); NULL for the default pipeline. */
+AVE_API AveResult aveCompileOptionsSetPipeline(AveCompileOptions o, const char *passes);
+
+/* Compiles kernel `name` (without '@') of m. Served from the cache when the same IR text,
+ * target, options, ave version and LLVM version were compiled before. Owned by the caller. */
+AVE_API AveResult aveKernelCompile(AveModule m, const char *name, AveCompileOptions o,
+				   AveKernel *out);
+
+/* ---- compiled kernels (and bundles) ---- */
+
+/* A bundle is one file holding a compiled kernel's binary and metadata; libave_rt alone loads
+ * it. Owned by the caller. */
+AVE_API AveResult aveKernelLoadBundle(AveContext c, const char *path, AveKernel *out);
+AVE_API AveResult aveKernelLoadBundleFromMemory(AveContext c, const void *data, size_t size,
+						AveKernel *out);
+AVE_API AveResult aveKernelWriteBundle(AveKernel k, const char *path);
+AVE_API void aveKernelDestroy(AveKernel k);
+
+AVE_API const char *aveKernelGetName(AveKernel k);   /* borrowed */
+AVE_API const char *aveKernelGetTarget(AveKernel k); /* borrowed */
+AVE_API int aveKernelGetThreads(AveKernel k);        /* threads per CTA */
+AVE_API uint64_t aveKernelGetSharedMemoryBytes(AveKernel k);
+AVE_API int aveKernelGetRegisters(AveKernel k);      /* per thread; 0 when not known */
+AVE_API uint64_t aveKernelGetSpillBytes(AveKernel k);
+AVE_API int aveKernelGetNumArgs(AveKernel k);
+AVE_API const char *aveKernelGetArgName(AveKernel k, int i); /* borrowed, without '%' */
+typedef enum AveArgKind { AVE_ARG_TENSOR, AVE_ARG_POINTER, AVE_ARG_INT, AVE_ARG_FLOAT } AveArgKind;
+AVE_API AveArgKind aveKernelGetArgKind(AveKernel k, int i);
+/* The whole metadata as JSON (the schema of `ave compile --emit-metadata`); borrowed. */
+AVE_API const char *aveKernelGetMetadataJson(AveKernel k);
+
+/* ---- devices, buffers, streams ---- */
+
+/* kind: "host", "cuda" or "hip"; ordinal selects among devices of that kind. A device that
+ * cannot be opened fails with AVE_ERROR_DEVICE and a diagnostic saying why (library missing, no
+ * device, driver too old). Owned by the caller. */
+AVE_API AveResult aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out);
+AVE_API void aveDeviceClose(AveDevice d);
+AVE_API const char *aveDeviceGetName(AveDevice d); /* borrowed */
+AVE_API AveResult aveDeviceSynchronize(AveDevice d);
+
+/* Device memory. Owned by the caller. */
+AVE_API AveResult aveBufferCreate(AveDevice d, size_t bytes, AveBuffer *out);
+AVE_API void aveBufferDestroy(AveBuffer b);
+AVE_API size_t aveBufferGetSize(AveBuffer b);
+AVE_API AveResult aveBufferUpload(AveBuffer b, size_t offset, const void *src, size_t bytes);
+AVE_API AveResult aveBufferDownload(AveBuffer b, size_t offset, void *dst, size_t bytes);
+
+/* Owned by the caller; a null stream means the device's default stream. */
+AVE_API AveResult aveStreamCreate(AveDevice d, AveStream *out);
+AVE_API void aveStreamDestroy(AveStream s);
+AVE_API AveResult aveStreamSynchronize(AveStream s);
+
+/* ---- launching ---- */
+
+/* An argument list in the kernel's order. Owned by the caller; reusable across launches. */
+AVE_API AveResult aveArgsCreate(AveArgs *out);
+AVE_API void aveArgsDestroy(AveArgs a);
+AVE_API void aveArgsClear(AveArgs a);
+/* A tensor: the buffer, its rank, and its sizes and strides in elements (strides may be NULL for
+ * row-major). The element type is the kernel's; the buffer is borrowed until the launch ends. */
+AVE_API AveResult aveArgsAddTensor(AveArgs a, AveBuffer b, int rank, const int64_t *sizes,
+				   const int64_t *strides);
+AVE_API AveResult aveArgsAddInt(AveArgs a, int64_t v);
+AVE_API AveResult aveArgsAddFloat(AveArgs a, double v);
+
+/* Launches k on d over grid[0] x grid[1] x grid[2] CTAs. The kernel must have been compiled for
+ * the device's target. Asynchronous on GPU devices (synchronize the stream); the host device runs
+ * to completion and reports run-time errors as diagnostics (AVE_ERROR_RUNTIME). */
+AVE_API AveResult aveKernelLaunch(AveKernel k, AveDevice d, const uint32_t grid[3], AveArgs args,
+				  AveStream s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,369 @@
+/* cmd_run.c — `ave run FILE --kernel=@k --grid=X[,Y[,Z]] --arg NAME=VALUE ... --out NAME=F.npy`:
+ * runs a kernel on a device (today the `host` reference interpreter) with arguments made from
+ * .npy files, the `rand:` generator or literals, and writes tensor arguments back as .npy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frontend/frontend.h"
+#include "../runtime/interp/interp.h"
+#include "driver.h"
+
+static const char usage_text[] =
+    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host]\n"
+    "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
+    "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
+    "               [--diagnostics-format=text|json]\n"
+    "\n"
+    "Runs kernel @NAME of FILE on a grid of CTAs. VALUE is one of:\n"
+    "  FILE.npy               a NumPy array (its shape binds the '?' sizes)\n"
+    "  rand:DIMS:DTYPE:SEED   reproducible standard-normal values, e.g. rand:128x64:bf16:7\n"
+    "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
+    "  a literal              for scalar arguments, e.g. --arg K=512\n"
+    "--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
+    "--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
+    "first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
+    "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
+    "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
+
+typedef struct NamedArg {
+	const char *name, *value;
+	bool used;
+} NamedArg;
+
+static bool
+split_named(const char *s, const char *opt, NamedArg *out)
+{
+	const char *eq = strchr(s, '=');
+	if (!eq || eq == s || !eq[1]) {
+		fprintf(stderr, "ave run: %s expects NAME=VALUE, found '%s'\n", opt, s);
+		return false;
+	}
+	char *name = strndup(s[0] == '%' ? s + 1 : s, (size_t)(eq - s) - (s[0] == '%'));
+	out->name = name;
+	out->value = eq + 1;
+	out->used = false;
+	return true;
+}
+
+static bool
+parse_grid(const char *s, int64_t grid[3])
+{
+	grid[0] = grid[1] = grid[2] = 1;
+	for (int d = 0; d < 3; d++) {
+		char *e;
+		errno = 0;
+		long long v = strtoll(s, &e, 10);
+		if (e == s || errno || v < 1)
+			return false;
+		grid[d] = v;
+		if (!*e)
+			return true;
+		if (*e != ',')
+			return false;
+		s = e + 1;
+	}
+	return false;
+}
+
+static bool
+parse_u64(const char *s, uint64_t *out)
+{
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(s, &e, 0);
+	if (e == s || *e || errno || s[0] == '-')
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The value of the option `--name=V` or `--name V`; advances *i over a separate value. */
+static const char *
+opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+	if (strncmp(argv[*i], name, n))
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] == 0 && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+typedef struct RunOpts {
+	DriverCommon common;
+	const char *kernel, *device;
+	int64_t grid[3];
+	NamedArg *args, *outs;
+	int nargs, nouts;
+	InterpOptions io;
+	bool stats;
+} RunOpts;
+
+static void
+free_opts(RunOpts *o)
+{
+	for (int i = 0; i < o->nargs; i++)
+		free((char *)o->args[i].name);
+	for (int i = 0; i < o->nouts; i++)
+		free((char *)o->outs[i].name);
+	free(o->args);
+	free(o->outs);
+}
+
+/* Returns 0 when parsed, else the exit status (2 for a usage error, 0 after --help). */
+static int
+parse_opts(int argc, char **argv, RunOpts *o)
+{
+	o->grid[0] = o->grid[1] = o->grid[2] = 1;
+	o->io.schedules = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		if (driver_common_opt(&o->common, a))
+			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			return -1;
+		}
+		if (!strcmp(a, "--print-stats")) {
+			o->stats = true;
+		} else if (!strcmp(a, "--no-compare")) {
+			o->io.no_compare = true;
+		} else if ((v = opt_value(argc, argv, &i, "--kernel"))) {
+			o->kernel = v;
+		} else if ((v = opt_value(argc, argv, &i, "--device"))) {
+			o->device = v;
+		} else if ((v = opt_value(argc, argv, &i, "--grid"))) {
+			if (!parse_grid(v, o->grid)) {
+				fprintf(stderr,
+				        "ave run: --grid expects X[,Y[,Z]] of positive integers, "
+				        "found '%s'\n",
+				        v);
+				return 2;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--arg"))) {
+			o->args = realloc(o->args, sizeof *o->args * (size_t)(o->nargs + 1));
+			if (!split_named(v, "--arg", &o->args[o->nargs]))
+				return 2;
+			o->nargs++;
+		} else if ((v = opt_value(argc, argv, &i, "--out"))) {
+			o->outs = realloc(o->outs, sizeof *o->outs * (size_t)(o->nouts + 1));
+			if (!split_named(v, "--out", &o->outs[o->nouts]))
+				return 2;
+			o->nouts++;
+		} else if ((v = opt_value(argc, argv, &i, "--schedules"))) {
+			uint64_t n;
+			if (!parse_u64(v, &n) || n < 1 || n > 1000000) {
+				fprintf(stderr,
+				        "ave run: --schedules expects a count in [1, 1000000], "
+				        "found '%s'\n",
+				        v);
+				return 2;
+			}
+			o->io.schedules = (int)n;
+		} else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+			if (!parse_u64(v, &o->io.seed)) {
+				fprintf(stderr,
+				        "ave run: --seed expects an unsigned integer, found '%s'\n",
+				        v);
+				return 2;
+			}
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ave run: unknown option '%s' (see 'ave run --help')\n", a);
+			return 2;
+		} else if (o->common.input) {
+			fprintf(stderr, "ave run: more than one input file ('%s', '%s')\n",
+			        o->common.input, a);
+			return 2;
+		} else {
+			o->common.input = a;
+		}
+	}
+	if (!o->common.input) {
+		fputs("ave run: no input file (see 'ave run --help')\n", stderr);
+		return 2;
+	}
+	if (o->device && strcmp(o->device, "host")) {
+		fprintf(stderr,
+		        "ave run: device '%s' is not available in this build (devices: host)\n",
+		        o->device);
+		return 2;
+	}
+	return 0;
+}
+
+static IrOp *
+pick_kernel(IrModule *m, const char *name)
+{
+	if (name)
+		return interp_find_kernel(m, name);
+	IrOp *only = NULL;
+	int n = 0;
+	for (IrOp *op = m->body->first; op; op = op->next) {
+		if (op->code == IR_OP_KERNEL) {
+			only = op;
+			n++;
+		}
+		if (op->code == IR_OP_MODULE)
+			for (IrOp *k = op->reg[0].block->first; k; k = k->next)
+				if (k->code == IR_OP_KERNEL) {
+					only = k;
+					n++;
+				}
+	}
+	return n == 1 ? only : NULL;
+}
+
+/* Makes the launch's arguments from --arg values; false after a message. */
+static bool
+make_args(IrCtx *c, IrOp *k, RunOpts *o, InterpValue *vals)
+{
+	IrBlock *b = k->reg[0].block;
+	for (int i = 0; i < b->narg; i++) {
+		IrValue *av = b->arg[i];
+		NamedArg *na = NULL;
+		for (int j = 0; j < o->nargs; j++)
+			if (av->name && !strcmp(o->args[j].name, av->name))
+				na = &o->args[j];
+		if (!na) {
+			fprintf(stderr,
+			        "ave run: no value for argument '%%%s' of type '%s' (give --arg "
+			        "%s=VALUE)\n",
+			        av->name ? av->name : "?", ir_type_str(c, av->type),
+			        av->name ? av->name : "?");
+			return false;
+		}
+		na->used = true;
+		char err[512];
+		if (!interp_value_parse(c, na->value, av->type, &vals[i], err, sizeof err)) {
+			fprintf(stderr, "ave run: --arg %s: %s\n", na->name, err);
+			return false;
+		}
+	}
+	for (int j = 0; j < o->nargs; j++)
+		if (!o->args[j].used) {
+			fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n",
+			        k->item[0].s, o->args[j].name);
+			return false;
+		}
+	for (int j = 0; j < o->nouts; j++) {
+		int i = 0;
+		while (i < b->narg &&
+		       (!b->arg[i]->name || strcmp(b->arg[i]->name, o->outs[j].name)))
+			i++;
+		if (i == b->narg || b->arg[i]->type->kind != IR_TY_TENSOR) {
+			fprintf(stderr,
+			        "ave run: --out %s: kernel '@%s' has no tensor argument '%%%s'\n",
+			        o->outs[j].name, k->item[0].s, o->outs[j].name);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool
+write_outs(IrOp *k, RunOpts *o, InterpValue *vals)
+{
+	IrBlock *b = k->reg[0].block;
+	for (int j = 0; j < o->nouts; j++) {
+		int i = 0;
+		while (strcmp(b->arg[i]->name, o->outs[j].name))
+			i++;
+		const InterpTensor *t = &vals[i].arg.t;
+		char err[512];
+		if (!interp_npy_write(o->outs[j].value, b->arg[i]->type->elem, t->rank, t->dims,
+		                      t->data, err, sizeof err)) {
+			fprintf(stderr, "ave run: --out %s: %s\n", o->outs[j].name, err);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+print_stats(FILE *f, const InterpStats *s, int64_t ncta)
+{
+	fprintf(f,
+	        "ave run: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
+	        "%lld async copies, %lld MMA MACs, %.3f s",
+	        s->schedules, s->schedules == 1 ? "" : "s", (long long)s->ctas,
+	        s->ctas == 1 ? "" : "s", (long long)ncta, (long long)s->tasks, (long long)s->ops,
+	        (long long)s->copies, (long long)s->macs, s->seconds);
+	if (s->macs && s->seconds > 0)
+		fprintf(f, " (%.2f GMAC/s)", (double)s->macs / s->seconds * 1e-9);
+	fputc('\n', f);
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	RunOpts o;
+	memset(&o, 0, sizeof o);
+	int rc = parse_opts(argc, argv, &o);
+	if (rc) {
+		free_opts(&o);
+		return rc < 0 ? 0 : rc;
+	}
+	DiagSink sink;
+	IrCtx *c = driver_ctx(&o.common, &sink);
+	IrModule *m = fe_parse_file(c, o.common.input);
+	InterpValue *vals = NULL;
+	int nk = 0;
+	rc = 1;
+	if (!m || !ir_verify(m))
+		goto out;
+	IrOp *k = pick_kernel(m, o.kernel);
+	if (!k) {
+		if (o.kernel)
+			fprintf(stderr, "ave run: no kernel '%s%s' in '%s'\n",
+			        o.kernel[0] == '@' ? "" : "@", o.kernel, o.common.input);
+		else
+			fprintf(stderr,
+			        "ave run: '%s' has several kernels (or none); choose one with "
+			        "--kernel=@NAME\n",
+			        o.common.input);
+		rc = 2;
+		goto out;
+	}
+	nk = k->reg[0].block->narg;
+	vals = calloc((size_t)nk + 1, sizeof *vals);
+	if (!make_args(c, k, &o, vals)) {
+		rc = 2;
+		goto out;
+	}
+	InterpArg *args = calloc((size_t)nk + 1, sizeof *args);
+	for (int i = 0; i < nk; i++)
+		args[i] = vals[i].arg;
+	InterpLaunch l = {.kernel = k, .args = args, .nargs = nk, .world_size = 1};
+	memcpy(l.grid, o.grid, sizeof l.grid);
+	InterpStats st;
+	bool ok = interp_run(m, &l, &o.io, &st);
+	free(args);
+	int64_t ncta = o.grid[0] * o.grid[1] * o.grid[2];
+	if (o.stats)
+		print_stats(stdout, &st, ncta);
+	else if (st.seconds > 10)
+		print_stats(stderr, &st, ncta);
+	if (ok && st.schedules > 1)
+		fprintf(stderr, "ave run: %d schedules (seeds %llu to %llu) agree\n", st.schedules,
+		        (unsigned long long)o.io.seed,
+		        (unsigned long long)(o.io.seed + (uint64_t)st.schedules - 1));
+	if (!ok && st.failed && o.io.schedules > 1)
+		fprintf(stderr,
+		        "ave run: schedule with seed %llu failed (after %d that passed); "
+		        "replay it with --seed=%llu\n",
+		        (unsigned long long)st.failed_seed, st.schedules,
+		        (unsigned long long)st.failed_seed);
+	if (ok && write_outs(k, &o, vals))
+		rc = 0;
+out:
+	for (int i = 0; i < nk; i++)
+		interp_value_free(&vals[i]);
+	free(vals);
+	ir_module_free(m);
+	ir_ctx_free(c);
+	free_opts(&o);
+	return rc;
+}
