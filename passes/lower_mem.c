@@ -13,9 +13,9 @@
 bool
 lower_smem_item(Lower *L, IrOp *op, const IrItem *it, LowerSmem *out)
 {
-	if (it->kind != IR_IT_VALUE)
+	IrValue *v = ir_item_value(op, it); /* `%s`, `%r[%i]`, or a lone value in a group */
+	if (!v)
 		return lower_error(L, it->loc, "expected a shared-memory tile");
-	IrValue *v = ir_item_value(op, it);
 	LowerVal *x = lower_val(L, v);
 	if (x->kind == LOWER_V_SMEM) {
 		*out = x->s;
