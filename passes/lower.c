@@ -865,6 +865,11 @@ lower_kernel(Lower *L)
 			    L->t->name);
 		return false;
 	}
+	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *ovo = ir_op_attr(k, c->kw.overlap_operand);
+	if (ov && ov->kind == IR_ATTR_SYM)
+		ir_warning(c, k->loc, "'overlap = @%s' is not applied on target '%s' (no chunk waits were "
+			   "inserted): the kernel reads '@%s' as if every chunk were present", ov->s, L->t->name,
+			   ovo && ovo->kind == IR_ATTR_SYM ? ovo->s : "?");
 	if (L->info.threads % L->t->warp || L->info.threads > L->facts->max_threads)
 		return lower_error(L, k->loc, "'threads' = %d is not a whole number of %d-thread warps "
 				   "(at most %d threads) on target '%s'", L->info.threads, L->t->warp,
