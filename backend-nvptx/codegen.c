@@ -308,7 +308,6 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 	JlDestroy destroy = (JlDestroy)sym(lib, "nvJitLinkDestroy");
 	if (!create || !add || !complete || !cubsize || !cubin || !errsize || !errlog || !infosize || !infolog || !destroy) {
 		ir_error(c, noloc(), "nvJitLink lacks the entry points this build expects");
-		dlclose(lib);
 		return false;
 	}
 	char archopt[64], opt[8];
@@ -350,7 +349,8 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 	}
 	if (h)
 		destroy(&h);
-	dlclose(lib);
+	/* The library stays loaded: it brings its own C++ runtime, whose emergency exception pool
+	 * would read as a leak once unmapped, and a later compile finds it loaded. */
 	return ok;
 }
 

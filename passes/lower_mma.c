@@ -74,12 +74,17 @@ last_wait(IrOp *op)
 	return w;
 }
 
-/* Writes a fragment into a fresh staging buffer of layout y. */
+/* Writes a fragment into a fresh staging buffer of layout y. The caller ends the staging with
+ * finish_staging (one fence and barrier for both operands). */
 static bool
-stage(Lower *L, IrOp *op, const LowerFrag *f, IrType *elem, const LowerSmemLayout *y, bool async_proxy,
-      LowerOperand *out)
+stage(Lower *L, IrOp *op, const LowerFrag *f, IrType *elem, const LowerSmemLayout *y, LowerOperand *out,
+      bool *barred)
 {
 	memset(out, 0, sizeof *out);
+	/* Readers of the bytes this op's staging buffers may share finish first (once per op). */
+	if (!*barred && !lower_group_barrier(L, op))
+		return false;
+	*barred = true;
 	LowerSmem *s = &out->s;
 	s->layout = y;
 	s->rank = y->rank;
@@ -90,18 +95,24 @@ stage(Lower *L, IrOp *op, const LowerFrag *f, IrType *elem, const LowerSmemLayou
 	s->base = lower_scratch(L, op, y->bytes, y->align);
 	if (op->code == IR_OP_MMA_ASYNC)
 		lower_scratch_extend(L, last_wait(op));
-	if (!lower_group_barrier(L, op) || !lower_frag_to_smem(L, op, f, elem, s))
+	if (!lower_frag_to_smem(L, op, f, elem, s))
 		return false;
+	out->staged = true;
+	return true;
+}
+
+static bool
+finish_staging(Lower *L, IrOp *op, bool async_proxy)
+{
 	if (async_proxy && !L->t->fence(L, op, LOWER_FENCE_ASYNC_SHARED))
 		return false;
 	L->last_barrier = NULL;
-	out->staged = true;
 	return lower_group_barrier(L, op);
 }
 
 /* Brings operand i (0: A, 1: B) where the plan wants it. */
 static bool
-operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOperand *out)
+operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOperand *out, bool *barred)
 {
 	IrItem *it = &op->item[i];
 	IrValue *v = ir_item_value(op, it);
@@ -122,7 +133,7 @@ operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOpe
 				return true;
 			}
 		}
-		return stage(L, op, &x->f, elem, st, p->async_proxy, out);
+		return stage(L, op, &x->f, elem, st, out, barred);
 	}
 	LowerSmem s;
 	if (!lower_smem_item(L, op, it, &s))
@@ -139,7 +150,9 @@ operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOpe
 	LowerFrag f = lower_frag_new(L, lower_layout_dup(L, &bl));
 	if (!lower_group_barrier(L, op) || !lower_frag_from_smem(L, op, &s, elem, &f))
 		return false;
-	return stage(L, op, &f, elem, st, p->async_proxy, out);
+	L->last_barrier = NULL;
+	*barred = false;
+	return stage(L, op, &f, elem, st, out, barred);
 }
 
 /* D = A.B + C with FMAs: the operands in shared memory, each thread walking k for its elements. */
@@ -232,7 +245,10 @@ lower_op_mma(Lower *L, IrOp *op)
 			return false;
 	} else {
 		LowerOperand a, b;
-		if (!operand(L, op, 0, p, r.ab, &a) || !operand(L, op, 1, p, r.ab, &b))
+		bool barred = false;
+		if (!operand(L, op, 0, p, r.ab, &a, &barred) || !operand(L, op, 1, p, r.ab, &b, &barred))
+			return false;
+		if ((a.staged || b.staged) && !finish_staging(L, op, p->async_proxy))
 			return false;
 		if (!L->t->mma_emit(L, &r, p, &a, &b, &work))
 			return false;

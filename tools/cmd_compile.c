@@ -21,7 +21,7 @@ static const LowerTarget *const targets[] = {
 
 /* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
 static const char *const pipeline[] = {"canonicalize", "cse", "dce", "pipeline", "warp-specialize", "overlap",
-				       "check-invariants", "regalloc", "smem-alloc"};
+				       "prefetch", "check-invariants", "regalloc", "smem-alloc"};
 
 typedef struct Opts {
 	DriverCommon common;
