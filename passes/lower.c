@@ -722,7 +722,7 @@ static bool
 finish_smem(Lower *L)
 {
 	IrVec bufs = {0};
-	bool ok = lower_smem_collect(L->c, L->kernel, &bufs);
+	bool ok = lower_smem_collect(L->c, L->kernel, L->facts, &bufs);
 	int nexplicit = bufs.len;
 	for (int i = 0; i < L->scratch.len; i++)
 		ir_vec_push(L->c->al, &bufs, &IR_VEC_AT(L->scratch, LowerSmemBuf, i), sizeof(LowerSmemBuf));

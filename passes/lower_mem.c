@@ -37,7 +37,7 @@ lower_mbar_item(Lower *L, IrOp *op, const IrItem *it)
 	if (!it->suffix)
 		return x->v;
 	LLVMValueRef i = LLVMBuildTrunc(L->b, lower_expr(L, op, it->coord[0].e), L->i32, "");
-	return LLVMBuildAdd(L->b, x->v, LLVMBuildMul(L->b, i, lower_i32(L, 8), ""), "bar");
+	return LLVMBuildAdd(L->b, x->v, LLVMBuildMul(L->b, i, lower_i32(L, L->facts->mbar_bytes), ""), "bar");
 }
 
 static LowerTensor *

@@ -234,6 +234,8 @@ lower_op_mma(Lower *L, IrOp *op)
 	const LowerLayout *rl = L->lay[op->res[0].id];
 	const LowerMmaPlan *p = L->plans[op->id];
 	bool planned = L->has_plan[op->id];
+	if (r.ab->kind == IR_TY_FLOAT && r.ab->fk == IR_F64)
+		return lower_unsupported(L, op, "on '%s' operands", ir_type_str(L->c, r.ab));
 	LowerFrag acc;
 	if (!lower_frag_convert(L, op, &lower_val(L, accv)->f, planned ? lower_layout_dup(L, &p->acc) : rl,
 				r.acc, &acc))

@@ -107,7 +107,8 @@ lower_op_mbar_alloc(Lower *L, IrOp *op)
 	x->n = op->res[0].type->n;
 	LLVMBasicBlockRef merge = lower_elect_begin(L, op, false);
 	for (int64_t i = 0; i < x->n; i++)
-		if (!L->t->mbar_init(L, op, LLVMBuildAdd(L->b, x->v, lower_i32(L, 8 * i), ""), count, copies))
+		if (!L->t->mbar_init(L, op, LLVMBuildAdd(L->b, x->v, lower_i32(L, L->facts->mbar_bytes * i), ""), count,
+				     copies))
 			return false;
 	if (L->t->mbar_init_done && !L->t->mbar_init_done(L, op))
 		return false;

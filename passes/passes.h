@@ -138,6 +138,7 @@ typedef struct LowerTargetFacts {
 	int warp;
 	int64_t smem_limit;
 	int max_threads;
+	int mbar_bytes;
 } LowerTargetFacts;
 
 /* The facts of a target (passes/targets.def), or NULL. */
@@ -158,10 +159,10 @@ typedef struct LowerSmemBuf {
 } LowerSmemBuf;
 
 /* Numbers the kernel's ops (ir_number_values) and appends its smem.alloc and mbar.alloc buffers
- * to `bufs` (LowerSmemBuf) with their live ranges: from the allocation to the last use (through
+ * (f->mbar_bytes per barrier; 8 without a target) to `bufs` (LowerSmemBuf) with their live ranges: from the allocation to the last use (through
  * slices), widened to whole loops and to the whole ave.warp_specialize, since roles run at the
  * same time. False after an error (a tile it cannot lay out). */
-bool lower_smem_collect(IrCtx *c, IrOp *kernel, IrVec *bufs);
+bool lower_smem_collect(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, IrVec *bufs);
 /* Places buffers whose live ranges overlap at disjoint, aligned offsets (largest first, lowest
  * free offset); returns the bytes used. */
 int64_t lower_smem_assign(LowerSmemBuf *b, int n);

@@ -9,7 +9,7 @@
 #include "passes.h"
 
 static const LowerTargetFacts facts[] = {
-#define TARGET(name, warp, smem, threads) {name, warp, smem, threads},
+#define TARGET(name, warp, smem, threads, mbar) {name, warp, smem, threads, mbar},
 #include "targets.def"
 #undef TARGET
 };
@@ -84,6 +84,7 @@ widen_uses(IrOp *def, IrValue *v, uint32_t *lo, uint32_t *hi)
 typedef struct Collect {
 	IrCtx *c;
 	IrVec *bufs;
+	int mbar_bytes;
 	bool ok;
 } Collect;
 
@@ -100,7 +101,7 @@ collect_op(IrOp *op, void *ud)
 	b.loc = op->loc;
 	b.name = ir_ctx_printf(k->c, "%%%s", v->name ? v->name : "<unnamed>");
 	if (t->kind == IR_TY_MBAR) {
-		b.bytes = 8 * t->n;
+		b.bytes = k->mbar_bytes * t->n;
 		b.align = 8;
 	} else {
 		LowerSmemLayout s;
@@ -123,10 +124,10 @@ collect_op(IrOp *op, void *ud)
 }
 
 bool
-lower_smem_collect(IrCtx *c, IrOp *kernel, IrVec *bufs)
+lower_smem_collect(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, IrVec *bufs)
 {
 	ir_number_values(kernel);
-	Collect k = {c, bufs, true};
+	Collect k = {c, bufs, f ? f->mbar_bytes : 8, true};
 	ir_walk_op(kernel, collect_op, &k);
 	return k.ok;
 }
@@ -200,11 +201,11 @@ plan_kernel(IrModule *m, IrOp *k, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
 	IrVec bufs = {0};
-	bool ok = lower_smem_collect(c, k, &bufs);
-	LowerSmemBuf *b = bufs.data;
-	int64_t total = lower_smem_assign(b, bufs.len);
 	const char *tname = lower_kernel_target(c, k, o ? o->target : NULL);
 	const LowerTargetFacts *f = lower_target_facts(tname);
+	bool ok = lower_smem_collect(c, k, f, &bufs);
+	LowerSmemBuf *b = bufs.data;
+	int64_t total = lower_smem_assign(b, bufs.len);
 	if (ok)
 		ok = lower_smem_check(c, k, f, b, bufs.len, total);
 	if (ok) {
