@@ -383,11 +383,14 @@ struct LowerTarget {
 	LLVMValueRef (*uniform)(Lower *L, LLVMValueRef v);
 
 	/* Synchronization. barrier: all `nthreads` threads of a group reach it (id 0: the CTA; ids
-	 * 1..15: one role replica, whole warps; a target without named barriers emulates or
-	 * refuses them). fence: the memory-ordering fences of ave.fence and LowerFence. */
+	 * 1..15: one role replica, whole warps; NVIDIA: bar.sync / barrier.sync id, n; AMDGPU has
+	 * s_barrier for the workgroup only and emulates replica barriers with LDS counters or
+	 * refuses them). fence: the memory-ordering fences of ave.fence and LowerFence (a target
+	 * without an async proxy makes LOWER_FENCE_ASYNC_SHARED a no-op). */
 	bool (*barrier)(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 	bool (*fence)(Lower *L, IrOp *at, LowerFence kind);
-	/* The i32 value of lane (lane ^ mask) of the same warp; every lane of the warp executes it. */
+	/* The i32 value of lane (lane ^ mask) of the same warp (0 < mask < warp); every lane of the
+	 * warp executes it (NVIDIA shfl.sync.bfly; AMDGPU ds_swizzle/DPP or ds_bpermute). */
 	LLVMValueRef (*shfl_xor)(Lower *L, LLVMValueRef v32, int mask);
 
 	/* Global memory. `ptr` = t->base + off bytes; ty is a scalar or a vector of at most 16 bytes;
@@ -400,27 +403,36 @@ struct LowerTarget {
 	bool (*store_global)(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off,
 			     LLVMValueRef v, int align, LLVMValueRef mask);
 
-	/* Transaction barriers (SPEC 5.6). addr is the barrier's i32 smem offset. init runs in one
-	 * thread: `count` arrivals per phase, and `copies` copy.async completions per phase when the
-	 * shared layer could count them (-1 when not), for targets that count copies as arrivals.
-	 * arrive, expect_tx run in one elected thread of the group; wait runs in every thread and
-	 * returns once the phase with parity `parity` (i1) has completed (PTX test_wait.parity). */
+	/* Transaction barriers (SPEC 5.6). addr is the barrier's i32 smem offset (each barrier takes
+	 * the target's mbar_bytes, targets.def: an mbarrier word on NVIDIA; the phase, pending and
+	 * expected words of the LDS emulation on AMDGPU). init runs in one thread: `count` arrivals per
+	 * phase, and `copies` copy.async completions per phase when the shared layer could count them
+	 * (-1 when not), for targets that count copies as arrivals (sm_80). arrive, expect_tx run in
+	 * one elected thread of the group after it converged; wait runs in every thread and returns
+	 * once the phase with parity `parity` (i1) has completed, with acquire semantics (PTX
+	 * test_wait.parity; AMDGPU: a polling loop on the phase word with s_sleep). */
 	bool (*mbar_init)(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 	bool (*mbar_init_done)(Lower *L, IrOp *at); /* after the inits, before the CTA barrier */
 	bool (*mbar_arrive)(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);
 	bool (*mbar_expect_tx)(Lower *L, IrOp *at, LLVMValueRef addr, LLVMValueRef bytes);
 	bool (*mbar_wait)(Lower *L, IrOp *at, LLVMValueRef addr, LLVMValueRef parity);
 
-	/* copy.async: the tile lands in cp->dst (its layout, swizzle included) and, when it has,
-	 * counts cp->bytes toward the barrier's current phase. Runs in every thread of the group;
-	 * the target chooses which threads issue (L->scope.issue_warps, or one elected thread). */
+	/* copy.async: the tile lands in cp->dst (its layout, swizzle included, out-of-bounds elements
+	 * zero) and, when it has, counts cp->bytes toward the barrier's current phase, releasing the
+	 * data to the waiters. Runs in every thread of the group; the target chooses which threads
+	 * issue (L->scope.issue_warps, or one elected thread). NVIDIA: TMA or cp.async; AMDGPU:
+	 * buffer loads into registers or LDS, s_waitcnt, then the byte count on the LDS barrier. */
 	bool (*copy_async)(Lower *L, const LowerCopy *cp);
 
 	/* Matrix multiply. plan: fill p for r (called during layout assignment, so it must not
 	 * build code); false when the target has no instruction for it (the shared layer then
-	 * multiplies with FMAs). emit: acc (in p->acc) += a . b; a and b are registers in p->a/p->b
-	 * or shared-memory views (staged in a_stage/b_stage, or the program's own tiles). With
-	 * r->async the result may stay pending until wait (wgmma); otherwise it is complete. */
+	 * multiplies with FMAs). The accumulator layout is the instruction's fragment (LowerAtom)
+	 * tiled over the group (lower_layout_tiled). emit: acc (in p->acc) += a . b; a and b are
+	 * registers in p->a/p->b or shared-memory views (staged in a_stage/b_stage, or the program's
+	 * own tiles); an instruction that reads only registers (MFMA) loads shared-memory operands
+	 * itself, per k step. With r->async the result may stay pending until wait (wgmma);
+	 * otherwise it is complete. wait: the pending product of the mma op `at` (or its wait) is
+	 * complete once at most `pending` later ones are in flight. */
 	bool (*mma_plan)(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p);
 	bool (*mma_emit)(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
 			 const LowerOperand *b, LowerFrag *acc);
