@@ -133,7 +133,8 @@ nvptx_parse_ptxas_log(const IrAllocator *al, const char *log, LowerKernelInfo *i
 			cur->static_smem = smem < 0 ? 0 : smem;
 			if (cur->stack < 0)
 				cur->stack = 0;
-		} else if ((rest = after(tmp, "ptxas info    : (C")) || after(tmp, "ptxas warning")) {
+		} else if ((rest = after(tmp, "ptxas info    : (C")) ||
+		           after(tmp, "ptxas warning")) {
 			const char *msg = strchr(tmp, ':');
 			msg = msg ? msg + 2 : tmp;
 			if (cur)
@@ -180,13 +181,16 @@ write_all(const char *path, const char *s, size_t n)
 static void
 tool_error(IrCtx *c, const char *tool, const char *log, int status)
 {
-	IrDiag *d = ir_diag_begin(c, IR_SEV_ERROR, noloc(), "%s failed (exit status %d)", tool, status);
+	IrDiag *d =
+	    ir_diag_begin(c, IR_SEV_ERROR, noloc(), "%s failed (exit status %d)", tool, status);
 	for (const char *line = log; line && *line;) {
 		const char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
-		if (len && (strstr(line, "error") || strstr(line, "fatal")) && (size_t)(strstr(line, "error") - line) < len)
+		if (len && (strstr(line, "error") || strstr(line, "fatal")) &&
+		    (size_t)(strstr(line, "error") - line) < len)
 			ir_diag_note(c, d, noloc(), "%.*s", (int)len, line);
-		else if (len && strstr(line, "fatal") && (size_t)(strstr(line, "fatal") - line) < len)
+		else if (len && strstr(line, "fatal") &&
+		         (size_t)(strstr(line, "fatal") - line) < len)
 			ir_diag_note(c, d, noloc(), "%.*s", (int)len, line);
 		line = end ? end + 1 : NULL;
 	}
@@ -195,19 +199,22 @@ tool_error(IrCtx *c, const char *tool, const char *log, int status)
 
 static bool
 run_ptxas(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const LowerOptions *o,
-	  LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
+          LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
 {
 	char *exe = nvptx_find_ptxas(o->tool_dir);
 	if (!exe) {
-		ir_error(c, noloc(), "ptxas not found: the cubin step needs it (set AVE_PTXAS, put it on PATH, "
-			 "or install the CUDA toolkit in /usr/local/cuda); --emit=ptx works without it");
+		ir_error(
+		    c, noloc(),
+		    "ptxas not found: the cubin step needs it (set AVE_PTXAS, put it on PATH, "
+		    "or install the CUDA toolkit in /usr/local/cuda); --emit=ptx works without it");
 		return false;
 	}
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/ave-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
-		ir_error(c, noloc(), "cannot create a temporary directory for ptxas: %s", strerror(errno));
+		ir_error(c, noloc(), "cannot create a temporary directory for ptxas: %s",
+		         strerror(errno));
 		free(exe);
 		return false;
 	}
@@ -282,31 +289,41 @@ sym(void *lib, const char *name)
 
 static bool
 run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const LowerOptions *o,
-	      LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
+              LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
 {
 	for (int i = 0; i < ninfo; i++)
 		if (infos[i].setmaxnreg) {
-			ir_error(c, noloc(), "kernel '@%s' sets per-role register budgets (setmaxnreg), which nvJitLink "
-				 "drops (C7504: it compiles relocatable code); use --assembler=ptxas", infos[i].name);
+			ir_error(
+			    c, noloc(),
+			    "kernel '@%s' sets per-role register budgets (setmaxnreg), which "
+			    "nvJitLink "
+			    "drops (C7504: it compiles relocatable code); use --assembler=ptxas",
+			    infos[i].name);
 			return false;
 		}
-	const char *names[] = {"libnvJitLink.so.13", "libnvJitLink.so", "/usr/local/cuda/lib64/libnvJitLink.so.13"};
+	const char *names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+	                       "/usr/local/cuda/lib64/libnvJitLink.so.13"};
 	void *lib = NULL;
 	for (int i = 0; i < 3 && !lib; i++)
 		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		ir_error(c, noloc(), "nvJitLink is not available (libnvJitLink.so.13 not found); use --assembler=ptxas");
+		ir_error(c, noloc(),
+		         "nvJitLink is not available (libnvJitLink.so.13 not found); use "
+		         "--assembler=ptxas");
 		return false;
 	}
 	JlCreate create = (JlCreate)sym(lib, "nvJitLinkCreate");
 	JlAdd add = (JlAdd)sym(lib, "nvJitLinkAddData");
 	JlComplete complete = (JlComplete)sym(lib, "nvJitLinkComplete");
-	JlSize cubsize = (JlSize)sym(lib, "nvJitLinkGetLinkedCubinSize"), errsize = (JlSize)sym(lib, "nvJitLinkGetErrorLogSize");
+	JlSize cubsize = (JlSize)sym(lib, "nvJitLinkGetLinkedCubinSize"),
+	       errsize = (JlSize)sym(lib, "nvJitLinkGetErrorLogSize");
 	JlSize infosize = (JlSize)sym(lib, "nvJitLinkGetInfoLogSize");
-	JlGet cubin = (JlGet)sym(lib, "nvJitLinkGetLinkedCubin"), errlog = (JlGet)sym(lib, "nvJitLinkGetErrorLog");
+	JlGet cubin = (JlGet)sym(lib, "nvJitLinkGetLinkedCubin"),
+	      errlog = (JlGet)sym(lib, "nvJitLinkGetErrorLog");
 	JlGet infolog = (JlGet)sym(lib, "nvJitLinkGetInfoLog");
 	JlDestroy destroy = (JlDestroy)sym(lib, "nvJitLinkDestroy");
-	if (!create || !add || !complete || !cubsize || !cubin || !errsize || !errlog || !infosize || !infolog || !destroy) {
+	if (!create || !add || !complete || !cubsize || !cubin || !errsize || !errlog ||
+	    !infosize || !infolog || !destroy) {
 		ir_error(c, noloc(), "nvJitLink lacks the entry points this build expects");
 		return false;
 	}
@@ -334,7 +351,8 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 			char *il = calloc(1, n + 1);
 			infolog(h, il);
 			/* Its log prefixes stack lines with "ptxas         ." instead of spaces. */
-			for (char *p = strstr(il, "ptxas         ."); p; p = strstr(p, "ptxas         ."))
+			for (char *p = strstr(il, "ptxas         ."); p;
+			     p = strstr(p, "ptxas         ."))
 				memset(p, ' ', 15);
 			nvptx_parse_ptxas_log(c->al, il, infos, ninfo);
 			free(il);
@@ -355,8 +373,9 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 }
 
 bool
-nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *emit, const LowerOptions *o,
-	      LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen, double *timings)
+nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *emit,
+              const LowerOptions *o, LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen,
+              double *timings)
 {
 	double t0 = ir_now();
 	char *err = NULL;

@@ -16,8 +16,8 @@
 int
 nvptx_tma_dtype(const IrType *t, const char **name)
 {
-	static const char *const names[] = {"uint8", "uint16", "uint32", "int32", "uint64", "int64",
-					    "float16", "float32", "float64", "bfloat16"};
+	static const char *const names[] = {"uint8", "uint16",  "uint32",  "int32",   "uint64",
+	                                    "int64", "float16", "float32", "float64", "bfloat16"};
 	int d = -1;
 	if (t->kind == IR_TY_FLOAT) {
 		switch (t->fk) {
@@ -54,7 +54,8 @@ param_of(Lower *L, int arg, IrStr sym, LowerParamKind k, int dim)
 	LowerParam *ps = L->info.params.data;
 	for (int i = 0; i < L->info.params.len; i++) {
 		LowerParam *p = &ps[i];
-		if (p->kind != k || (k != LOWER_P_SYMM && p->arg != arg) || (k == LOWER_P_SYMM && p->name != sym))
+		if (p->kind != k || (k != LOWER_P_SYMM && p->arg != arg) ||
+		    (k == LOWER_P_SYMM && p->name != sym))
 			continue;
 		if ((k == LOWER_P_SIZE || k == LOWER_P_STRIDE) && p->dim != dim)
 			continue;
@@ -68,8 +69,7 @@ typedef struct Buf {
 	size_t n, cap;
 } Buf;
 
-static void
-bprintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 bprintf(Buf *b, const char *fmt, ...)
@@ -128,10 +128,13 @@ map_json(Lower *L, const NvMap *m, IrType *t, int es)
 	int dt = nvptx_tma_dtype(t->elem, &dn);
 	int swz = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
 	int base = m->src_arg >= 0 ? param_of(L, m->src_arg, NULL, LOWER_P_PTR, 0)
-				   : param_of(L, -1, m->src_name, LOWER_P_SYMM, 0);
-	bprintf(&b, "{\"kind\": \"cuda_tensor_map\", \"encode\": \"cuTensorMapEncodeTiled\", \"base_param\": %d, "
-		    "\"dtype\": %d, \"dtype_name\": \"%s\", \"elem_bytes\": %d, \"rank\": %d, \"dims\": [",
-		base, dt, dn, es, m->rank);
+	                           : param_of(L, -1, m->src_name, LOWER_P_SYMM, 0);
+	bprintf(
+	    &b,
+	    "{\"kind\": \"cuda_tensor_map\", \"encode\": \"cuTensorMapEncodeTiled\", "
+	    "\"base_param\": %d, "
+	    "\"dtype\": %d, \"dtype_name\": \"%s\", \"elem_bytes\": %d, \"rank\": %d, \"dims\": [",
+	    base, dt, dn, es, m->rank);
 	for (int i = 0; i < m->rank; i++) {
 		int d = m->dims[i];
 		bprintf(&b, "%s{\"tensor_dim\": %d, \"size\": ", i ? ", " : "", d);
@@ -148,7 +151,8 @@ map_json(Lower *L, const NvMap *m, IrType *t, int es)
 				s *= t->dims[e];
 			if (t->strides)
 				s = t->strides[d];
-			bprintf(&b, "{\"times\": %d, \"factors\": [{\"value\": %lld}]}", es, (long long)s);
+			bprintf(&b, "{\"times\": %d, \"factors\": [{\"value\": %lld}]}", es,
+			        (long long)s);
 		}
 		bprintf(&b, "}");
 	}
@@ -158,8 +162,11 @@ map_json(Lower *L, const NvMap *m, IrType *t, int es)
 	bprintf(&b, "], \"element_strides\": [");
 	for (int i = 0; i < m->rank; i++)
 		bprintf(&b, "%s1", i ? ", " : "");
-	bprintf(&b, "], \"interleave\": 0, \"swizzle\": %d, \"swizzle_bytes\": %d, \"l2_promotion\": 2, "
-		    "\"oob_fill\": 0, \"loads_per_copy\": %d}", swz, m->swizzle, m->panels);
+	bprintf(
+	    &b,
+	    "], \"interleave\": 0, \"swizzle\": %d, \"swizzle_bytes\": %d, \"l2_promotion\": 2, "
+	    "\"oob_fill\": 0, \"loads_per_copy\": %d}",
+	    swz, m->swizzle, m->panels);
 	char *s = ir_ctx_strdup(L->c, b.s);
 	free(b.s);
 	return s;
@@ -240,8 +247,8 @@ scan_copy(IrOp *op, void *ud)
 	for (int i = 0; i < k->s->nmaps; i++) {
 		NvMap *x = &k->s->maps[i];
 		if (x->src_arg == m.src_arg && x->src_name == m.src_name && x->rank == m.rank &&
-		    !memcmp(x->dims, m.dims, sizeof m.dims) && !memcmp(x->box, m.box, sizeof m.box) &&
-		    x->swizzle == m.swizzle) {
+		    !memcmp(x->dims, m.dims, sizeof m.dims) &&
+		    !memcmp(x->box, m.box, sizeof m.box) && x->swizzle == m.swizzle) {
 			k->s->copy_map[op->id] = i;
 			return true;
 		}
@@ -251,7 +258,8 @@ scan_copy(IrOp *op, void *ud)
 	LowerParam p = {0};
 	p.kind = LOWER_P_TARGET;
 	p.arg = m.src_arg;
-	p.name = ir_intern_cstr(L->c, ir_ctx_printf(L->c, "%s.tmap%d", m.src_name ? m.src_name : "t", k->s->nmaps));
+	p.name = ir_intern_cstr(
+	    L->c, ir_ctx_printf(L->c, "%s.tmap%d", m.src_name ? m.src_name : "t", k->s->nmaps));
 	p.type = t;
 	p.llty = L->pgeneric;
 	p.bytes = 128;
@@ -288,17 +296,21 @@ tma_copy(Lower *L, const LowerCopy *cp, const NvMap *m)
 	const LowerSmemLayout *y = cp->dst.layout;
 	for (int p = 0; p < m->panels; p++) {
 		char text[256], cons[64];
-		int n = snprintf(text, sizeof text, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::"
-				 "complete_tx::bytes [$0], [$1, {", m->rank);
+		int n = snprintf(text, sizeof text,
+		                 "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::"
+		                 "complete_tx::bytes [$0], [$1, {",
+		                 m->rank);
 		for (int i = 0; i < m->rank; i++)
-			n += snprintf(text + n, sizeof text - (size_t)n, "%s$%d", i ? ", " : "", 2 + i);
+			n += snprintf(text + n, sizeof text - (size_t)n, "%s$%d", i ? ", " : "",
+			              2 + i);
 		snprintf(text + n, sizeof text - (size_t)n, "}], [$%d];", 2 + m->rank);
 		n = snprintf(cons, sizeof cons, "r,l");
 		for (int i = 0; i < m->rank; i++)
 			n += snprintf(cons + n, sizeof cons - (size_t)n, ",r");
 		snprintf(cons + n, sizeof cons - (size_t)n, ",r,~{memory}");
 		LLVMValueRef args[8];
-		args[0] = lower_smem_addr32(L, LLVMBuildAdd(b, cp->dst.base, lower_i32(L, p * y->panel_bytes), ""));
+		args[0] = lower_smem_addr32(
+		    L, LLVMBuildAdd(b, cp->dst.base, lower_i32(L, p * y->panel_bytes), ""));
 		args[1] = tmap;
 		for (int i = 0; i < m->rank; i++) {
 			LLVMValueRef x = LLVMBuildTrunc(b, cp->coord[m->dims[i]], L->i32, "");
@@ -343,13 +355,18 @@ chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 		LLVMAddIncoming(itv, &z, &pre, 1);
 	}
 	for (int64_t it = 0; it < (loop ? 1 : iters); it++) {
-		LLVMValueRef c = LLVMBuildAdd(b, L->scope.lane, loop ? LLVMBuildMul(b, itv, lower_i32(L, 32), "")
-								      : lower_i32(L, (int)(it * 32)), "");
+		LLVMValueRef c = LLVMBuildAdd(b, L->scope.lane,
+		                              loop ? LLVMBuildMul(b, itv, lower_i32(L, 32), "")
+		                                   : lower_i32(L, (int)(it * 32)),
+		                              "");
 		LLVMBasicBlockRef merge = NULL;
 		if (loop || (it + 1) * 32 > nchunks)
-			merge = lower_if_begin(L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""), "chunk");
+			merge = lower_if_begin(
+			    L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""),
+			    "chunk");
 		LLVMValueRef co[LOWER_MAX_RANK];
-		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""), lower_i32(L, ce), "");
+		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""),
+		                     lower_i32(L, ce), "");
 		LLVMValueRef row = LLVMBuildUDiv(b, c, lower_i32(L, (int)per_row), "");
 		for (int i = 1; i < rank; i++) {
 			int dd = y->order[i];
@@ -358,19 +375,25 @@ chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 		}
 		LLVMValueRef off = lower_i64(L, 0), inb = LLVMConstInt(L->i1, 1, 0);
 		for (int i = 0; i < rank; i++) {
-			LLVMValueRef x = LLVMBuildAdd(b, cp->coord[i], LLVMBuildZExt(b, co[i], L->i64, ""), "");
-			inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntULT, x, t->dim[i], ""), "");
+			LLVMValueRef x =
+			    LLVMBuildAdd(b, cp->coord[i], LLVMBuildZExt(b, co[i], L->i64, ""), "");
+			inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntULT, x, t->dim[i], ""),
+			                   "");
 			off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, t->stride[i], ""), "");
 		}
-		off = LLVMBuildSelect(b, inb, LLVMBuildMul(b, off, lower_i64(L, es), ""), lower_i64(L, 0), "");
+		off = LLVMBuildSelect(b, inb, LLVMBuildMul(b, off, lower_i64(L, es), ""),
+		                      lower_i64(L, 0), "");
 		LLVMValueRef src = LLVMBuildGEP2(b, L->i8, t->base, &off, 1, "");
 		LLVMValueRef dst = lower_smem_elem(L, d, co);
 		if (vec) {
-			LLVMValueRef a[3] = {lower_smem_addr32(L, dst), src,
-					     LLVMBuildSelect(b, inb, lower_i32(L, 16), lower_i32(L, 0), "")};
-			lower_asm(L, L->voidt, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,~{memory}", a, 3);
+			LLVMValueRef a[3] = {
+			    lower_smem_addr32(L, dst), src,
+			    LLVMBuildSelect(b, inb, lower_i32(L, 16), lower_i32(L, 0), "")};
+			lower_asm(L, L->voidt, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+			          "r,l,r,~{memory}", a, 3);
 		} else {
-			LLVMValueRef v = L->t->load_global(L, t, src, off, mt, es, inb, LLVMConstNull(mt));
+			LLVMValueRef v =
+			    L->t->load_global(L, t, src, off, mt, es, inb, LLVMConstNull(mt));
 			if (!v)
 				return false;
 			LLVMBuildStore(b, v, lower_smem_ptr(L, dst));
@@ -382,7 +405,8 @@ chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 		LLVMValueRef next = LLVMBuildAdd(b, itv, lower_i32(L, 1), "");
 		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
 		LLVMAddIncoming(itv, &next, &latch, 1);
-		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""), body, done);
+		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""),
+		                body, done);
 		LLVMPositionBuilderAtEnd(b, done);
 	}
 	return true;
@@ -401,8 +425,8 @@ nvptx_copy_async(Lower *L, const LowerCopy *cp)
 	int es = lower_elem_bytes(t->type->elem), f = y->order[0], ce = 16 / es;
 	/* 16-byte chunks when the tile's rows allow them; whether the tensor does is checked at run
 	 * time (base, strides, origin, size). */
-	bool vec_ok = es <= 16 && t->cstride[f] == 1 && cp->dst.shape[f] % ce == 0 && y->panel_elems % ce == 0 &&
-		      (!cp->dst.org[f] || cp->dst.org_div[f] % ce == 0);
+	bool vec_ok = es <= 16 && t->cstride[f] == 1 && cp->dst.shape[f] % ce == 0 &&
+	              y->panel_elems % ce == 0 && (!cp->dst.org[f] || cp->dst.org_div[f] % ce == 0);
 	LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, L->scope.warp, lower_i32(L, 0), "");
 	LLVMBasicBlockRef merge = lower_if_begin(L, lead, "copy.warp");
 	LLVMValueRef bar = lower_smem_addr32(L, cp->bar);
@@ -415,7 +439,8 @@ nvptx_copy_async(Lower *L, const LowerCopy *cp)
 		for (int d = 0; d < t->rank; d++)
 			if (d != f && t->cstride[d] != IR_DYN && (t->cstride[d] * es) % 16)
 				ok = LLVMConstInt(L->i1, 0, 0);
-		LLVMBasicBlockRef vb = lower_block(L, "cp.vec"), sb = lower_block(L, "cp.elem"), jb = lower_block(L, "cp.done");
+		LLVMBasicBlockRef vb = lower_block(L, "cp.vec"), sb = lower_block(L, "cp.elem"),
+		                  jb = lower_block(L, "cp.done");
 		LLVMBuildCondBr(b, ok, vb, sb);
 		LLVMPositionBuilderAtEnd(b, vb);
 		if (!chunk_copy(L, cp, ce, true))
@@ -423,7 +448,8 @@ nvptx_copy_async(Lower *L, const LowerCopy *cp)
 		if (s->sm90)
 			lower_asm(L, L->voidt, "cp.async.wait_all;", "~{memory}", NULL, 0);
 		else
-			lower_asm(L, L->voidt, "cp.async.mbarrier.arrive.noinc.shared.b64 [$0];", "r,~{memory}", &bar, 1);
+			lower_asm(L, L->voidt, "cp.async.mbarrier.arrive.noinc.shared.b64 [$0];",
+			          "r,~{memory}", &bar, 1);
 		LLVMBuildBr(b, jb);
 		LLVMPositionBuilderAtEnd(b, sb);
 		if (!chunk_copy(L, cp, 1, false))
@@ -443,15 +469,17 @@ nvptx_copy_async(Lower *L, const LowerCopy *cp)
 		}
 	}
 	if (s->sm90) {
-		/* The warp's writes, then the bytes: generic writes fenced for async readers (wgmma),
-		 * then one lane completes the transaction the expect_tx announced. */
+		/* The warp's writes, then the bytes: generic writes fenced for async readers
+		 * (wgmma), then one lane completes the transaction the expect_tx announced. */
 		lower_asm(L, L->voidt, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
-		lower_call(L, "llvm.nvvm.bar.warp.sync", L->voidt, (LLVMValueRef[]){lower_i32(L, -1)}, 1);
+		lower_call(L, "llvm.nvvm.bar.warp.sync", L->voidt,
+		           (LLVMValueRef[]){lower_i32(L, -1)}, 1);
 		LLVMValueRef l0 = LLVMBuildICmp(b, LLVMIntEQ, L->scope.lane, lower_i32(L, 0), "");
 		LLVMBasicBlockRef m2 = lower_if_begin(L, l0, "copy.tx");
 		lower_asm(L, L->voidt, "fence.acq_rel.cta;", "~{memory}", NULL, 0);
 		LLVMValueRef a[2] = {bar, lower_i32(L, (int)cp->bytes)};
-		lower_asm(L, L->voidt, "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [$0], $1;", "r,r,~{memory}", a, 2);
+		lower_asm(L, L->voidt, "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [$0], $1;",
+		          "r,r,~{memory}", a, 2);
 		lower_if_end(L, m2);
 	}
 	lower_if_end(L, merge);

@@ -16,7 +16,8 @@ enum { IMPL_MMA_SYNC, IMPL_WGMMA };
 static void
 atom_lanes(LowerAtom *a)
 {
-	/* g = lane >> 2 walks rows, t = lane & 3 walks column pairs (PTX "groupID"/"threadID_in_group"). */
+	/* g = lane >> 2 walks rows, t = lane & 3 walks column pairs (PTX
+	 * "groupID"/"threadID_in_group"). */
 	static const int32_t l[5][2] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
 	a->nbits[LOWER_LANE] = 5;
 	memcpy(a->basis[LOWER_LANE], l, sizeof l);
@@ -42,7 +43,8 @@ LowerAtom
 nvptx_atom_mma_b(void)
 {
 	/* K x N: b_i at k = 2t + (i & 1) + 8 (i >> 1), n = g. */
-	LowerAtom a = {16, 8, {2, 5, 0}, {{{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}}};
+	LowerAtom a = {
+	    16, 8, {2, 5, 0}, {{{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}}};
 	return a;
 }
 
@@ -91,7 +93,7 @@ push(LowerLayout *l, int k, int32_t r, int32_t c)
  * accumulator's step, or -1 (the operand is replicated there). */
 static bool
 operand_layout(LowerLayout *l, LowerLayoutKind kind, int64_t rows, int64_t cols, const LowerAtom *a,
-	       int warp_bits, const int *wdim, const int32_t *wstep)
+               int warp_bits, const int *wdim, const int32_t *wstep)
 {
 	memset(l, 0, sizeof *l);
 	if (rows % a->rows || cols % a->cols)
@@ -119,7 +121,8 @@ operand_layout(LowerLayout *l, LowerLayoutKind kind, int64_t rows, int64_t cols,
 			if (!(used[d] & s)) {
 				if (l->nbits[LOWER_REG] >= LOWER_MAX_BITS)
 					return false;
-				push(l, LOWER_REG, d == 0 ? (int32_t)s : 0, d == 1 ? (int32_t)s : 0);
+				push(l, LOWER_REG, d == 0 ? (int32_t)s : 0,
+				     d == 1 ? (int32_t)s : 0);
 			}
 	return true;
 }
@@ -196,8 +199,9 @@ nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 		return false; /* FMAs */
 	int es = 2;
 	int64_t kb = r->trans_b ? r->n : r->k, nb = r->trans_b ? r->k : r->n; /* B's rows, cols */
-	bool wg = nvptx_is_sm90(L) && r->nwarps % 4 == 0 && r->warp_bits >= 2 && r->first_warp % 4 == 0 &&
-		  r->m % 64 == 0 && r->k % 16 == 0 && r->n % 8 == 0 && (r->trans_b || r->n >= 16);
+	bool wg = nvptx_is_sm90(L) && r->nwarps % 4 == 0 && r->warp_bits >= 2 &&
+	          r->first_warp % 4 == 0 && r->m % 64 == 0 && r->k % 16 == 0 && r->n % 8 == 0 &&
+	          (r->trans_b || r->n >= 16);
 	int64_t acc_shape[2] = {r->m, r->n};
 	if (wg) {
 		int wgb = r->warp_bits - 2, m64 = ilog2(r->m / 64), n8 = ilog2(r->n / 8);
@@ -206,7 +210,8 @@ nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 		if (!r->trans_b && natom * es < 32)
 			wg = false;
 		LowerAtom d = nvptx_atom_wgmma_d((int)natom);
-		if (wg && !lower_layout_tiled(&p->acc, LOWER_MMA_ACC, acc_shape, &d, 5, r->warp_bits, wm))
+		if (wg &&
+		    !lower_layout_tiled(&p->acc, LOWER_MMA_ACC, acc_shape, &d, 5, r->warp_bits, wm))
 			wg = false;
 		if (wg) {
 			p->impl = IMPL_WGMMA;
@@ -218,7 +223,8 @@ nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 			int32_t ms[LOWER_MAX_BITS], ns[LOWER_MAX_BITS];
 			warp_dims(&p->acc, 2, md, ms, nd, ns);
 			LowerAtom aa = nvptx_atom_wgmma_a();
-			p->a_reg = operand_layout(&p->a, LOWER_MMA_A, r->m, r->k, &aa, r->warp_bits, md, ms);
+			p->a_reg = operand_layout(&p->a, LOWER_MMA_A, r->m, r->k, &aa, r->warp_bits,
+			                          md, ms);
 			stage_layout(&p->a_stage, r->m, r->k, es, true);
 			stage_layout(&p->b_stage, kb, nb, es, true);
 			p->a_restage = r->a_smem && !wgmma_smem_ok(r->a_smem);
@@ -289,7 +295,8 @@ block_origin(Lower *L, const LowerLayout *l, int reg, int first_warp_bit, LLVMVa
 			int32_t s = l->basis[LOWER_WARP][i][d];
 			if (!s)
 				continue;
-			LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, w, lower_i32(L, i), ""), lower_i32(L, 1), "");
+			LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, w, lower_i32(L, i), ""),
+			                                lower_i32(L, 1), "");
 			v = LLVMBuildAdd(b, v, LLVMBuildMul(b, bit, lower_i32(L, s), ""), "");
 		}
 		o[d] = v;
@@ -353,12 +360,15 @@ descriptor(Lower *L, const LowerSmem *s, LLVMValueRef r, LLVMValueRef c, bool mn
 	LLVMValueRef bc[2];
 	view_coord(L, s, r, c, bc);
 	LLVMValueRef a = lower_smem_addr32(L, raw_offset(L, s, bc, false));
-	LLVMValueRef lo = LLVMBuildLShr(b, LLVMBuildAnd(b, a, lower_i32(L, 0x3FFFF), ""), lower_i32(L, 4), "");
-	uint64_t lbo = mn_major ? (uint64_t)(y->panel_bytes ? y->panel_bytes : y->row_bytes * 8) >> 4 : 1;
+	LLVMValueRef lo =
+	    LLVMBuildLShr(b, LLVMBuildAnd(b, a, lower_i32(L, 0x3FFFF), ""), lower_i32(L, 4), "");
+	uint64_t lbo =
+	    mn_major ? (uint64_t)(y->panel_bytes ? y->panel_bytes : y->row_bytes * 8) >> 4 : 1;
 	uint64_t sbo = (uint64_t)(8 * y->row_bytes) >> 4;
 	uint64_t mode = y->swizzle == 128 ? 1 : y->swizzle == 64 ? 2 : 3;
 	uint64_t hi = (lbo & 0x3FFF) << 16 | (sbo & 0x3FFF) << 32 | mode << 62;
-	return LLVMBuildOr(b, LLVMBuildZExt(b, lo, L->i64, ""), LLVMConstInt(L->i64, hi, 0), "desc");
+	return LLVMBuildOr(b, LLVMBuildZExt(b, lo, L->i64, ""), LLVMConstInt(L->i64, hi, 0),
+	                   "desc");
 }
 
 static const char *
@@ -369,36 +379,45 @@ ab_name(Lower *L, IrType *t)
 
 static bool
 emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
-	   const LowerOperand *bop, LowerFrag *acc)
+           const LowerOperand *bop, LowerFrag *acc)
 {
 	LLVMBuilderRef b = L->b;
 	int n = p->inst_n, R = n / 2;
 	int nregs = lower_layout_nregs(&p->acc);
 	/* Which dimensions of the shared-memory operands are contiguous. */
-	bool a_mn = !a->reg && a->s.layout->order[0] == 0;           /* A stored M-major */
+	bool a_mn = !a->reg && a->s.layout->order[0] == 0; /* A stored M-major */
 	int bfast = bop->s.layout->order[0];
-	bool b_kmajor = r->trans_b ? bfast == 1 : bfast == 0;       /* B's K contiguous */
+	bool b_kmajor = r->trans_b ? bfast == 1 : bfast == 0; /* B's K contiguous */
 	int tb = b_kmajor ? 0 : 1, ta = a_mn ? 1 : 0;
 	for (int d = 0; d < 2; d++) {
 		if (!a->reg && a->s.org[d] && a->s.org_div[d] % 8)
-			return lower_unsupported(L, r->op, "reading A from a slice offset by %lld (not a multiple of 8 rows) "
-						 "with wgmma", (long long)a->s.org_div[d]);
+			return lower_unsupported(
+			    L, r->op,
+			    "reading A from a slice offset by %lld (not a multiple of 8 rows) "
+			    "with wgmma",
+			    (long long)a->s.org_div[d]);
 		if (bop->s.org[d] && bop->s.org_div[d] % 8)
-			return lower_unsupported(L, r->op, "reading B from a slice offset by %lld (not a multiple of 8 rows) "
-						 "with wgmma", (long long)bop->s.org_div[d]);
+			return lower_unsupported(
+			    L, r->op,
+			    "reading B from a slice offset by %lld (not a multiple of 8 rows) "
+			    "with wgmma",
+			    (long long)bop->s.org_div[d]);
 	}
 	char text[4096], cons[2048];
 	int ops = a->reg ? 4 : 1;
-	int tp = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-			  "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", R + ops + 1, n, ab_name(L, r->ab),
-			  ab_name(L, r->ab));
+	int tp = snprintf(text, sizeof text,
+	                  "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
+	                  "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+	                  R + ops + 1, n, ab_name(L, r->ab), ab_name(L, r->ab));
 	for (int i = 0; i < R; i++)
 		tp += snprintf(text + tp, sizeof text - (size_t)tp, i ? ", $%d" : "$%d", i);
 	if (a->reg)
-		tp += snprintf(text + tp, sizeof text - (size_t)tp, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", R,
-			       R + 1, R + 2, R + 3, R + 4, tb);
+		tp += snprintf(text + tp, sizeof text - (size_t)tp,
+		               "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", R, R + 1, R + 2,
+		               R + 3, R + 4, tb);
 	else
-		tp += snprintf(text + tp, sizeof text - (size_t)tp, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", R, R + 1, ta, tb);
+		tp += snprintf(text + tp, sizeof text - (size_t)tp,
+		               "}, $%d, $%d, p, 1, 1, %d, %d;\n}", R, R + 1, ta, tb);
 	int cp = 0;
 	for (int i = 0; i < R; i++)
 		cp += snprintf(cons + cp, sizeof cons - (size_t)cp, "=f,");
@@ -421,15 +440,20 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 			if (a->reg) {
 				int base = reg_at(a->f.layout, rel[0], kk);
 				if (base < 0)
-					return lower_error(L, r->op->loc, "internal error: no A register for (%lld, %lld)",
-							   (long long)rel[0], (long long)kk);
+					return lower_error(
+					    L, r->op->loc,
+					    "internal error: no A register for (%lld, %lld)",
+					    (long long)rel[0], (long long)kk);
 				for (int j = 0; j < 4; j++)
-					args[na++] = pack2(L, a->f.v[base + 2 * j], a->f.v[base + 2 * j + 1]);
+					args[na++] = pack2(L, a->f.v[base + 2 * j],
+					                   a->f.v[base + 2 * j + 1]);
 			} else {
 				args[na++] = descriptor(L, &a->s, org[0], lower_i32(L, kk), a_mn);
 			}
-			LLVMValueRef bd = r->trans_b ? descriptor(L, &bop->s, org[1], lower_i32(L, kk), !b_kmajor)
-						     : descriptor(L, &bop->s, lower_i32(L, kk), org[1], !b_kmajor);
+			LLVMValueRef bd =
+			    r->trans_b
+			        ? descriptor(L, &bop->s, org[1], lower_i32(L, kk), !b_kmajor)
+			        : descriptor(L, &bop->s, lower_i32(L, kk), org[1], !b_kmajor);
 			args[na++] = bd;
 			args[na++] = lower_i32(L, 1);
 			for (int i = 0; i < R; i++)
@@ -461,7 +485,8 @@ nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending)
 	for (int q0 = 0; q0 < n; q0 += 128) {
 		int m = n - q0 < 128 ? n - q0 : 128;
 		char text[64], cons[1024];
-		snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %lld;", (long long)pending);
+		snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %lld;",
+		         (long long)pending);
 		int cp = 0;
 		for (int i = 0; i < m; i++)
 			cp += snprintf(cons + cp, sizeof cons - (size_t)cp, "=f,");
@@ -498,12 +523,14 @@ lane_addr(Lower *L, const LowerSmem *s, LLVMValueRef r, LLVMValueRef c)
 	return lower_smem_ptr(L, raw_offset(L, s, bc, true));
 }
 
-/* Four or two b16x2 registers through ldmatrix; matrix j's row address comes from lanes 8j..8j+7. */
+/* Four or two b16x2 registers through ldmatrix; matrix j's row address comes from lanes 8j..8j+7.
+ */
 static void
 ldmatrix(Lower *L, int x, bool trans, LLVMValueRef ptr, LLVMValueRef *out)
 {
 	char name[96];
-	snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16.p3", x, trans ? ".trans" : "");
+	snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16.p3", x,
+	         trans ? ".trans" : "");
 	LLVMTypeRef el[4] = {L->i32, L->i32, L->i32, L->i32};
 	LLVMTypeRef st = LLVMStructTypeInContext(L->ctx, el, (unsigned)x, 0);
 	LLVMValueRef v = lower_call(L, name, st, &ptr, 1);
@@ -515,7 +542,8 @@ static LLVMValueRef
 load_half(Lower *L, const LowerSmem *s, IrType *t, LLVMValueRef r, LLVMValueRef c)
 {
 	LLVMValueRef bc[2] = {r, c};
-	LLVMValueRef v = LLVMBuildLoad2(L->b, lower_type(L, t), lower_smem_ptr(L, lower_smem_elem(L, s, bc)), "");
+	LLVMValueRef v = LLVMBuildLoad2(L->b, lower_type(L, t),
+	                                lower_smem_ptr(L, lower_smem_elem(L, s, bc)), "");
 	return v;
 }
 
@@ -527,9 +555,12 @@ a_regs(Lower *L, const LowerSmem *s, IrType *t, LLVMValueRef m0, int64_t k0, LLV
 	LLVMValueRef lane = L->scope.lane;
 	if (ldmatrix_ok(s, 1) || ldmatrix_ok(s, 0)) {
 		bool trans = !ldmatrix_ok(s, 1);
-		LLVMValueRef j = LLVMBuildLShr(b, lane, lower_i32(L, 3), ""), rr = LLVMBuildAnd(b, lane, lower_i32(L, 7), "");
-		LLVMValueRef mb = LLVMBuildMul(b, LLVMBuildAnd(b, j, lower_i32(L, 1), ""), lower_i32(L, 8), "");
-		LLVMValueRef kb = LLVMBuildMul(b, LLVMBuildLShr(b, j, lower_i32(L, 1), ""), lower_i32(L, 8), "");
+		LLVMValueRef j = LLVMBuildLShr(b, lane, lower_i32(L, 3), ""),
+		             rr = LLVMBuildAnd(b, lane, lower_i32(L, 7), "");
+		LLVMValueRef mb =
+		    LLVMBuildMul(b, LLVMBuildAnd(b, j, lower_i32(L, 1), ""), lower_i32(L, 8), "");
+		LLVMValueRef kb =
+		    LLVMBuildMul(b, LLVMBuildLShr(b, j, lower_i32(L, 1), ""), lower_i32(L, 8), "");
 		LLVMValueRef row, col;
 		if (!trans) { /* row m0 + mb + rr, 8 contiguous k from k0 + kb */
 			row = LLVMBuildAdd(b, m0, LLVMBuildAdd(b, mb, rr, ""), "");
@@ -541,25 +572,30 @@ a_regs(Lower *L, const LowerSmem *s, IrType *t, LLVMValueRef m0, int64_t k0, LLV
 		ldmatrix(L, 4, trans, lane_addr(L, s, row, col), out);
 		return;
 	}
-	LLVMValueRef g = LLVMBuildLShr(b, lane, lower_i32(L, 2), ""), tt = LLVMBuildAnd(b, lane, lower_i32(L, 3), "");
+	LLVMValueRef g = LLVMBuildLShr(b, lane, lower_i32(L, 2), ""),
+	             tt = LLVMBuildAnd(b, lane, lower_i32(L, 3), "");
 	for (int j = 0; j < 4; j++) {
-		LLVMValueRef row = LLVMBuildAdd(b, m0, LLVMBuildAdd(b, g, lower_i32(L, (j & 1) * 8), ""), "");
-		LLVMValueRef col = LLVMBuildAdd(b, lower_i32(L, k0 + (j >> 1) * 8), LLVMBuildMul(b, tt, lower_i32(L, 2), ""), "");
+		LLVMValueRef row =
+		    LLVMBuildAdd(b, m0, LLVMBuildAdd(b, g, lower_i32(L, (j & 1) * 8), ""), "");
+		LLVMValueRef col = LLVMBuildAdd(b, lower_i32(L, k0 + (j >> 1) * 8),
+		                                LLVMBuildMul(b, tt, lower_i32(L, 2), ""), "");
 		out[j] = pack2(L, load_half(L, s, t, row, col),
-			       load_half(L, s, t, row, LLVMBuildAdd(b, col, lower_i32(L, 1), "")));
+		               load_half(L, s, t, row, LLVMBuildAdd(b, col, lower_i32(L, 1), "")));
 	}
 }
 
 /* B's two registers for the k16 x n8 block at k0.., n0.. (B stored k x n, or n x k when trans). */
 static void
-b_regs(Lower *L, const LowerSmem *s, IrType *t, bool trans_b, int64_t k0, LLVMValueRef n0, LLVMValueRef *out)
+b_regs(Lower *L, const LowerSmem *s, IrType *t, bool trans_b, int64_t k0, LLVMValueRef n0,
+       LLVMValueRef *out)
 {
 	LLVMBuilderRef b = L->b;
 	LLVMValueRef lane = L->scope.lane;
 	int kdim = trans_b ? 1 : 0, ndim = trans_b ? 0 : 1;
 	if (ldmatrix_ok(s, kdim) || ldmatrix_ok(s, ndim)) {
 		bool kfast = ldmatrix_ok(s, kdim);
-		LLVMValueRef j = LLVMBuildAnd(b, LLVMBuildLShr(b, lane, lower_i32(L, 3), ""), lower_i32(L, 1), "");
+		LLVMValueRef j = LLVMBuildAnd(b, LLVMBuildLShr(b, lane, lower_i32(L, 3), ""),
+		                              lower_i32(L, 1), "");
 		LLVMValueRef rr = LLVMBuildAnd(b, lane, lower_i32(L, 7), "");
 		LLVMValueRef kb = LLVMBuildMul(b, j, lower_i32(L, 8), "");
 		LLVMValueRef k, n;
@@ -574,10 +610,12 @@ b_regs(Lower *L, const LowerSmem *s, IrType *t, bool trans_b, int64_t k0, LLVMVa
 		ldmatrix(L, 2, !kfast, p, out);
 		return;
 	}
-	LLVMValueRef g = LLVMBuildLShr(b, lane, lower_i32(L, 2), ""), tt = LLVMBuildAnd(b, lane, lower_i32(L, 3), "");
+	LLVMValueRef g = LLVMBuildLShr(b, lane, lower_i32(L, 2), ""),
+	             tt = LLVMBuildAnd(b, lane, lower_i32(L, 3), "");
 	LLVMValueRef n = LLVMBuildAdd(b, n0, g, "");
 	for (int j = 0; j < 2; j++) {
-		LLVMValueRef k = LLVMBuildAdd(b, lower_i32(L, k0 + 8 * j), LLVMBuildMul(b, tt, lower_i32(L, 2), ""), "");
+		LLVMValueRef k = LLVMBuildAdd(b, lower_i32(L, k0 + 8 * j),
+		                              LLVMBuildMul(b, tt, lower_i32(L, 2), ""), "");
 		LLVMValueRef k1 = LLVMBuildAdd(b, k, lower_i32(L, 1), "");
 		LLVMValueRef lo = trans_b ? load_half(L, s, t, n, k) : load_half(L, s, t, k, n);
 		LLVMValueRef hi = trans_b ? load_half(L, s, t, n, k1) : load_half(L, s, t, k1, n);
@@ -587,11 +625,12 @@ b_regs(Lower *L, const LowerSmem *s, IrType *t, bool trans_b, int64_t k0, LLVMVa
 
 static bool
 emit_mma_sync(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
-	      const LowerOperand *bop, LowerFrag *acc)
+              const LowerOperand *bop, LowerFrag *acc)
 {
 	LLVMBuilderRef b = L->b;
 	bool bf = r->ab == L->c->t_bf16;
-	const char *name = bf ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+	const char *name =
+	    bf ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
 	LLVMTypeRef f4[4] = {L->f32, L->f32, L->f32, L->f32};
 	LLVMTypeRef rt = LLVMStructTypeInContext(L->ctx, f4, 4, 0);
 	LLVMTypeRef h2 = LLVMVectorType(L->f16, 2);
@@ -607,20 +646,26 @@ emit_mma_sync(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const Lower
 			if (a->reg) {
 				int base = reg_at(a->f.layout, rel[0], k0);
 				if (base < 0)
-					return lower_error(L, r->op->loc, "internal error: no A register for (%lld, %lld)",
-							   (long long)rel[0], (long long)k0);
+					return lower_error(
+					    L, r->op->loc,
+					    "internal error: no A register for (%lld, %lld)",
+					    (long long)rel[0], (long long)k0);
 				for (int j = 0; j < 4; j++)
-					av[j] = pack2(L, a->f.v[base + 2 * j], a->f.v[base + 2 * j + 1]);
+					av[j] = pack2(L, a->f.v[base + 2 * j],
+					              a->f.v[base + 2 * j + 1]);
 			} else {
 				a_regs(L, &a->s, r->ab, org[0], k0, av);
 			}
 			if (bop->reg) {
 				int64_t kr = k0, nc = rel[1];
-				int base = r->trans_b ? reg_at(bop->f.layout, nc, kr) : reg_at(bop->f.layout, kr, nc);
+				int base = r->trans_b ? reg_at(bop->f.layout, nc, kr)
+				                      : reg_at(bop->f.layout, kr, nc);
 				if (base < 0)
-					return lower_error(L, r->op->loc, "internal error: no B register");
+					return lower_error(L, r->op->loc,
+					                   "internal error: no B register");
 				for (int j = 0; j < 2; j++)
-					bv[j] = pack2(L, bop->f.v[base + 2 * j], bop->f.v[base + 2 * j + 1]);
+					bv[j] = pack2(L, bop->f.v[base + 2 * j],
+					              bop->f.v[base + 2 * j + 1]);
 			} else {
 				b_regs(L, &bop->s, r->ab, r->trans_b, k0, org[1], bv);
 			}
@@ -641,11 +686,12 @@ emit_mma_sync(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const Lower
 
 bool
 nvptx_mma_emit(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
-	       const LowerOperand *b, LowerFrag *acc)
+               const LowerOperand *b, LowerFrag *acc)
 {
 	if (p->impl == IMPL_WGMMA) {
 		if (b->reg)
-			return lower_error(L, r->op->loc, "internal error: wgmma takes B from shared memory");
+			return lower_error(L, r->op->loc,
+			                   "internal error: wgmma takes B from shared memory");
 		return emit_wgmma(L, r, p, a, b, acc);
 	}
 	return emit_mma_sync(L, r, p, a, b, acc);

@@ -9,7 +9,8 @@ bool
 nvptx_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads)
 {
 	(void)at;
-	if (LLVMIsConstant(id) && LLVMConstIntGetZExtValue(id) == 0 && nthreads == L->info.threads) {
+	if (LLVMIsConstant(id) && LLVMConstIntGetZExtValue(id) == 0 &&
+	    nthreads == L->info.threads) {
 		lower_call(L, "llvm.nvvm.barrier0", L->voidt, NULL, 0);
 		return true;
 	}
@@ -26,7 +27,8 @@ nvptx_fence(Lower *L, IrOp *at, LowerFence kind)
 	case LOWER_FENCE_ASYNC_SHARED:
 		/* sm_80 has no async proxy: cp.async and mma.sync see generic writes. */
 		if (nvptx_is_sm90(L))
-			lower_asm(L, L->voidt, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+			lower_asm(L, L->voidt, "fence.proxy.async.shared::cta;", "~{memory}", NULL,
+			          0);
 		return true;
 	case LOWER_FENCE_ACQ_REL_GPU:
 		lower_asm(L, L->voidt, "fence.acq_rel.gpu;", "~{memory}", NULL, 0);
@@ -50,10 +52,12 @@ nvptx_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t co
 	 * 32 arrivals (one per lane of the issuing warp) counted into the barrier at init. */
 	int64_t extra = 0;
 	if (!nvptx_is_sm90(L) && copies < 0)
-		return lower_error(L, at->loc, "the copies arriving on '%%%s' cannot be counted per phase on "
-				   "target '%s', where each copy.async arrives on its barrier; put them next to "
-				   "the 'ave.mbar.expect_tx' of the same barrier, the same number each time",
-				   at->res[0].name ? at->res[0].name : "<unnamed>", L->t->name);
+		return lower_error(
+		    L, at->loc,
+		    "the copies arriving on '%%%s' cannot be counted per phase on "
+		    "target '%s', where each copy.async arrives on its barrier; put them next to "
+		    "the 'ave.mbar.expect_tx' of the same barrier, the same number each time",
+		    at->res[0].name ? at->res[0].name : "<unnamed>", L->t->name);
 	if (!nvptx_is_sm90(L))
 		extra = 32 * copies;
 	LLVMValueRef a[2] = {lower_smem_ptr(L, addr), lower_i32(L, count + extra)};
@@ -67,7 +71,8 @@ nvptx_mbar_init_done(Lower *L, IrOp *at)
 	(void)at;
 	/* Make the initialization visible to the async proxy (TMA) too. */
 	if (nvptx_is_sm90(L))
-		lower_asm(L, L->voidt, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+		lower_asm(L, L->voidt, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL,
+		          0);
 	return true;
 }
 
@@ -77,7 +82,8 @@ nvptx_mbar_arrive(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count)
 	(void)at;
 	if (nvptx_is_sm90(L)) {
 		LLVMValueRef a[2] = {addr32(L, addr), lower_i32(L, count)};
-		lower_asm(L, L->voidt, "mbarrier.arrive.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", a, 2);
+		lower_asm(L, L->voidt, "mbarrier.arrive.shared::cta.b64 _, [$0], $1;",
+		          "r,r,~{memory}", a, 2);
 		return true;
 	}
 	/* sm_80 arrives one at a time (a counted arrive needs .noComplete there). */
@@ -93,7 +99,8 @@ nvptx_mbar_expect_tx(Lower *L, IrOp *at, LLVMValueRef addr, LLVMValueRef bytes)
 	(void)at;
 	if (nvptx_is_sm90(L)) {
 		LLVMValueRef a[2] = {addr32(L, addr), bytes};
-		lower_asm(L, L->voidt, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", a, 2);
+		lower_asm(L, L->voidt, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+		          "r,r,~{memory}", a, 2);
 		return true;
 	}
 	/* sm_80 has no transaction count: the copies were counted as arrivals at init, so
@@ -110,17 +117,20 @@ nvptx_mbar_wait(Lower *L, IrOp *at, LLVMValueRef addr, LLVMValueRef parity)
 	LLVMBuilderRef b = L->b;
 	LLVMValueRef a[2] = {addr32(L, addr), LLVMBuildZExt(b, parity, L->i32, "")};
 	if (nvptx_is_sm90(L)) {
-		lower_asm(L, L->voidt,
-			  "{\n.reg .pred P1;\nWAIT_${:uid}:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [$0], $1;\n"
-			  "@!P1 bra WAIT_${:uid};\n}",
-			  "r,r,~{memory}", a, 2);
+		lower_asm(
+		    L, L->voidt,
+		    "{\n.reg .pred P1;\nWAIT_${:uid}:\nmbarrier.try_wait.parity.shared::cta.b64 "
+		    "P1, [$0], $1;\n"
+		    "@!P1 bra WAIT_${:uid};\n}",
+		    "r,r,~{memory}", a, 2);
 		return true;
 	}
 	LLVMBasicBlockRef loop = lower_block(L, "mbar.wait"), done = lower_block(L, "mbar.done");
 	LLVMBuildBr(b, loop);
 	LLVMPositionBuilderAtEnd(b, loop);
-	LLVMValueRef ok = lower_asm(L, L->i1, "mbarrier.test_wait.parity.shared::cta.b64 $0, [$1], $2;",
-				    "=b,r,r,~{memory}", a, 2);
+	LLVMValueRef ok =
+	    lower_asm(L, L->i1, "mbarrier.test_wait.parity.shared::cta.b64 $0, [$1], $2;",
+	              "=b,r,r,~{memory}", a, 2);
 	LLVMBuildCondBr(b, ok, done, loop);
 	LLVMPositionBuilderAtEnd(b, done);
 	return true;
@@ -134,9 +144,10 @@ nvptx_role_enter(Lower *L, IrOp *role, int64_t regs)
 	if (!s->sm90 || regs == s->entry_regs)
 		return true;
 	LLVMValueRef n = lower_i32(L, regs);
-	lower_call(L, regs > s->entry_regs ? "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"
-					   : "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32",
-		   L->voidt, &n, 1);
+	lower_call(L,
+	           regs > s->entry_regs ? "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"
+	                                : "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32",
+	           L->voidt, &n, 1);
 	s->setmaxnreg = true;
 	return true;
 }

@@ -136,8 +136,8 @@ ld_suffix(int bytes)
 }
 
 static LLVMValueRef
-load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, LLVMTypeRef ty, int align,
-	    LLVMValueRef mask, LLVMValueRef other)
+load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, LLVMTypeRef ty,
+            int align, LLVMValueRef mask, LLVMValueRef other)
 {
 	(void)t;
 	(void)off;
@@ -158,7 +158,8 @@ load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, 
 	const char *reg = wt == L->i16 ? "h" : "r";
 	int p = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", n + 1);
 	for (int i = 0; i < n; i++)
-		p += snprintf(text + p, sizeof text - (size_t)p, "mov.b%d $%d, $%d;\n", wt == L->i16 ? 16 : 32, i, n + 2 + i);
+		p += snprintf(text + p, sizeof text - (size_t)p, "mov.b%d $%d, $%d;\n",
+		              wt == L->i16 ? 16 : 32, i, n + 2 + i);
 	p += snprintf(text + p, sizeof text - (size_t)p, "@p ld.global.%s ", ld_suffix(bytes));
 	if (n > 1) {
 		p += snprintf(text + p, sizeof text - (size_t)p, "{");
@@ -194,8 +195,8 @@ load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, 
 }
 
 static bool
-store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, LLVMValueRef v, int align,
-	     LLVMValueRef mask)
+store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, LLVMValueRef v,
+             int align, LLVMValueRef mask)
 {
 	(void)t;
 	(void)off;
@@ -211,12 +212,14 @@ store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off,
 	LLVMValueRef w[4];
 	to_words(L, v, bytes, n, wt, w);
 	char text[512], cons[128];
-	int p = snprintf(text, sizeof text, "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n@p st.global.%s [$1], ",
-			 bytes == 1 ? "u8" : ld_suffix(bytes));
+	int p = snprintf(text, sizeof text,
+	                 "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n@p st.global.%s [$1], ",
+	                 bytes == 1 ? "u8" : ld_suffix(bytes));
 	if (n > 1) {
 		p += snprintf(text + p, sizeof text - (size_t)p, "{");
 		for (int i = 0; i < n; i++)
-			p += snprintf(text + p, sizeof text - (size_t)p, "%s$%d", i ? ", " : "", 2 + i);
+			p += snprintf(text + p, sizeof text - (size_t)p, "%s$%d", i ? ", " : "",
+			              2 + i);
 		p += snprintf(text + p, sizeof text - (size_t)p, "}");
 	} else {
 		p += snprintf(text + p, sizeof text - (size_t)p, "$2");
@@ -239,7 +242,8 @@ static LLVMValueRef
 math(Lower *L, IrOp *op, LLVMValueRef x, IrType *t)
 {
 	LLVMBuilderRef b = L->b;
-	bool f32 = t->kind == IR_TY_FLOAT && t->fk == IR_F32, f64 = t->kind == IR_TY_FLOAT && t->fk == IR_F64;
+	bool f32 = t->kind == IR_TY_FLOAT && t->fk == IR_F32,
+	     f64 = t->kind == IR_TY_FLOAT && t->fk == IR_F64;
 	switch (op->code) {
 	case IR_OP_EXP2:
 		return f32 ? lower_call(L, "llvm.nvvm.ex2.approx.f", L->f32, &x, 1) : NULL;
@@ -280,8 +284,8 @@ cvt(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to, bool *bad)
 	if (!nvptx_is_sm90(L)) {
 		*bad = true;
 		if (op)
-			lower_unsupported(L, op, "with f8 types ('%s' to '%s')", ir_type_str(L->c, from),
-					  ir_type_str(L->c, to));
+			lower_unsupported(L, op, "with f8 types ('%s' to '%s')",
+			                  ir_type_str(L->c, from), ir_type_str(L->c, to));
 		else
 			L->ok = false;
 		return NULL;
@@ -306,7 +310,8 @@ cvt(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to, bool *bad)
 	if (!y)
 		return NULL;
 	char text[80];
-	snprintf(text, sizeof text, "cvt.rn.satfinite.%s.f32 $0, $1, $1;", to->fk == IR_F8E4M3 ? "e4m3x2" : "e5m2x2");
+	snprintf(text, sizeof text, "cvt.rn.satfinite.%s.f32 $0, $1, $1;",
+	         to->fk == IR_F8E4M3 ? "e4m3x2" : "e5m2x2");
 	LLVMValueRef r = lower_asm(L, L->i16, text, "=h,f", &y, 1);
 	return LLVMBuildTrunc(b, r, L->i8, "");
 }
@@ -316,10 +321,12 @@ cvt(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to, bool *bad)
 static void
 annotate(Lower *L, const char *key, int value)
 {
-	LLVMMetadataRef md[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, key, strlen(key)),
-				 LLVMValueAsMetadata(lower_i32(L, value))};
-	LLVMAddNamedMetadataOperand(L->mod, "nvvm.annotations",
-				    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
+	LLVMMetadataRef md[3] = {LLVMValueAsMetadata(L->fn),
+	                         LLVMMDStringInContext2(L->ctx, key, strlen(key)),
+	                         LLVMValueAsMetadata(lower_i32(L, value))};
+	LLVMAddNamedMetadataOperand(
+	    L->mod, "nvvm.annotations",
+	    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
 }
 
 static void
@@ -337,14 +344,17 @@ finish(Lower *L)
 		idx[n++] = LLVMValueAsMetadata(lower_i32(L, s->maps[i].param + 1));
 	if (n) {
 		const char *key = "grid_constant";
-		LLVMMetadataRef md[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, key, strlen(key)),
-					 LLVMMDNodeInContext2(L->ctx, idx, (size_t)n)};
-		LLVMAddNamedMetadataOperand(L->mod, "nvvm.annotations",
-					    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
+		LLVMMetadataRef md[3] = {LLVMValueAsMetadata(L->fn),
+		                         LLVMMDStringInContext2(L->ctx, key, strlen(key)),
+		                         LLVMMDNodeInContext2(L->ctx, idx, (size_t)n)};
+		LLVMAddNamedMetadataOperand(
+		    L->mod, "nvvm.annotations",
+		    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
 		for (int i = 0; i < s->nmaps; i++) {
 			LLVMValueRef p = lower_param(L, s->maps[i].param);
 			unsigned kind = LLVMGetEnumAttributeKindForName("byval", 5);
-			LLVMAttributeRef a = LLVMCreateTypeAttribute(L->ctx, kind, LLVMArrayType(L->i8, 128));
+			LLVMAttributeRef a =
+			    LLVMCreateTypeAttribute(L->ctx, kind, LLVMArrayType(L->i8, 128));
 			LLVMAddAttributeAtIndex(L->fn, (unsigned)s->maps[i].param + 1, a);
 			LLVMSetParamAlignment(p, 64);
 		}
@@ -371,29 +381,40 @@ check_roles(Lower *L, IrOp *ws)
 			ir_expr_eval_const(g->item[0].e, &regs);
 		if (regs && s->sm90) {
 			if (w % 4 || start % 4)
-				return lower_error(L, r->loc, "role '@%s' sets 'regs' on target '%s', so it must cover "
-						   "whole warpgroups (4 warps, aligned); it has %lld warps starting at "
-						   "warp %lld", r->item[0].s, L->t->name, (long long)w, (long long)start);
+				return lower_error(
+				    L, r->loc,
+				    "role '@%s' sets 'regs' on target '%s', so it must cover "
+				    "whole warpgroups (4 warps, aligned); it has %lld warps "
+				    "starting at "
+				    "warp %lld",
+				    r->item[0].s, L->t->name, (long long)w, (long long)start);
 			pool += regs * 32 * w * rep;
 		} else if (!regs && s->sm90) {
 			pool += (int64_t)s->entry_regs * 32 * w * rep;
 		}
 		if (regs && !s->sm90)
-			ir_warning(c, r->loc, "role '@%s' asks for regs(%lld), but target '%s' has no setmaxnreg; "
-				   "the role runs with the kernel's registers", r->item[0].s, (long long)regs,
-				   L->t->name);
+			ir_warning(
+			    c, r->loc,
+			    "role '@%s' asks for regs(%lld), but target '%s' has no setmaxnreg; "
+			    "the role runs with the kernel's registers",
+			    r->item[0].s, (long long)regs, L->t->name);
 		char *json = malloc(256);
-		snprintf(json, 256, "{\"name\": \"%s\", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": %lld, "
-			 "\"regs\": %lld}", r->item[0].s, (long long)start, (long long)w, (long long)rep,
-			 (long long)regs);
+		snprintf(json, 256,
+		         "{\"name\": \"%s\", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": "
+		         "%lld, "
+		         "\"regs\": %lld}",
+		         r->item[0].s, (long long)start, (long long)w, (long long)rep,
+		         (long long)regs);
 		ir_vec_push(c->al, &L->info.roles, &json, sizeof json);
 		start += w * rep;
 	}
 	if (s->sm90 && pool > (int64_t)s->entry_regs * L->info.threads)
-		return lower_error(L, ws->loc, "role register budgets need %lld registers, but target '%s' "
-				   "gives this %d-thread kernel %d per thread at launch (%lld in all)",
-				   (long long)pool, L->t->name, L->info.threads, s->entry_regs,
-				   (long long)s->entry_regs * L->info.threads);
+		return lower_error(
+		    L, ws->loc,
+		    "role register budgets need %lld registers, but target '%s' "
+		    "gives this %d-thread kernel %d per thread at launch (%lld in all)",
+		    (long long)pool, L->t->name, L->info.threads, s->entry_regs,
+		    (long long)s->entry_regs * L->info.threads);
 	return true;
 }
 
@@ -430,41 +451,41 @@ nvptx_prepare(Lower *L)
 
 static const char *const emits[] = {"ptx", "cubin", NULL};
 
-#define NVPTX_TARGET(var, tname, cpu_name)                                                              \
-	const LowerTarget var = {                                                                       \
-		.name = tname,                                                                          \
-		.triple = "nvptx64-nvidia-cuda",                                                        \
-		.cpu = cpu_name,                                                                        \
-		.features = "+ptx80",                                                                   \
-		.warp = 32,                                                                             \
-		.global_as = 1,                                                                         \
-		.smem_as = 3,                                                                           \
-		.emits = emits,                                                                         \
-		.llvm_init = llvm_init,                                                                 \
-		.prepare = nvptx_prepare,                                                               \
-		.finish = finish,                                                                       \
-		.thread_id = thread_id,                                                                 \
-		.block_id = block_id,                                                                   \
-		.num_blocks = num_blocks,                                                               \
-		.uniform = uniform,                                                                     \
-		.barrier = nvptx_barrier,                                                               \
-		.fence = nvptx_fence,                                                                   \
-		.shfl_xor = shfl_xor,                                                                   \
-		.load_global = load_global,                                                             \
-		.store_global = store_global,                                                           \
-		.mbar_init = nvptx_mbar_init,                                                           \
-		.mbar_init_done = nvptx_mbar_init_done,                                                 \
-		.mbar_arrive = nvptx_mbar_arrive,                                                       \
-		.mbar_expect_tx = nvptx_mbar_expect_tx,                                                 \
-		.mbar_wait = nvptx_mbar_wait,                                                           \
-		.copy_async = nvptx_copy_async,                                                         \
-		.mma_plan = nvptx_mma_plan,                                                             \
-		.mma_emit = nvptx_mma_emit,                                                             \
-		.mma_wait = nvptx_mma_wait,                                                             \
-		.role_enter = nvptx_role_enter,                                                         \
-		.math = math,                                                                           \
-		.cvt = cvt,                                                                             \
-		.codegen = nvptx_codegen,                                                               \
+#define NVPTX_TARGET(var, tname, cpu_name)                                                         \
+	const LowerTarget var = {                                                                  \
+	    .name = tname,                                                                         \
+	    .triple = "nvptx64-nvidia-cuda",                                                       \
+	    .cpu = cpu_name,                                                                       \
+	    .features = "+ptx80",                                                                  \
+	    .warp = 32,                                                                            \
+	    .global_as = 1,                                                                        \
+	    .smem_as = 3,                                                                          \
+	    .emits = emits,                                                                        \
+	    .llvm_init = llvm_init,                                                                \
+	    .prepare = nvptx_prepare,                                                              \
+	    .finish = finish,                                                                      \
+	    .thread_id = thread_id,                                                                \
+	    .block_id = block_id,                                                                  \
+	    .num_blocks = num_blocks,                                                              \
+	    .uniform = uniform,                                                                    \
+	    .barrier = nvptx_barrier,                                                              \
+	    .fence = nvptx_fence,                                                                  \
+	    .shfl_xor = shfl_xor,                                                                  \
+	    .load_global = load_global,                                                            \
+	    .store_global = store_global,                                                          \
+	    .mbar_init = nvptx_mbar_init,                                                          \
+	    .mbar_init_done = nvptx_mbar_init_done,                                                \
+	    .mbar_arrive = nvptx_mbar_arrive,                                                      \
+	    .mbar_expect_tx = nvptx_mbar_expect_tx,                                                \
+	    .mbar_wait = nvptx_mbar_wait,                                                          \
+	    .copy_async = nvptx_copy_async,                                                        \
+	    .mma_plan = nvptx_mma_plan,                                                            \
+	    .mma_emit = nvptx_mma_emit,                                                            \
+	    .mma_wait = nvptx_mma_wait,                                                            \
+	    .role_enter = nvptx_role_enter,                                                        \
+	    .math = math,                                                                          \
+	    .cvt = cvt,                                                                            \
+	    .codegen = nvptx_codegen,                                                              \
 	}
 
 NVPTX_TARGET(nvptx_sm80, "sm_80", "sm_80");

@@ -44,7 +44,7 @@ shape_bits(int rank, const int64_t *shape, int *bits)
 
 bool
 lower_layout_blocked(LowerLayout *l, int rank, const int64_t *shape, int elem_bytes, int lane_bits,
-		     int warp_bits)
+                     int warp_bits)
 {
 	int left[LOWER_MAX_RANK], used[LOWER_MAX_RANK] = {0};
 	memset(l, 0, sizeof *l);
@@ -91,7 +91,7 @@ lower_layout_blocked(LowerLayout *l, int rank, const int64_t *shape, int elem_by
 
 bool
 lower_layout_tiled(LowerLayout *l, LowerLayoutKind kind, const int64_t shape[2], const LowerAtom *a,
-		   int lane_bits, int warp_bits, int warp_m_bits)
+                   int lane_bits, int warp_bits, int warp_m_bits)
 {
 	int sb[2];
 	memset(l, 0, sizeof *l);
@@ -130,7 +130,8 @@ lower_layout_tiled(LowerLayout *l, LowerLayoutKind kind, const int64_t shape[2],
 		}
 	}
 	while (left_n || left_m) {
-		if (l->nbits[LOWER_REG] >= LOWER_MAX_BITS || (1 << (l->nbits[LOWER_REG] + 1)) > LOWER_MAX_REGS)
+		if (l->nbits[LOWER_REG] >= LOWER_MAX_BITS ||
+		    (1 << (l->nbits[LOWER_REG] + 1)) > LOWER_MAX_REGS)
 			return false;
 		if (left_n) {
 			push(l, LOWER_REG, 1, next_n);
@@ -175,19 +176,22 @@ lower_layout_check(const LowerLayout *l, char *why, size_t n)
 	for (int d = 0; d < l->rank; d++) {
 		int b = lower_log2(l->shape[d]);
 		if (b < 0) {
-			snprintf(why, n, "dimension %d (%lld) is not a power of two", d, (long long)l->shape[d]);
+			snprintf(why, n, "dimension %d (%lld) is not a power of two", d,
+			         (long long)l->shape[d]);
 			return false;
 		}
 		total += b;
 	}
-	/* Gaussian elimination over GF(2) on the non-zero bases; register bases must be non-zero. */
+	/* Gaussian elimination over GF(2) on the non-zero bases; register bases must be non-zero.
+	 */
 	uint64_t rows[3 * LOWER_MAX_BITS];
 	int nrows = 0;
 	for (int k = 0; k < LOWER_BIT_KINDS; k++)
 		for (int i = 0; i < l->nbits[k]; i++) {
 			for (int d = 0; d < l->rank; d++)
 				if (l->basis[k][i][d] < 0 || l->basis[k][i][d] >= l->shape[d]) {
-					snprintf(why, n, "basis %d of kind %d is outside the tile", i, k);
+					snprintf(why, n, "basis %d of kind %d is outside the tile",
+					         i, k);
 					return false;
 				}
 			uint64_t v = flat_bits(l, l->basis[k][i]);
@@ -223,7 +227,8 @@ lower_layout_check(const LowerLayout *l, char *why, size_t n)
 		return false;
 	}
 	if (rank != total) {
-		snprintf(why, n, "the layout holds %d of the tile's %d coordinate bits", rank, total);
+		snprintf(why, n, "the layout holds %d of the tile's %d coordinate bits", rank,
+		         total);
 		return false;
 	}
 	return true;

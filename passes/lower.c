@@ -39,8 +39,8 @@ lower_unsupported(Lower *L, IrOp *op, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return lower_error(L, op->loc, "'%s'%s%s is not supported on target '%s'", ir_op_name(op->code),
-			   what[0] ? " " : "", what, L->t->name);
+	return lower_error(L, op->loc, "'%s'%s%s is not supported on target '%s'",
+	                   ir_op_name(op->code), what[0] ? " " : "", what, L->t->name);
 }
 
 /* ---- types and constants ---- */
@@ -112,7 +112,7 @@ lower_asm(Lower *L, LLVMTypeRef ret, const char *text, const char *cons, LLVMVal
 		tys[i] = LLVMTypeOf(args[i]);
 	LLVMTypeRef fty = LLVMFunctionType(ret, tys, (unsigned)n, 0);
 	LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
-					  LLVMInlineAsmDialectATT, 0);
+	                                  LLVMInlineAsmDialectATT, 0);
 	return LLVMBuildCall2(L->b, fty, a, args, (unsigned)n, "");
 }
 
@@ -186,7 +186,7 @@ placeholder(Lower *L, PhKind k, IrValue *v, int index, IrOp *at)
 {
 	LLVMValueRef arg = lower_i32(L, L->placeholders.len);
 	LLVMValueRef call = lower_call(L, k == PH_REUSE ? "ave.reuse" : "ave.offset",
-				       k == PH_REUSE ? L->voidt : L->i32, &arg, 1);
+	                               k == PH_REUSE ? L->voidt : L->i32, &arg, 1);
 	Placeholder p = {k, call, v, index, at, L->scope};
 	ir_vec_push(L->c->al, &L->placeholders, &p, sizeof p);
 	return call;
@@ -244,20 +244,22 @@ lower_smem_elem(Lower *L, const LowerSmem *s, LLVMValueRef *coord)
 	LLVMValueRef row = lower_i32(L, 0);
 	for (int i = y->rank - 1; i >= 1; i--) {
 		int d = y->order[i];
-		row = LLVMBuildAdd(b, LLVMBuildMul(b, row, lower_i32(L, y->shape[d]), ""), c[d], "");
+		row =
+		    LLVMBuildAdd(b, LLVMBuildMul(b, row, lower_i32(L, y->shape[d]), ""), c[d], "");
 	}
 	LLVMValueRef fc = c[y->order[0]];
 	LLVMValueRef off = LLVMBuildMul(b, row, lower_i32(L, y->row_bytes), "");
 	if (y->panel_bytes && y->panel_elems < y->shape[y->order[0]]) {
 		LLVMValueRef pe = lower_i32(L, y->panel_elems);
 		LLVMValueRef p = LLVMBuildUDiv(b, fc, pe, ""), w = LLVMBuildURem(b, fc, pe, "");
-		off = LLVMBuildAdd(b, off, LLVMBuildMul(b, p, lower_i32(L, y->panel_bytes), ""), "");
+		off =
+		    LLVMBuildAdd(b, off, LLVMBuildMul(b, p, lower_i32(L, y->panel_bytes), ""), "");
 		fc = w;
 	}
 	off = LLVMBuildAdd(b, off, LLVMBuildMul(b, fc, lower_i32(L, y->esize), ""), "");
 	if (y->swizzle >= 32) {
 		LLVMValueRef bits = LLVMBuildAnd(b, LLVMBuildLShr(b, off, lower_i32(L, 7), ""),
-						 lower_i32(L, y->swizzle / 16 - 1), "");
+		                                 lower_i32(L, y->swizzle / 16 - 1), "");
 		off = LLVMBuildXor(b, off, LLVMBuildShl(b, bits, lower_i32(L, 4), ""), "");
 	}
 	return LLVMBuildAdd(b, s->base, off, "");
@@ -317,8 +319,9 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 		IrValue *v = ir_op_value(op, e->opnd);
 		LLVMValueRef x = lower_scalar(L, v);
 		if (!x) {
-			lower_error(L, op->loc, "index expression uses '%%%s', which is not a scalar",
-				    v->name ? v->name : "<unnamed>");
+			lower_error(L, op->loc,
+			            "index expression uses '%%%s', which is not a scalar",
+			            v->name ? v->name : "<unnamed>");
 			return lower_i64(L, 0);
 		}
 		return to_i64(L, x, v->type);
@@ -344,9 +347,11 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 			LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
 			LLVMValueRef z = lower_i64(L, 0);
 			LLVMValueRef ne = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
-			LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, m, z, ""),
-							 LLVMBuildICmp(b, LLVMIntSLT, r, z, ""), "");
-			LLVMValueRef adj = LLVMBuildZExt(b, LLVMBuildAnd(b, ne, sgn, ""), L->i64, "");
+			LLVMValueRef sgn =
+			    LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, m, z, ""),
+			                  LLVMBuildICmp(b, LLVMIntSLT, r, z, ""), "");
+			LLVMValueRef adj =
+			    LLVMBuildZExt(b, LLVMBuildAnd(b, ne, sgn, ""), L->i64, "");
 			return LLVMBuildSub(b, q, adj, "");
 		}
 	case IR_EX_MOD:
@@ -359,8 +364,8 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 		}
 	default: {
 		static const LLVMIntPredicate pred[IR_EX_COUNT] = {
-			[IR_EX_EQ] = LLVMIntEQ, [IR_EX_NE] = LLVMIntNE, [IR_EX_LT] = LLVMIntSLT,
-			[IR_EX_LE] = LLVMIntSLE, [IR_EX_GT] = LLVMIntSGT, [IR_EX_GE] = LLVMIntSGE,
+		    [IR_EX_EQ] = LLVMIntEQ,  [IR_EX_NE] = LLVMIntNE,  [IR_EX_LT] = LLVMIntSLT,
+		    [IR_EX_LE] = LLVMIntSLE, [IR_EX_GT] = LLVMIntSGT, [IR_EX_GE] = LLVMIntSGE,
 		};
 		return LLVMBuildZExt(b, LLVMBuildICmp(b, pred[e->kind], l, r, ""), L->i64, "");
 	}
@@ -399,7 +404,8 @@ value_div(const IrValue *v, int depth)
 	if (v->kind == IR_VAL_ARG && v->index == 0) {
 		IrOp *f = ir_block_parent_op(v->block);
 		if (f && f->code == IR_OP_FOR)
-			return gcd(expr_div(f, f->item[0].e, depth + 1), expr_div(f, f->item[2].e, depth + 1));
+			return gcd(expr_div(f, f->item[0].e, depth + 1),
+			           expr_div(f, f->item[2].e, depth + 1));
 	}
 	return 1;
 }
@@ -591,12 +597,16 @@ finish_strides(Lower *L, LowerTensor *t)
 			t->stride[d] = LLVMBuildMul(b, t->stride[d + 1], t->dim[d + 1], "");
 	int es = lower_elem_bytes(t->type->elem);
 	LLVMValueRef a = LLVMBuildPtrToInt(b, t->base, L->i64, "");
-	LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, a, lower_i64(L, 15), ""), lower_i64(L, 0), "");
+	LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, a, lower_i64(L, 15), ""),
+	                                lower_i64(L, 0), "");
 	for (int d = 0; d < t->rank; d++)
 		if (t->cstride[d] == IR_DYN) {
 			LLVMValueRef sb = LLVMBuildMul(b, t->stride[d], lower_i64(L, es), "");
-			ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, sb, lower_i64(L, 15), ""),
-							       lower_i64(L, 0), ""), "");
+			ok = LLVMBuildAnd(b, ok,
+			                  LLVMBuildICmp(b, LLVMIntEQ,
+			                                LLVMBuildAnd(b, sb, lower_i64(L, 15), ""),
+			                                lower_i64(L, 0), ""),
+			                  "");
 		}
 	t->aligned = ok;
 }
@@ -662,9 +672,11 @@ lower_ops(Lower *L, IrBlock *b)
 		LowerOpFn fn = dispatch[op->code];
 		if (!fn)
 			return lower_error(L, op->loc, "'%s' is not supported on target '%s'%s",
-					   ir_op_name(op->code), L->t->name,
-					   op->code >= IR_OP_RANK ? " (communication ops need the 'overlap' "
-								    "lowering)" : "");
+			                   ir_op_name(op->code), L->t->name,
+			                   op->code >= IR_OP_RANK
+			                       ? " (communication ops need the 'overlap' "
+			                         "lowering)"
+			                       : "");
 		if (!fn(L, op))
 			return L->ok = false;
 	}
@@ -725,7 +737,8 @@ finish_smem(Lower *L)
 	bool ok = lower_smem_collect(L->c, L->kernel, L->facts, &bufs);
 	int nexplicit = bufs.len;
 	for (int i = 0; i < L->scratch.len; i++)
-		ir_vec_push(L->c->al, &bufs, &IR_VEC_AT(L->scratch, LowerSmemBuf, i), sizeof(LowerSmemBuf));
+		ir_vec_push(L->c->al, &bufs, &IR_VEC_AT(L->scratch, LowerSmemBuf, i),
+		            sizeof(LowerSmemBuf));
 	LowerSmemBuf *b = bufs.data;
 	int64_t total = lower_smem_assign(b, bufs.len), align = 16;
 	for (int i = 0; i < bufs.len; i++)
@@ -755,8 +768,8 @@ finish_smem(Lower *L)
 			with = lower_i32(L, 0);
 			if (align > 16) {
 				LLVMValueRef a = LLVMBuildPtrToInt(L->b, L->smem, L->i32, "");
-				with = LLVMBuildAnd(L->b, LLVMBuildNeg(L->b, a, ""), lower_i32(L, align - 1),
-						    "smem.pad");
+				with = LLVMBuildAnd(L->b, LLVMBuildNeg(L->b, a, ""),
+				                    lower_i32(L, align - 1), "smem.pad");
 			}
 		} else if (p->kind == PH_REUSE) {
 			if (reuse && ok) {
@@ -862,18 +875,20 @@ lower_kernel(Lower *L)
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);
 	if (pers) {
 		lower_error(L, k->loc, "'persistent' kernels are not supported on target '%s' yet",
-			    L->t->name);
+		            L->t->name);
 		return false;
 	}
 	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *ovo = ir_op_attr(k, c->kw.overlap_operand);
 	if (ov && ov->kind == IR_ATTR_SYM)
-		ir_warning(c, k->loc, "'overlap = @%s' is not applied on target '%s' (no chunk waits were "
-			   "inserted): the kernel reads '@%s' as if every chunk were present", ov->s, L->t->name,
-			   ovo && ovo->kind == IR_ATTR_SYM ? ovo->s : "?");
+		ir_warning(c, k->loc,
+		           "'overlap = @%s' is not applied on target '%s' (no chunk waits were "
+		           "inserted): the kernel reads '@%s' as if every chunk were present",
+		           ov->s, L->t->name, ovo && ovo->kind == IR_ATTR_SYM ? ovo->s : "?");
 	if (L->info.threads % L->t->warp || L->info.threads > L->facts->max_threads)
-		return lower_error(L, k->loc, "'threads' = %d is not a whole number of %d-thread warps "
-				   "(at most %d threads) on target '%s'", L->info.threads, L->t->warp,
-				   L->facts->max_threads, L->t->name);
+		return lower_error(L, k->loc,
+		                   "'threads' = %d is not a whole number of %d-thread warps "
+		                   "(at most %d threads) on target '%s'",
+		                   L->info.threads, L->t->warp, L->facts->max_threads, L->t->name);
 	L->nvals = ir_number_values(k);
 	L->nops = 0;
 	ir_walk_op(k, count_op, &L->nops);
@@ -907,7 +922,7 @@ lower_kernel(Lower *L)
 	L->smem = LLVMGetNamedGlobal(L->mod, "ave_smem");
 	if (!L->smem) {
 		L->smem = LLVMAddGlobalInAddressSpace(L->mod, LLVMArrayType(L->i8, 0), "ave_smem",
-						      L->t->smem_as);
+		                                      L->t->smem_as);
 		LLVMSetLinkage(L->smem, LLVMExternalLinkage);
 		LLVMSetAlignment(L->smem, 16);
 	}
@@ -930,10 +945,11 @@ lower_kernel(Lower *L)
 	if (ok && !k->reg[0].block->last)
 		LLVMBuildRetVoid(L->b);
 	else if (ok && k->reg[0].block->last->code != IR_OP_RETURN &&
-		 LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)) == NULL)
+	         LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)) == NULL)
 		LLVMBuildRetVoid(L->b);
 	/* Blocks left without a terminator (dead code after returns) end in unreachable. */
-	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(L->fn); bb; bb = LLVMGetNextBasicBlock(bb))
+	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(L->fn); bb;
+	     bb = LLVMGetNextBasicBlock(bb))
 		if (!LLVMGetBasicBlockTerminator(bb)) {
 			LLVMPositionBuilderAtEnd(L->b, bb);
 			LLVMBuildUnreachable(L->b);

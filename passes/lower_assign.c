@@ -75,8 +75,8 @@ static IrValue *
 item_val(IrOp *op, int i)
 {
 	return i < op->nitem && op->item[i].kind == IR_IT_VALUE && !op->item[i].suffix
-		       ? ir_item_value(op, &op->item[i])
-		       : NULL;
+	           ? ir_item_value(op, &op->item[i])
+	           : NULL;
 }
 
 static bool
@@ -210,11 +210,14 @@ check_scopes(IrOp *op, void *ud)
 		IrValue *v = ir_op_value(op, i);
 		if (a->val[v->id] && a->role[v->id] != r && op->code != IR_OP_ROLE) {
 			IrOp *from = a->role[v->id];
-			return lower_error(a->L, op->loc, "register tile '%%%s' is defined %s%s%s and used "
-					   "%s%s%s; a register tile lives in the threads of one group",
-					   v->name ? v->name : "<unnamed>", from ? "in role '@" : "outside roles",
-					   from ? from->item[0].s : "", from ? "'" : "", r ? "in role '@" : "outside roles",
-					   r ? r->item[0].s : "", r ? "'" : "");
+			return lower_error(
+			    a->L, op->loc,
+			    "register tile '%%%s' is defined %s%s%s and used "
+			    "%s%s%s; a register tile lives in the threads of one group",
+			    v->name ? v->name : "<unnamed>", from ? "in role '@" : "outside roles",
+			    from ? from->item[0].s : "", from ? "'" : "",
+			    r ? "in role '@" : "outside roles", r ? r->item[0].s : "",
+			    r ? "'" : "");
 		}
 	}
 	return true;
@@ -258,12 +261,15 @@ lower_assign_layouts(Lower *L)
 			lower_scope_shape(L, a.role[i], &s);
 			IrType *t = a.val[i]->type;
 			LowerLayout l;
-			if (!lower_layout_blocked(&l, t->rank, t->dims, a.esize[r], s.lane_bits, s.warp_bits)) {
+			if (!lower_layout_blocked(&l, t->rank, t->dims, a.esize[r], s.lane_bits,
+			                          s.warp_bits)) {
 				IrValue *v = a.val[i];
-				return lower_error(L, v->loc, "register tile '%s' cannot be distributed over %d "
-						   "threads on target '%s': every dimension must be a power of "
-						   "two and a thread may hold at most %d elements",
-						   ir_type_str(L->c, t), s.nthreads, L->t->name, LOWER_MAX_REGS);
+				return lower_error(
+				    L, v->loc,
+				    "register tile '%s' cannot be distributed over %d "
+				    "threads on target '%s': every dimension must be a power of "
+				    "two and a thread may hold at most %d elements",
+				    ir_type_str(L->c, t), s.nthreads, L->t->name, LOWER_MAX_REGS);
 			}
 			a.cls[r] = dup(L, &l);
 		}

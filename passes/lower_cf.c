@@ -32,18 +32,20 @@ carried(Lower *L, IrOp *at, IrValue *like, const IrItem *it, IrOp *owner, LLVMVa
 		return true;
 	if (it->kind != IR_IT_VALUE) {
 		if (!ir_type_is_scalar(t))
-			return lower_error(L, at->loc, "a literal cannot initialize '%s'", ir_type_str(L->c, t));
+			return lower_error(L, at->loc, "a literal cannot initialize '%s'",
+			                   ir_type_str(L->c, t));
 		LLVMTypeRef ty = lower_type(L, t);
 		double f = it->kind == IR_IT_FLOAT ? it->f : (double)it->i;
 		out[0] = ir_type_is_float(t) ? LLVMConstReal(ty, f)
-					    : LLVMConstInt(ty, (unsigned long long)it->i, 1);
+		                             : LLVMConstInt(ty, (unsigned long long)it->i, 1);
 		return true;
 	}
 	IrValue *v = ir_item_value(owner, it);
 	LowerVal *x = lower_val(L, v);
 	if (ir_type_is_reg_tile(t)) {
 		if (x->kind != LOWER_V_FRAG)
-			return lower_error(L, at->loc, "value '%%%s' has no registers", v->name ? v->name : "");
+			return lower_error(L, at->loc, "value '%%%s' has no registers",
+			                   v->name ? v->name : "");
 		LowerFrag f;
 		if (!lower_frag_convert(L, at, &x->f, L->lay[like->id], t->elem, &f))
 			return false;
@@ -52,7 +54,8 @@ carried(Lower *L, IrOp *at, IrValue *like, const IrItem *it, IrOp *owner, LLVMVa
 		return true;
 	}
 	if (x->kind != LOWER_V_SCALAR)
-		return lower_unsupported(L, at, "carrying a value of type '%s'", ir_type_str(L->c, t));
+		return lower_unsupported(L, at, "carrying a value of type '%s'",
+		                         ir_type_str(L->c, t));
 	out[0] = x->v;
 	return true;
 }
@@ -100,7 +103,8 @@ lower_op_for(Lower *L, IrOp *op)
 	LLVMValueRef **inits = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef *) * (size_t)(n + 1));
 	for (int i = 0; i < n; i++) {
 		IrValue *arg = body->arg[i + 1];
-		inits[i] = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(nslots(L, arg) + 1));
+		inits[i] =
+		    ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(nslots(L, arg) + 1));
 		if (!carried(L, op, arg, &op->item[3 + i], op, inits[i]))
 			return false;
 	}
@@ -134,9 +138,12 @@ lower_op_for(Lower *L, IrOp *op)
 	for (int i = 0; i < n; i++) {
 		IrValue *arg = body->arg[i + 1];
 		int k = nslots(L, arg);
-		LLVMValueRef *next = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(k + 1));
+		LLVMValueRef *next =
+		    ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(k + 1));
 		if (!y || !carried(L, y, arg, &y->item[i], y, next))
-			return y ? false : lower_error(L, op->loc, "'ave.for' body does not end in 'ave.yield'");
+			return y ? false
+			         : lower_error(L, op->loc,
+			                       "'ave.for' body does not end in 'ave.yield'");
 		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
 		for (int s = 0; s < k; s++)
 			LLVMAddIncoming(phis[i][s], &next[s], &latch, 1);
@@ -174,7 +181,8 @@ lower_op_if(Lower *L, IrOp *op)
 		if (!lower_ops(L, blk))
 			return false;
 		for (int i = 0; i < n; i++) {
-			vals[r][i] = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(nslots(L, &op->res[i]) + 1));
+			vals[r][i] = ir_arena_alloc(
+			    &L->arena, sizeof(LLVMValueRef) * (size_t)(nslots(L, &op->res[i]) + 1));
 			if (!y || !carried(L, y, &op->res[i], &y->item[i], y, vals[r][i]))
 				return false;
 		}
@@ -188,7 +196,8 @@ lower_op_if(Lower *L, IrOp *op)
 	L->last_barrier = NULL;
 	for (int i = 0; i < n; i++) {
 		int k = nslots(L, &op->res[i]);
-		LLVMValueRef *ph = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(k + 1));
+		LLVMValueRef *ph =
+		    ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(k + 1));
 		for (int s = 0; s < k; s++) {
 			ph[s] = LLVMBuildPhi(b, slot_type(L, &op->res[i]), "");
 			LLVMValueRef in[2] = {vals[0][i][s], vals[1][i][s]};

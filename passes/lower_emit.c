@@ -25,10 +25,12 @@ lower_target_machine(IrCtx *c, const LowerTarget *t, int opt)
 		LLVMDisposeMessage(err);
 		return NULL;
 	}
-	LLVMCodeGenOptLevel lv = opt <= 0 ? LLVMCodeGenLevelNone : opt == 1 ? LLVMCodeGenLevelLess
-			       : opt == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+	LLVMCodeGenOptLevel lv = opt <= 0   ? LLVMCodeGenLevelNone
+	                         : opt == 1 ? LLVMCodeGenLevelLess
+	                         : opt == 2 ? LLVMCodeGenLevelDefault
+	                                    : LLVMCodeGenLevelAggressive;
 	return LLVMCreateTargetMachine(T, t->triple, t->cpu, t->features, lv, LLVMRelocDefault,
-				       LLVMCodeModelDefault);
+	                               LLVMCodeModelDefault);
 }
 
 typedef struct Kernels {
@@ -104,8 +106,9 @@ lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerRes
 	ir_vec_free(c->al, &ks.ops, sizeof(IrOp *));
 	char *msg = NULL;
 	if (ok && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-		ir_error(c, none, "internal error: the LLVM module for target '%s' does not verify: %s", t->name,
-			 msg ? msg : "");
+		ir_error(c, none,
+		         "internal error: the LLVM module for target '%s' does not verify: %s",
+		         t->name, msg ? msg : "");
 		ok = false;
 	}
 	if (msg)
@@ -114,12 +117,14 @@ lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerRes
 	r->t[LOWER_T_IRBUILD] = t1 - t0;
 	if (ok && o->opt > 0) {
 		/* Kernels are straight-line code over fragments plus a few loops: the cleanups that
-		 * matter (SROA, CSE, instcombine, GVN) at a fraction of default<O3>'s time. No LICM:
-		 * hoisting address arithmetic out of loops costs registers the fragments need
+		 * matter (SROA, CSE, instcombine, GVN) at a fraction of default<O3>'s time. No
+		 * LICM: hoisting address arithmetic out of loops costs registers the fragments need
 		 * (gemm.ave on sm_90a: 167 registers here, 210 with default<O3>). */
-		const char *pipeline = o->opt == 1 ? "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg)"
-					 : "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
-					   "gvn,adce)";
+		const char *pipeline = o->opt == 1 ? "function(sroa,early-cse<memssa>,instcombine<"
+		                                     "no-verify-fixpoint>,simplifycfg)"
+		                                   : "function(sroa,early-cse<memssa>,instcombine<"
+		                                     "no-verify-fixpoint>,simplifycfg,"
+		                                     "gvn,adce)";
 		const char *env = getenv("AVE_LLVM_PASSES");
 		if (env && *env)
 			pipeline = env;
@@ -141,7 +146,8 @@ lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerRes
 		r->data = dup_bytes(s, r->len);
 		LLVMDisposeMessage(s);
 	} else if (ok) {
-		ok = t->codegen(c, mod, tm, o->emit, o, r->kernels, r->nkernels, &r->data, &r->len, r->t);
+		ok = t->codegen(c, mod, tm, o->emit, o, r->kernels, r->nkernels, &r->data, &r->len,
+		                r->t);
 	}
 	LLVMDisposeModule(mod);
 	LLVMContextDispose(ctx);
@@ -192,7 +198,8 @@ jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *const param_kinds[LOWER_P_KINDS] = {"ptr", "size", "stride", "scalar", "symm", "target"};
+static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",    "size", "stride",
+                                                       "scalar", "symm", "target"};
 
 void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
@@ -204,23 +211,30 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		const LowerKernelInfo *k = &r->kernels[i];
 		fprintf(f, "%s\n    {\n      \"name\": ", i ? "," : "");
 		jstr(f, k->name);
-		fprintf(f, ",\n      \"threads\": %d,\n      \"block\": [%d, 1, 1],\n      \"grid_dims\": %d,\n",
-			k->threads, k->threads, k->grid_dims);
+		fprintf(f,
+		        ",\n      \"threads\": %d,\n      \"block\": [%d, 1, 1],\n      "
+		        "\"grid_dims\": %d,\n",
+		        k->threads, k->threads, k->grid_dims);
 		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
 		fprintf(f, "      \"params\": [");
 		const LowerParam *ps = k->params.data;
 		for (int j = 0; j < k->params.len; j++) {
 			const LowerParam *p = &ps[j];
-			fprintf(f, "%s\n        {\"index\": %d, \"kind\": \"%s\"", j ? "," : "", j, param_kinds[p->kind]);
+			fprintf(f, "%s\n        {\"index\": %d, \"kind\": \"%s\"", j ? "," : "", j,
+			        param_kinds[p->kind]);
 			if (p->name) {
-				fprintf(f, ", \"%s\": ", p->kind == LOWER_P_SYMM ? "symbol" : p->kind == LOWER_P_TARGET ? "name" : "arg");
+				fprintf(f, ", \"%s\": ",
+				        p->kind == LOWER_P_SYMM     ? "symbol"
+				        : p->kind == LOWER_P_TARGET ? "name"
+				                                    : "arg");
 				jstr(f, p->name);
 			}
 			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)
 				fprintf(f, ", \"arg_index\": %d", p->arg);
 			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE)
 				fprintf(f, ", \"dim\": %d", p->dim);
-			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR || p->kind == LOWER_P_SYMM)) {
+			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR ||
+			                p->kind == LOWER_P_SYMM)) {
 				fprintf(f, ", \"type\": ");
 				jstr(f, ir_type_str(c, p->type));
 			}
@@ -229,8 +243,9 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			if (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SYMM)
 				fprintf(f, ", \"bytes\": 8");
 			if (p->kind == LOWER_P_TARGET)
-				fprintf(f, ", \"bytes\": %lld, \"align\": %lld, \"desc\": %s", (long long)p->bytes,
-					(long long)p->align, p->json ? p->json : "null");
+				fprintf(f, ", \"bytes\": %lld, \"align\": %lld, \"desc\": %s",
+				        (long long)p->bytes, (long long)p->align,
+				        p->json ? p->json : "null");
 			fprintf(f, "}");
 		}
 		fprintf(f, "\n      ],\n      \"buffers\": [");
@@ -238,10 +253,12 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		for (int j = 0; j < k->buffers.len; j++) {
 			fprintf(f, "%s\n        {\"name\": ", j ? "," : "");
 			jstr(f, bs[j].name);
-			fprintf(f, ", \"offset\": %lld, \"bytes\": %lld, \"align\": %lld}", (long long)bs[j].offset,
-				(long long)bs[j].bytes, (long long)bs[j].align);
+			fprintf(f, ", \"offset\": %lld, \"bytes\": %lld, \"align\": %lld}",
+			        (long long)bs[j].offset, (long long)bs[j].bytes,
+			        (long long)bs[j].align);
 		}
-		fprintf(f, "\n      ],\n      \"setmaxnreg\": %s", k->setmaxnreg ? "true" : "false");
+		fprintf(f, "\n      ],\n      \"setmaxnreg\": %s",
+		        k->setmaxnreg ? "true" : "false");
 		if (k->roles.len) {
 			fprintf(f, ",\n      \"roles\": [");
 			for (int j = 0; j < k->roles.len; j++)
@@ -249,10 +266,14 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			fprintf(f, "]");
 		}
 		if (k->stats)
-			fprintf(f, ",\n      \"registers\": %d,\n      \"barriers\": %d,\n      \"stack_frame\": %lld,\n"
-				   "      \"spill_stores\": %lld,\n      \"spill_loads\": %lld,\n      \"static_shared\": %lld",
-				k->regs, k->barriers, (long long)k->stack, (long long)k->spill_stores,
-				(long long)k->spill_loads, (long long)k->static_smem);
+			fprintf(f,
+			        ",\n      \"registers\": %d,\n      \"barriers\": %d,\n      "
+			        "\"stack_frame\": %lld,\n"
+			        "      \"spill_stores\": %lld,\n      \"spill_loads\": %lld,\n     "
+			        " \"static_shared\": %lld",
+			        k->regs, k->barriers, (long long)k->stack,
+			        (long long)k->spill_stores, (long long)k->spill_loads,
+			        (long long)k->static_smem);
 		fprintf(f, ",\n      \"diagnostics\": [");
 		for (int j = 0; j < k->diags.len; j++) {
 			fprintf(f, "%s", j ? ", " : "");

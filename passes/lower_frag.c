@@ -68,14 +68,17 @@ thread_coord(Lower *L, const LowerLayout *l, LLVMValueRef *tc, bool disjoint)
 						break;
 					len++;
 				}
-			LLVMValueRef bits = LLVMBuildAnd(b, LLVMBuildLShr(b, idx, lower_i32(L, i), ""),
-							 lower_i32(L, (1 << len) - 1), "");
+			LLVMValueRef bits =
+			    LLVMBuildAnd(b, LLVMBuildLShr(b, idx, lower_i32(L, i), ""),
+			                 lower_i32(L, (1 << len) - 1), "");
 			for (int d = 0; d < l->rank; d++) {
 				if (!bs[d])
 					continue;
-				LLVMValueRef term = sh >= 0 ? LLVMBuildShl(b, bits, lower_i32(L, sh), "")
-							    : LLVMBuildMul(b, bits, lower_i32(L, bs[d]), "");
-				tc[d] = disjoint ? LLVMBuildOr(b, tc[d], term, "") : LLVMBuildXor(b, tc[d], term, "");
+				LLVMValueRef term =
+				    sh >= 0 ? LLVMBuildShl(b, bits, lower_i32(L, sh), "")
+				            : LLVMBuildMul(b, bits, lower_i32(L, bs[d]), "");
+				tc[d] = disjoint ? LLVMBuildOr(b, tc[d], term, "")
+				                 : LLVMBuildXor(b, tc[d], term, "");
 			}
 			i += len;
 		}
@@ -96,7 +99,9 @@ lower_frag_coord_at(Lower *L, const LowerLayout *l, LLVMValueRef *tc, int reg, L
 	lower_layout_coord(l, (uint32_t)reg, 0, 0, rc);
 	for (int d = 0; d < l->rank; d++) {
 		LLVMValueRef c = lower_i32(L, rc[d]);
-		coord[d] = !rc[d] ? tc[d] : dis ? LLVMBuildAdd(L->b, tc[d], c, "") : LLVMBuildXor(L->b, tc[d], c, "");
+		coord[d] = !rc[d] ? tc[d]
+		           : dis  ? LLVMBuildAdd(L->b, tc[d], c, "")
+		                  : LLVMBuildXor(L->b, tc[d], c, "");
 	}
 }
 
@@ -121,14 +126,20 @@ lower_frag_primary(Lower *L, const LowerLayout *l)
 		if (zero_basis(l, LOWER_WARP, i))
 			mw |= 1 << i;
 	if (ml)
-		ok = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, L->scope.lane, lower_i32(L, ml), ""),
-				   lower_i32(L, 0), "");
+		ok = LLVMBuildICmp(b, LLVMIntEQ,
+		                   LLVMBuildAnd(b, L->scope.lane, lower_i32(L, ml), ""),
+		                   lower_i32(L, 0), "");
 	if (mw)
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, warp_l(L), lower_i32(L, mw), ""),
-						       lower_i32(L, 0), ""), "");
+		ok = LLVMBuildAnd(b, ok,
+		                  LLVMBuildICmp(b, LLVMIntEQ,
+		                                LLVMBuildAnd(b, warp_l(L), lower_i32(L, mw), ""),
+		                                lower_i32(L, 0), ""),
+		                  "");
 	if ((1 << L->scope.warp_bits) != L->scope.nwarps)
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntULT, L->scope.warp,
-						       lower_i32(L, 1 << L->scope.warp_bits), ""), "");
+		ok = LLVMBuildAnd(b, ok,
+		                  LLVMBuildICmp(b, LLVMIntULT, L->scope.warp,
+		                                lower_i32(L, 1 << L->scope.warp_bits), ""),
+		                  "");
 	return ok;
 }
 
@@ -146,8 +157,9 @@ smem_vec(const LowerFrag *f, const LowerSmem *s, int esize)
 	const LowerSmemLayout *y = s->layout;
 	int fast = y->order[0];
 	int v = lower_layout_vec_bits(f->layout, fast);
-	while (v > 0 && ((1 << v) * esize > 16 || (1 << v) > y->panel_elems ||
-			 (s->org[fast] && s->org_div[fast] % (1 << v)) || y->row_bytes % ((1 << v) * esize)))
+	while (v > 0 &&
+	       ((1 << v) * esize > 16 || (1 << v) > y->panel_elems ||
+	        (s->org[fast] && s->org_div[fast] % (1 << v)) || y->row_bytes % ((1 << v) * esize)))
 		v--;
 	return v;
 }
@@ -177,7 +189,8 @@ to_mem(Lower *L, IrType *elem, LLVMValueRef v)
 static LLVMValueRef
 from_mem(Lower *L, IrType *elem, LLVMValueRef v)
 {
-	return elem == L->c->t_i1 ? LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "") : v;
+	return elem == L->c->t_i1 ? LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "")
+	                          : v;
 }
 
 bool
@@ -200,7 +213,8 @@ lower_frag_to_smem(Lower *L, IrOp *at, const LowerFrag *f, IrType *elem, const L
 		} else {
 			v = LLVMGetUndef(a.vect);
 			for (int j = 0; j < a.vec; j++)
-				v = LLVMBuildInsertElement(b, v, to_mem(L, elem, f->v[r + j]), lower_i32(L, j), "");
+				v = LLVMBuildInsertElement(b, v, to_mem(L, elem, f->v[r + j]),
+				                           lower_i32(L, j), "");
 		}
 		LLVMValueRef st = LLVMBuildStore(b, v, p);
 		LLVMSetAlignment(st, (unsigned)(a.vec * a.esize));
@@ -228,7 +242,8 @@ lower_frag_from_smem(Lower *L, IrOp *at, const LowerSmem *s, IrType *elem, Lower
 			f->v[r] = from_mem(L, elem, v);
 		else
 			for (int j = 0; j < a.vec; j++)
-				f->v[r + j] = from_mem(L, elem, LLVMBuildExtractElement(b, v, lower_i32(L, j), ""));
+				f->v[r + j] = from_mem(
+				    L, elem, LLVMBuildExtractElement(b, v, lower_i32(L, j), ""));
 	}
 	return true;
 }
@@ -263,7 +278,7 @@ lower_scratch_view(Lower *L, IrOp *at, int rank, const int64_t *shape, IrType *e
 
 bool
 lower_frag_convert(Lower *L, IrOp *at, const LowerFrag *from, const LowerLayout *to, IrType *elem,
-		   LowerFrag *out)
+                   LowerFrag *out)
 {
 	if (from->layout == to || lower_layout_equal(from->layout, to)) {
 		*out = *from;
@@ -301,7 +316,8 @@ lower_op_bcast(Lower *L, IrOp *op)
 	int *regmap = ir_arena_alloc(&L->arena, sizeof(int) * (size_t)lower_layout_nregs(rl));
 	lower_layout_slice(rl, (int)d, &sl, regmap);
 	LowerFrag sf;
-	if (!lower_frag_convert(L, op, &lower_val(L, src)->f, lower_layout_dup(L, &sl), src->type->elem, &sf))
+	if (!lower_frag_convert(L, op, &lower_val(L, src)->f, lower_layout_dup(L, &sl),
+	                        src->type->elem, &sf))
 		return false;
 	LowerFrag f = lower_frag_new(L, rl);
 	for (int r = 0; r < lower_layout_nregs(rl); r++)
@@ -341,7 +357,10 @@ combine(Lower *L, IrOp *op, IrType *t, LLVMValueRef a, LLVMValueRef b)
 		LLVMTypeRef ty = LLVMTypeOf(a);
 		char name[48];
 		snprintf(name, sizeof name, "llvm.%s.%s", mx ? "maxnum" : "minnum",
-			 ty == L->f32 ? "f32" : ty == L->f64 ? "f64" : ty == L->f16 ? "f16" : "bf16");
+		         ty == L->f32   ? "f32"
+		         : ty == L->f64 ? "f64"
+		         : ty == L->f16 ? "f16"
+		                        : "bf16");
 		LLVMValueRef args[2] = {a, b};
 		return lower_call(L, name, ty, args, 2);
 	}
@@ -357,21 +376,28 @@ shfl(Lower *L, LLVMValueRef v, int mask)
 	LLVMBuilderRef b = L->b;
 	LLVMTypeRef ty = LLVMTypeOf(v);
 	unsigned bits = LLVMGetTypeKind(ty) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ty)
-		      : ty == L->f64 ? 64 : ty == L->f32 ? 32 : 16;
+	                : ty == L->f64                             ? 64
+	                : ty == L->f32                             ? 32
+	                                                           : 16;
 	LLVMTypeRef it = LLVMIntTypeInContext(L->ctx, bits);
-	LLVMValueRef x = LLVMGetTypeKind(ty) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
+	LLVMValueRef x =
+	    LLVMGetTypeKind(ty) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
 	LLVMValueRef r;
 	if (bits == 64) {
 		LLVMValueRef lo = LLVMBuildTrunc(b, x, L->i32, "");
-		LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
+		LLVMValueRef hi = LLVMBuildTrunc(
+		    b, LLVMBuildLShr(b, x, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
 		lo = L->t->shfl_xor(L, lo, mask);
 		hi = L->t->shfl_xor(L, hi, mask);
 		r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, L->i64, ""),
-				LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""), LLVMConstInt(L->i64, 32, 0), ""), "");
+		                LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""),
+		                             LLVMConstInt(L->i64, 32, 0), ""),
+		                "");
 	} else if (bits == 32) {
 		r = L->t->shfl_xor(L, x, mask);
 	} else {
-		r = LLVMBuildTrunc(b, L->t->shfl_xor(L, LLVMBuildZExt(b, x, L->i32, ""), mask), it, "");
+		r = LLVMBuildTrunc(b, L->t->shfl_xor(L, LLVMBuildZExt(b, x, L->i32, ""), mask), it,
+		                   "");
 	}
 	return LLVMGetTypeKind(ty) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, ty, "");
 }
@@ -417,13 +443,21 @@ lower_op_reduce(Lower *L, IrOp *op)
 		LLVMValueRef wl = LLVMBuildAnd(b, L->scope.warp, lower_i32(L, nw - 1), "");
 		if (!lower_group_barrier(L, op))
 			return false;
-		LLVMValueRef inwarps = LLVMBuildICmp(b, LLVMIntULT, L->scope.warp, lower_i32(L, nw), "");
+		LLVMValueRef inwarps =
+		    LLVMBuildICmp(b, LLVMIntULT, L->scope.warp, lower_i32(L, nw), "");
 		LLVMBasicBlockRef merge = lower_if_begin(L, inwarps, "red.write");
 		for (int s = 0; s < m; s++) {
-			LLVMValueRef slot = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, wl, lower_i32(L, lanes), ""),
-										     L->scope.lane, ""), lower_i32(L, m), ""),
-							 lower_i32(L, s), "");
-			LLVMValueRef p = lower_smem_ptr(L, LLVMBuildAdd(b, base, LLVMBuildMul(b, slot, lower_i32(L, es), ""), ""));
+			LLVMValueRef slot = LLVMBuildAdd(
+			    b,
+			    LLVMBuildMul(b,
+			                 LLVMBuildAdd(b,
+			                              LLVMBuildMul(b, wl, lower_i32(L, lanes), ""),
+			                              L->scope.lane, ""),
+			                 lower_i32(L, m), ""),
+			    lower_i32(L, s), "");
+			LLVMValueRef p = lower_smem_ptr(
+			    L,
+			    LLVMBuildAdd(b, base, LLVMBuildMul(b, slot, lower_i32(L, es), ""), ""));
 			LLVMBuildStore(b, to_mem(L, t, acc.v[s]), p);
 		}
 		lower_if_end(L, merge);
@@ -445,10 +479,18 @@ lower_op_reduce(Lower *L, IrOp *op)
 					dep |= 1 << bits[q];
 			LLVMValueRef w = LLVMBuildOr(b, keep, lower_i32(L, dep), "");
 			for (int s = 0; s < m; s++) {
-				LLVMValueRef slot = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, w, lower_i32(L, lanes), ""),
-											     L->scope.lane, ""), lower_i32(L, m), ""),
-								 lower_i32(L, s), "");
-				LLVMValueRef p = lower_smem_ptr(L, LLVMBuildAdd(b, base, LLVMBuildMul(b, slot, lower_i32(L, es), ""), ""));
+				LLVMValueRef slot = LLVMBuildAdd(
+				    b,
+				    LLVMBuildMul(
+				        b,
+				        LLVMBuildAdd(b, LLVMBuildMul(b, w, lower_i32(L, lanes), ""),
+				                     L->scope.lane, ""),
+				        lower_i32(L, m), ""),
+				    lower_i32(L, s), "");
+				LLVMValueRef p = lower_smem_ptr(
+				    L,
+				    LLVMBuildAdd(b, base,
+				                 LLVMBuildMul(b, slot, lower_i32(L, es), ""), ""));
 				LLVMValueRef v = from_mem(L, t, LLVMBuildLoad2(b, mt, p, ""));
 				tot.v[s] = tot.v[s] ? combine(L, op, t, tot.v[s], v) : v;
 			}

@@ -23,10 +23,11 @@ lower_smem_item(Lower *L, IrOp *op, const IrItem *it, LowerSmem *out)
 	}
 	if (x->kind != LOWER_V_RING || !it->suffix)
 		return lower_error(L, it->loc, "'%%%s' is not a shared-memory tile",
-				   v->name ? v->name : "<unnamed>");
+		                   v->name ? v->name : "<unnamed>");
 	*out = x->s;
 	LLVMValueRef slot = LLVMBuildTrunc(L->b, lower_expr(L, op, it->coord[0].e), L->i32, "");
-	out->base = LLVMBuildAdd(L->b, x->s.base, LLVMBuildMul(L->b, slot, lower_i32(L, x->stride), ""), "slot");
+	out->base = LLVMBuildAdd(L->b, x->s.base,
+	                         LLVMBuildMul(L->b, slot, lower_i32(L, x->stride), ""), "slot");
 	return true;
 }
 
@@ -37,7 +38,8 @@ lower_mbar_item(Lower *L, IrOp *op, const IrItem *it)
 	if (!it->suffix)
 		return x->v;
 	LLVMValueRef i = LLVMBuildTrunc(L->b, lower_expr(L, op, it->coord[0].e), L->i32, "");
-	return LLVMBuildAdd(L->b, x->v, LLVMBuildMul(L->b, i, lower_i32(L, L->facts->mbar_bytes), ""), "bar");
+	return LLVMBuildAdd(L->b, x->v,
+	                    LLVMBuildMul(L->b, i, lower_i32(L, L->facts->mbar_bytes), ""), "bar");
 }
 
 static LowerTensor *
@@ -46,7 +48,8 @@ tensor_item(Lower *L, IrOp *op, const IrItem *it)
 	if (it->kind == IR_IT_SYMBOL) {
 		LowerTensor *t = lower_symm_tensor(L, op, it->s);
 		if (!t)
-			lower_error(L, it->loc, "'@%s' is not a symmetric buffer of this kernel", it->s);
+			lower_error(L, it->loc, "'@%s' is not a symmetric buffer of this kernel",
+			            it->s);
 		return t;
 	}
 	LowerVal *x = lower_val(L, ir_item_value(op, it));
@@ -65,11 +68,11 @@ typedef struct GAccess {
 	IrType *elem;
 	LLVMValueRef org[LOWER_MAX_RANK]; /* i64 */
 	const LowerLayout *l;
-	int fast;                         /* the stride-1 dimension, or -1 */
+	int fast; /* the stride-1 dimension, or -1 */
 	bool store;
-	LLVMValueRef other;               /* loads: element value where masked off */
+	LLVMValueRef other;                /* loads: element value where masked off */
 	LLVMValueRef base[LOWER_MAX_RANK]; /* i64: origin + the thread's coordinates */
-	LLVMValueRef prim;                /* stores: the thread is a primary holder */
+	LLVMValueRef prim;                 /* stores: the thread is a primary holder */
 } GAccess;
 
 /* The thread's part of every address: computed once per access. */
@@ -79,7 +82,8 @@ access_setup(Lower *L, GAccess *g)
 	LLVMValueRef tc[LOWER_MAX_RANK];
 	lower_frag_thread(L, g->l, tc);
 	for (int d = 0; d < g->l->rank; d++)
-		g->base[d] = LLVMBuildAdd(L->b, g->org[d], LLVMBuildSExt(L->b, tc[d], L->i64, ""), "");
+		g->base[d] =
+		    LLVMBuildAdd(L->b, g->org[d], LLVMBuildSExt(L->b, tc[d], L->i64, ""), "");
 	g->prim = g->store ? lower_frag_primary(L, g->l) : NULL;
 }
 
@@ -90,8 +94,9 @@ element_at(Lower *L, GAccess *g, LLVMValueRef *rc, LLVMValueRef *mask)
 	LLVMBuilderRef b = L->b;
 	LLVMValueRef off = lower_i64(L, 0), m = g->prim;
 	for (int d = 0; d < g->l->rank; d++) {
-		LLVMValueRef x = LLVMIsConstant(rc[d]) && !LLVMConstIntGetSExtValue(rc[d]) ? g->base[d]
-				 : LLVMBuildAdd(b, g->base[d], rc[d], "");
+		LLVMValueRef x = LLVMIsConstant(rc[d]) && !LLVMConstIntGetSExtValue(rc[d])
+		                     ? g->base[d]
+		                     : LLVMBuildAdd(b, g->base[d], rc[d], "");
 		LLVMValueRef in = LLVMBuildICmp(b, LLVMIntULT, x, g->t->dim[d], "");
 		m = m ? LLVMBuildAnd(b, m, in, "") : in;
 		off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, g->t->stride[d], ""), "");
@@ -111,7 +116,8 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 	LLVMTypeRef vt = vec > 1 ? LLVMVectorType(mt, (unsigned)vec) : mt;
 	LLVMValueRef other = NULL;
 	if (!g->store && g->other) {
-		LLVMValueRef o = g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
+		LLVMValueRef o =
+		    g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
 		other = o;
 		if (vec > 1) {
 			other = LLVMGetUndef(vt);
@@ -145,13 +151,17 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 			if (!L->t->store_global(L, g->t, p, off, v, vec * es, mask))
 				return false;
 		} else {
-			LLVMValueRef v = L->t->load_global(L, g->t, p, off, vt, vec * es, mask, other);
+			LLVMValueRef v =
+			    L->t->load_global(L, g->t, p, off, vt, vec * es, mask, other);
 			if (!v)
 				return false;
 			for (int j = 0; j < vec; j++) {
-				LLVMValueRef e = vec == 1 ? v : LLVMBuildExtractElement(b, v, lower_i32(L, j), "");
+				LLVMValueRef e =
+				    vec == 1 ? v
+				             : LLVMBuildExtractElement(b, v, lower_i32(L, j), "");
 				if (g->elem == L->c->t_i1)
-					e = LLVMBuildICmp(b, LLVMIntNE, e, LLVMConstInt(L->i8, 0, 0), "");
+					e = LLVMBuildICmp(b, LLVMIntNE, e,
+					                  LLVMConstInt(L->i8, 0, 0), "");
 				f->v[r + j] = e;
 			}
 		}
@@ -185,7 +195,8 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 				v = LLVMBuildZExt(b, v, L->i8, "");
 			LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, arr, idx, 2, ""));
 		}
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = lower_block(L, "elem"), done = lower_block(L, "elem.done");
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = lower_block(L, "elem"),
+	                  done = lower_block(L, "elem.done");
 	LLVMBuildBr(b, body);
 	LLVMPositionBuilderAtEnd(b, body);
 	LLVMValueRef e = LLVMBuildPhi(b, L->i32, "e");
@@ -195,7 +206,8 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 	for (int d = 0; d < l->rank; d++)
 		rc[d] = zero;
 	for (int i = 0; i < l->nbits[LOWER_REG]; i++) {
-		LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, e, lower_i32(L, i), ""), lower_i32(L, 1), "");
+		LLVMValueRef bit =
+		    LLVMBuildAnd(b, LLVMBuildLShr(b, e, lower_i32(L, i), ""), lower_i32(L, 1), "");
 		for (int d = 0; d < l->rank; d++) {
 			int32_t s = l->basis[LOWER_REG][i][d];
 			if (!s)
@@ -214,7 +226,8 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 		if (!L->t->store_global(L, g->t, p, off, LLVMBuildLoad2(b, mt, slot, ""), es, mask))
 			return false;
 	} else {
-		LLVMValueRef o = g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
+		LLVMValueRef o =
+		    g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
 		LLVMValueRef v = L->t->load_global(L, g->t, p, off, mt, es, mask, o);
 		if (!v)
 			return false;
@@ -228,7 +241,8 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 	if (!g->store)
 		for (int r = 0; r < n; r++) {
 			LLVMValueRef ix[2] = {zero, lower_i32(L, r)};
-			LLVMValueRef v = LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, at, arr, ix, 2, ""), "");
+			LLVMValueRef v =
+			    LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, at, arr, ix, 2, ""), "");
 			if (g->elem == L->c->t_i1)
 				v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
 			f->v[r] = v;
@@ -289,11 +303,13 @@ global_access(Lower *L, GAccess *g, const IrItem *it, LowerFrag *f)
 	int v = plan_vector(L, g, it, &cond);
 	access_setup(L, g);
 	if (v == 0 || (cond && LLVMIsConstant(cond) && !LLVMConstIntGetZExtValue(cond)))
-		return lower_layout_nregs(g->l) > 8 ? access_loop(L, g, f) : access_path(L, g, 0, f);
+		return lower_layout_nregs(g->l) > 8 ? access_loop(L, g, f)
+		                                    : access_path(L, g, 0, f);
 	if (!cond || (LLVMIsConstant(cond) && LLVMConstIntGetZExtValue(cond)))
 		return access_path(L, g, v, f);
 	/* Both paths, chosen once at run time; loads merge their registers. */
-	LLVMBasicBlockRef vb = lower_block(L, "vec"), sb = lower_block(L, "scalar"), mb = lower_block(L, "merge");
+	LLVMBasicBlockRef vb = lower_block(L, "vec"), sb = lower_block(L, "scalar"),
+	                  mb = lower_block(L, "merge");
 	LLVMBuildCondBr(b, cond, vb, sb);
 	int n = lower_layout_nregs(g->l);
 	LowerFrag fv = *f, fs = *f;
@@ -339,7 +355,8 @@ other_value(Lower *L, IrOp *op, IrType *elem)
 			return lower_convert(L, op, LLVMConstReal(L->f32, f), L->c->t_f32, elem);
 		return LLVMConstReal(ty, f);
 	}
-	return LLVMConstInt(ty, (unsigned long long)(g && g->item[0].kind == IR_IT_FLOAT ? (int64_t)f : i), 1);
+	return LLVMConstInt(
+	    ty, (unsigned long long)(g && g->item[0].kind == IR_IT_FLOAT ? (int64_t)f : i), 1);
 }
 
 bool
@@ -391,7 +408,8 @@ lower_op_smem_alloc(Lower *L, IrOp *op)
 	IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
 	LowerSmemLayout *y = ir_arena_alloc(&L->arena, sizeof *y);
 	if (!lower_smem_layout(L->c, tile, y))
-		return lower_error(L, op->loc, "cannot lay out shared-memory tile '%s'", ir_type_str(L->c, tile));
+		return lower_error(L, op->loc, "cannot lay out shared-memory tile '%s'",
+		                   ir_type_str(L->c, tile));
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = t->kind == IR_TY_RING ? LOWER_V_RING : LOWER_V_SMEM;
 	x->s.base = lower_buffer_base(L, op);
@@ -418,7 +436,8 @@ lower_op_slice(Lower *L, IrOp *op)
 			continue;
 		int64_t n = 0, dv = lower_expr_div(op, g[d]->item[0].e);
 		ir_expr_eval_const(g[d]->item[1].e, &n);
-		LLVMValueRef o = LLVMBuildTrunc(L->b, lower_expr(L, op, g[d]->item[0].e), L->i32, "");
+		LLVMValueRef o =
+		    LLVMBuildTrunc(L->b, lower_expr(L, op, g[d]->item[0].e), L->i32, "");
 		if (s.org[d]) {
 			int64_t a = s.org_div[d], bb = dv;
 			while (bb) {
@@ -464,7 +483,8 @@ lower_op_smem_store(Lower *L, IrOp *op)
 	if (!lower_smem_item(L, op, &ir_op_group(op, L->c->kw.into)->item[0], &s))
 		return false;
 	/* Readers of the old contents finish first; the new contents are complete after. */
-	if (!lower_group_barrier(L, op) || !lower_frag_to_smem(L, op, &lower_val(L, v)->f, v->type->elem, &s))
+	if (!lower_group_barrier(L, op) ||
+	    !lower_frag_to_smem(L, op, &lower_val(L, v)->f, v->type->elem, &s))
 		return false;
 	L->last_barrier = NULL;
 	return lower_group_barrier(L, op);

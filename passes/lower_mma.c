@@ -77,8 +77,8 @@ last_wait(IrOp *op)
 /* Writes a fragment into a fresh staging buffer of layout y. The caller ends the staging with
  * finish_staging (one fence and barrier for both operands). */
 static bool
-stage(Lower *L, IrOp *op, const LowerFrag *f, IrType *elem, const LowerSmemLayout *y, LowerOperand *out,
-      bool *barred)
+stage(Lower *L, IrOp *op, const LowerFrag *f, IrType *elem, const LowerSmemLayout *y,
+      LowerOperand *out, bool *barred)
 {
 	memset(out, 0, sizeof *out);
 	/* Readers of the bytes this op's staging buffers may share finish first (once per op). */
@@ -112,7 +112,8 @@ finish_staging(Lower *L, IrOp *op, bool async_proxy)
 
 /* Brings operand i (0: A, 1: B) where the plan wants it. */
 static bool
-operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOperand *out, bool *barred)
+operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOperand *out,
+        bool *barred)
 {
 	IrItem *it = &op->item[i];
 	IrValue *v = ir_item_value(op, it);
@@ -125,9 +126,11 @@ operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOpe
 		int n = lower_layout_nregs(want);
 		if (reg_ok) {
 			int *perm = ir_arena_alloc(&L->arena, sizeof(int) * (size_t)n);
-			if (lower_layout_equal(x->f.layout, want) || lower_layout_regperm(x->f.layout, want, perm)) {
+			if (lower_layout_equal(x->f.layout, want) ||
+			    lower_layout_regperm(x->f.layout, want, perm)) {
 				LowerFrag f;
-				lower_frag_convert(L, op, &x->f, lower_layout_dup(L, want), elem, &f);
+				lower_frag_convert(L, op, &x->f, lower_layout_dup(L, want), elem,
+				                   &f);
 				out->reg = true;
 				out->f = f;
 				return true;
@@ -145,8 +148,9 @@ operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOpe
 	/* Another layout than the instruction reads: through registers into the stage layout. */
 	LowerLayout bl;
 	if (!lower_layout_blocked(&bl, s.rank, s.shape, lower_elem_bytes(elem), L->scope.lane_bits,
-				  L->scope.warp_bits))
-		return lower_unsupported(L, op, "with operand tile '%s'", ir_type_str(L->c, v->type));
+	                          L->scope.warp_bits))
+		return lower_unsupported(L, op, "with operand tile '%s'",
+		                         ir_type_str(L->c, v->type));
 	LowerFrag f = lower_frag_new(L, lower_layout_dup(L, &bl));
 	if (!lower_group_barrier(L, op) || !lower_frag_from_smem(L, op, &s, elem, &f))
 		return false;
@@ -166,7 +170,8 @@ fma_product(Lower *L, IrOp *op, const LowerMmaReq *r, LowerFrag *acc)
 		LowerVal *x = lower_val(L, v);
 		if (x->kind == LOWER_V_FRAG) {
 			s[i] = lower_scratch_view(L, op, 2, v->type->dims, r->ab);
-			if (!lower_group_barrier(L, op) || !lower_frag_to_smem(L, op, &x->f, r->ab, &s[i]))
+			if (!lower_group_barrier(L, op) ||
+			    !lower_frag_to_smem(L, op, &x->f, r->ab, &s[i]))
 				return false;
 			L->last_barrier = NULL;
 		} else if (!lower_smem_item(L, op, &op->item[i], &s[i])) {
@@ -177,12 +182,13 @@ fma_product(Lower *L, IrOp *op, const LowerMmaReq *r, LowerFrag *acc)
 		return false;
 	const LowerLayout *l = acc->layout;
 	int n = lower_layout_nregs(l);
-	LLVMValueRef (*coord)[2] = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef[2]) * (size_t)n);
+	LLVMValueRef(*coord)[2] = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef[2]) * (size_t)n);
 	LLVMValueRef tc[LOWER_MAX_RANK];
 	lower_frag_thread(L, l, tc);
 	for (int q = 0; q < n; q++)
 		lower_frag_coord_at(L, l, tc, q, coord[q]);
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), head = lower_block(L, "fma.k"), done = lower_block(L, "fma.done");
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), head = lower_block(L, "fma.k"),
+	                  done = lower_block(L, "fma.done");
 	LLVMBuildBr(b, head);
 	LLVMPositionBuilderAtEnd(b, head);
 	LLVMValueRef k = LLVMBuildPhi(b, L->i32, "k");
@@ -202,8 +208,10 @@ fma_product(Lower *L, IrOp *op, const LowerMmaReq *r, LowerFrag *acc)
 			bc[0] = coord[q][1];
 			bc[1] = k;
 		}
-		LLVMValueRef av = LLVMBuildLoad2(b, mt, lower_smem_ptr(L, lower_smem_elem(L, &s[0], ac)), "");
-		LLVMValueRef bv = LLVMBuildLoad2(b, mt, lower_smem_ptr(L, lower_smem_elem(L, &s[1], bc)), "");
+		LLVMValueRef av =
+		    LLVMBuildLoad2(b, mt, lower_smem_ptr(L, lower_smem_elem(L, &s[0], ac)), "");
+		LLVMValueRef bv =
+		    LLVMBuildLoad2(b, mt, lower_smem_ptr(L, lower_smem_elem(L, &s[1], bc)), "");
 		av = lower_convert(L, op, av, r->ab, r->acc);
 		bv = lower_convert(L, op, bv, r->ab, r->acc);
 		if (!av || !bv)
@@ -216,7 +224,8 @@ fma_product(Lower *L, IrOp *op, const LowerMmaReq *r, LowerFrag *acc)
 	LLVMAddIncoming(k, &kn, &latch, 1);
 	for (int q = 0; q < n; q++)
 		LLVMAddIncoming(ph[q], &nx[q], &latch, 1);
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, kn, lower_i32(L, (int)r->k), ""), head, done);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, kn, lower_i32(L, (int)r->k), ""), head,
+	                done);
 	LLVMPositionBuilderAtEnd(b, done);
 	for (int q = 0; q < n; q++)
 		acc->v[q] = nx[q];
@@ -237,8 +246,8 @@ lower_op_mma(Lower *L, IrOp *op)
 	if (r.ab->kind == IR_TY_FLOAT && r.ab->fk == IR_F64)
 		return lower_unsupported(L, op, "on '%s' operands", ir_type_str(L->c, r.ab));
 	LowerFrag acc;
-	if (!lower_frag_convert(L, op, &lower_val(L, accv)->f, planned ? lower_layout_dup(L, &p->acc) : rl,
-				r.acc, &acc))
+	if (!lower_frag_convert(L, op, &lower_val(L, accv)->f,
+	                        planned ? lower_layout_dup(L, &p->acc) : rl, r.acc, &acc))
 		return false;
 	LowerFrag work = lower_frag_new(L, acc.layout);
 	memcpy(work.v, acc.v, sizeof(LLVMValueRef) * (size_t)lower_layout_nregs(acc.layout));
@@ -248,7 +257,8 @@ lower_op_mma(Lower *L, IrOp *op)
 	} else {
 		LowerOperand a, b;
 		bool barred = false;
-		if (!operand(L, op, 0, p, r.ab, &a, &barred) || !operand(L, op, 1, p, r.ab, &b, &barred))
+		if (!operand(L, op, 0, p, r.ab, &a, &barred) ||
+		    !operand(L, op, 1, p, r.ab, &b, &barred))
 			return false;
 		if ((a.staged || b.staged) && !finish_staging(L, op, p->async_proxy))
 			return false;

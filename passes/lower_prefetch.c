@@ -12,8 +12,9 @@
  * A load one step past the end reads masked (in bounds of its tensor or `other`), so it is safe
  * and its value unused. Loops that write global memory are left alone (a load might read what an
  * earlier iteration stored), and so are loops where the carried tiles would need more than
- * PREFETCH_REGS 32-bit registers per thread (they would spill: attention's K and V tiles). It runs after `pipeline` (which turns such loads into asynchronous
- * copies, leaving nothing here to do) and removes the `stages` attribute it satisfied. */
+ * PREFETCH_REGS 32-bit registers per thread (they would spill: attention's K and V tiles). It runs
+ * after `pipeline` (which turns such loads into asynchronous copies, leaving nothing here to do)
+ * and removes the `stages` attribute it satisfied. */
 #include <string.h>
 
 #include "passes.h"
@@ -109,7 +110,9 @@ invariant_but_iv(IrOp *loop, IrOp *load, IrValue *iv)
 		IrValue *v = ir_op_value(load, i);
 		if (v == iv)
 			continue;
-		IrOp *def = v->kind == IR_VAL_RESULT ? v->op : v->kind == IR_VAL_ARG ? ir_block_parent_op(v->block) : NULL;
+		IrOp *def = v->kind == IR_VAL_RESULT ? v->op
+		            : v->kind == IR_VAL_ARG  ? ir_block_parent_op(v->block)
+		                                     : NULL;
 		if (!def || ir_op_is_ancestor(loop, def))
 			return false;
 	}
@@ -211,7 +214,8 @@ prefetch_loop(IrModule *m, IrOp *f)
 	IrOp *after = kn;
 	IrValue *next[16];
 	for (int i = 0; i < n; i++) {
-		IrValue *arg = ir_block_add_arg(m, body, loads[i]->res[0].type, NULL, loads[i]->loc);
+		IrValue *arg =
+		    ir_block_add_arg(m, body, loads[i]->res[0].type, NULL, loads[i]->loc);
 		IrOp *nx = clone_at(m, loads[i], iv, &kn->res[0]);
 		ir_op_insert_after(after, nx);
 		after = nx;

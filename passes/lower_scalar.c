@@ -31,12 +31,14 @@ literal(Lower *L, const IrItem *it, IrType *t)
 		if (is_f8(t)) {
 			bool bad = false;
 			LLVMValueRef x = LLVMConstReal(L->f32, f);
-			LLVMValueRef r = L->t->cvt ? L->t->cvt(L, NULL, x, L->c->t_f32, t, &bad) : NULL;
+			LLVMValueRef r =
+			    L->t->cvt ? L->t->cvt(L, NULL, x, L->c->t_f32, t, &bad) : NULL;
 			return r && !bad ? r : LLVMConstInt(L->i8, 0, 0);
 		}
 		return LLVMConstReal(ty, f);
 	}
-	return LLVMConstInt(ty, (unsigned long long)(it->kind == IR_IT_FLOAT ? (int64_t)f : it->i), 1);
+	return LLVMConstInt(ty, (unsigned long long)(it->kind == IR_IT_FLOAT ? (int64_t)f : it->i),
+	                    1);
 }
 
 LLVMValueRef
@@ -56,16 +58,18 @@ lower_convert(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to)
 			return x ? lower_convert(L, op, x, L->c->t_f32, to) : NULL;
 		}
 		lower_unsupported(L, op, "conversion from '%s' to '%s'", ir_type_str(L->c, from),
-				  ir_type_str(L->c, to));
+		                  ir_type_str(L->c, to));
 		return NULL;
 	}
 	LLVMTypeRef ty = lower_type(L, to);
 	bool fi = ir_type_is_float(from), ft = ir_type_is_float(to);
 	bool from_bool = from->kind == IR_TY_INT && from->bits == 1;
 	if (!fi && !ft) {
-		int fb = from->kind == IR_TY_INDEX ? 64 : from->bits, tb = to->kind == IR_TY_INDEX ? 64 : to->bits;
+		int fb = from->kind == IR_TY_INDEX ? 64 : from->bits,
+		    tb = to->kind == IR_TY_INDEX ? 64 : to->bits;
 		if (tb == 1)
-			return LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
+			return LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstInt(LLVMTypeOf(x), 0, 0),
+			                     "");
 		if (fb == tb)
 			return x;
 		if (fb > tb)
@@ -76,14 +80,20 @@ lower_convert(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to)
 		return from_bool ? LLVMBuildUIToFP(b, x, ty, "") : LLVMBuildSIToFP(b, x, ty, "");
 	if (fi && !ft) {
 		if (to->kind == IR_TY_INT && to->bits == 1)
-			return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(LLVMTypeOf(x), 0), "");
+			return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(LLVMTypeOf(x), 0),
+			                     "");
 		/* Saturating, NaN to 0: defined for every input. */
 		char name[64];
-		snprintf(name, sizeof name, "llvm.fptosi.sat.i%d.%s", to->kind == IR_TY_INDEX ? 64 : to->bits,
-			 from->fk == IR_F16 ? "f16" : from->fk == IR_BF16 ? "bf16" : from->fk == IR_F32 ? "f32" : "f64");
+		snprintf(name, sizeof name, "llvm.fptosi.sat.i%d.%s",
+		         to->kind == IR_TY_INDEX ? 64 : to->bits,
+		         from->fk == IR_F16    ? "f16"
+		         : from->fk == IR_BF16 ? "bf16"
+		         : from->fk == IR_F32  ? "f32"
+		                               : "f64");
 		if (is_half(from)) {
 			x = LLVMBuildFPExt(b, x, L->f32, "");
-			snprintf(name, sizeof name, "llvm.fptosi.sat.i%d.f32", to->kind == IR_TY_INDEX ? 64 : to->bits);
+			snprintf(name, sizeof name, "llvm.fptosi.sat.i%d.f32",
+			         to->kind == IR_TY_INDEX ? 64 : to->bits);
 		}
 		return lower_call(L, name, ty, &x, 1);
 	}
@@ -124,8 +134,10 @@ shift(Lower *L, IrOpcode code, LLVMValueRef x, LLVMValueRef n, int bits)
 	LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, n, w, "");
 	LLVMValueRef safe = LLVMBuildSelect(b, big, LLVMConstInt(t, 0, 0), n, "");
 	if (code == IR_OP_SHL)
-		return LLVMBuildSelect(b, big, LLVMConstInt(t, 0, 0), LLVMBuildShl(b, x, safe, ""), "");
-	LLVMValueRef sign = LLVMBuildAShr(b, x, LLVMConstInt(t, (unsigned long long)(bits - 1), 0), "");
+		return LLVMBuildSelect(b, big, LLVMConstInt(t, 0, 0), LLVMBuildShl(b, x, safe, ""),
+		                       "");
+	LLVMValueRef sign =
+	    LLVMBuildAShr(b, x, LLVMConstInt(t, (unsigned long long)(bits - 1), 0), "");
 	return LLVMBuildSelect(b, big, sign, LLVMBuildAShr(b, x, safe, ""), "");
 }
 
@@ -158,15 +170,20 @@ element(Lower *L, IrOp *op, IrType *t, IrType *rt, LLVMValueRef *args)
 	case IR_OP_MUL:
 		return fl ? LLVMBuildFMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
 	case IR_OP_DIV:
-		return fl ? LLVMBuildFDiv(b, x, y, "") : boolean ? LLVMBuildUDiv(b, x, y, "") : LLVMBuildSDiv(b, x, y, "");
+		return fl        ? LLVMBuildFDiv(b, x, y, "")
+		       : boolean ? LLVMBuildUDiv(b, x, y, "")
+		                 : LLVMBuildSDiv(b, x, y, "");
 	case IR_OP_REM:
-		return fl ? LLVMBuildFRem(b, x, y, "") : boolean ? LLVMBuildURem(b, x, y, "") : LLVMBuildSRem(b, x, y, "");
+		return fl        ? LLVMBuildFRem(b, x, y, "")
+		       : boolean ? LLVMBuildURem(b, x, y, "")
+		                 : LLVMBuildSRem(b, x, y, "");
 	case IR_OP_MAX:
 	case IR_OP_MIN: {
 		bool mx = op->code == IR_OP_MAX;
 		if (fl)
 			return intrinsic2(L, mx ? "maxnum" : "minnum", x, y);
-		LLVMIntPredicate p = boolean ? (mx ? LLVMIntUGT : LLVMIntULT) : (mx ? LLVMIntSGT : LLVMIntSLT);
+		LLVMIntPredicate p =
+		    boolean ? (mx ? LLVMIntUGT : LLVMIntULT) : (mx ? LLVMIntSGT : LLVMIntSLT);
 		return LLVMBuildSelect(b, LLVMBuildICmp(b, p, x, y, ""), x, y, "");
 	}
 	case IR_OP_AND:
@@ -183,8 +200,9 @@ element(Lower *L, IrOp *op, IrType *t, IrType *rt, LLVMValueRef *args)
 	case IR_OP_ABS:
 		if (fl)
 			return intrinsic1(L, "fabs", x);
-		return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), ""),
-				       LLVMBuildNeg(b, x, ""), x, "");
+		return LLVMBuildSelect(
+		    b, LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), ""),
+		    LLVMBuildNeg(b, x, ""), x, "");
 	case IR_OP_EXP2:
 	case IR_OP_EXP:
 	case IR_OP_LOG2:
@@ -207,24 +225,39 @@ element(Lower *L, IrOp *op, IrType *t, IrType *rt, LLVMValueRef *args)
 		char name[64];
 		LLVMTypeRef ty = LLVMTypeOf(x);
 		snprintf(name, sizeof name, "llvm.fma.%s",
-			 ty == L->f32 ? "f32" : ty == L->f64 ? "f64" : ty == L->f16 ? "f16" : "bf16");
+		         ty == L->f32   ? "f32"
+		         : ty == L->f64 ? "f64"
+		         : ty == L->f16 ? "f16"
+		                        : "bf16");
 		return lower_call(L, name, ty, a3, 3);
 	}
 	case IR_OP_CMP: {
 		IrStr m = op->mode;
 		IrKeywords *k = &c->kw;
 		if (fl) {
-			LLVMRealPredicate p = m == k->eq ? LLVMRealOEQ : m == k->ne ? LLVMRealONE : m == k->lt ? LLVMRealOLT
-					    : m == k->le ? LLVMRealOLE : m == k->gt ? LLVMRealOGT : LLVMRealOGE;
+			LLVMRealPredicate p = m == k->eq   ? LLVMRealOEQ
+			                      : m == k->ne ? LLVMRealONE
+			                      : m == k->lt ? LLVMRealOLT
+			                      : m == k->le ? LLVMRealOLE
+			                      : m == k->gt ? LLVMRealOGT
+			                                   : LLVMRealOGE;
 			return LLVMBuildFCmp(b, p, x, y, "");
 		}
 		LLVMIntPredicate p;
 		if (boolean)
-			p = m == k->eq ? LLVMIntEQ : m == k->ne ? LLVMIntNE : m == k->lt ? LLVMIntULT
-			  : m == k->le ? LLVMIntULE : m == k->gt ? LLVMIntUGT : LLVMIntUGE;
+			p = m == k->eq   ? LLVMIntEQ
+			    : m == k->ne ? LLVMIntNE
+			    : m == k->lt ? LLVMIntULT
+			    : m == k->le ? LLVMIntULE
+			    : m == k->gt ? LLVMIntUGT
+			                 : LLVMIntUGE;
 		else
-			p = m == k->eq ? LLVMIntEQ : m == k->ne ? LLVMIntNE : m == k->lt ? LLVMIntSLT
-			  : m == k->le ? LLVMIntSLE : m == k->gt ? LLVMIntSGT : LLVMIntSGE;
+			p = m == k->eq   ? LLVMIntEQ
+			    : m == k->ne ? LLVMIntNE
+			    : m == k->lt ? LLVMIntSLT
+			    : m == k->le ? LLVMIntSLE
+			    : m == k->gt ? LLVMIntSGT
+			                 : LLVMIntSGE;
 		return LLVMBuildICmp(b, p, x, y, "");
 	}
 	case IR_OP_SELECT:
@@ -244,7 +277,9 @@ operand_elem(Lower *L, IrOp *op)
 	IrType *rt = ir_type_elem(op->res[0].type);
 	if (op->code == IR_OP_CMP || op->code == IR_OP_CVT) {
 		for (int i = 0; i < op->nitem; i++) {
-			IrValue *v = op->item[i].kind == IR_IT_VALUE ? ir_item_value(op, &op->item[i]) : NULL;
+			IrValue *v = op->item[i].kind == IR_IT_VALUE
+			                 ? ir_item_value(op, &op->item[i])
+			                 : NULL;
 			if (v)
 				return ir_type_elem(v->type);
 		}
@@ -263,9 +298,12 @@ lower_op_elementwise(Lower *L, IrOp *op)
 		for (int i = 0; i < n; i++) {
 			IrItem *it = &op->item[i];
 			IrType *want = op->code == IR_OP_SELECT && i == 0 ? L->c->t_i1 : t;
-			args[i] = it->kind == IR_IT_VALUE ? lower_scalar(L, ir_item_value(op, it)) : literal(L, it, want);
+			args[i] = it->kind == IR_IT_VALUE ? lower_scalar(L, ir_item_value(op, it))
+			                                  : literal(L, it, want);
 			if (!args[i])
-				return lower_error(L, op->loc, "'%s' operand %d has no scalar value", ir_op_name(op->code), i + 1);
+				return lower_error(L, op->loc,
+				                   "'%s' operand %d has no scalar value",
+				                   ir_op_name(op->code), i + 1);
 		}
 		LLVMValueRef r = element(L, op, t, rt, args);
 		if (!r)
@@ -343,7 +381,8 @@ lower_op_program_id(Lower *L, IrOp *op)
 {
 	int64_t d = 0;
 	ir_expr_eval_const(ir_op_group(op, L->c->kw.dim)->item[0].e, &d);
-	LLVMValueRef v = op->code == IR_OP_PROGRAM_ID ? L->t->block_id(L, (int)d) : L->t->num_blocks(L, (int)d);
+	LLVMValueRef v =
+	    op->code == IR_OP_PROGRAM_ID ? L->t->block_id(L, (int)d) : L->t->num_blocks(L, (int)d);
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_SCALAR;
 	x->v = fit(L, LLVMBuildZExt(L->b, v, L->i64, ""), op->res[0].type);
@@ -357,7 +396,8 @@ lower_op_cdiv(Lower *L, IrOp *op)
 	LLVMValueRef a[2];
 	for (int i = 0; i < 2; i++) {
 		IrItem *it = &op->item[i];
-		a[i] = it->kind == IR_IT_VALUE ? lower_scalar(L, ir_item_value(op, it)) : literal(L, it, t);
+		a[i] = it->kind == IR_IT_VALUE ? lower_scalar(L, ir_item_value(op, it))
+		                               : literal(L, it, t);
 	}
 	/* ceil(a / b) for b > 0, rounding toward +inf for negative a too (fold.c). */
 	LLVMBuilderRef b = L->b;
@@ -365,7 +405,7 @@ lower_op_cdiv(Lower *L, IrOp *op)
 	LLVMValueRef z = LLVMConstInt(ty, 0, 0);
 	LLVMValueRef q = LLVMBuildSDiv(b, a[0], a[1], ""), r = LLVMBuildSRem(b, a[0], a[1], "");
 	LLVMValueRef up = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, z, ""),
-				       LLVMBuildICmp(b, LLVMIntSGT, r, z, ""), "");
+	                               LLVMBuildICmp(b, LLVMIntSGT, r, z, ""), "");
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_SCALAR;
 	x->v = LLVMBuildAdd(b, q, LLVMBuildZExt(b, up, ty, ""), "");
@@ -386,7 +426,7 @@ lower_op_full(Lower *L, IrOp *op)
 	LLVMValueRef v;
 	if (op->code == IR_OP_ZEROS)
 		v = ir_type_is_float(e) && !is_f8(e) ? LLVMConstReal(lower_type(L, e), 0.0)
-						     : LLVMConstInt(lower_type(L, e), 0, 0);
+		                                     : LLVMConstInt(lower_type(L, e), 0, 0);
 	else if (op->item[0].kind == IR_IT_VALUE)
 		v = lower_scalar(L, ir_item_value(op, &op->item[0]));
 	else
@@ -406,7 +446,8 @@ lower_op_phase_next(Lower *L, IrOp *op)
 {
 	IrGroup *g = ir_op_group(op, L->c->kw.at);
 	LLVMValueRef s = lower_expr(L, op, g->item[0].e), n = lower_expr(L, op, g->item[1].e);
-	LLVMValueRef last = LLVMBuildICmp(L->b, LLVMIntEQ, s, LLVMBuildSub(L->b, n, lower_i64(L, 1), ""), "");
+	LLVMValueRef last =
+	    LLVMBuildICmp(L->b, LLVMIntEQ, s, LLVMBuildSub(L->b, n, lower_i64(L, 1), ""), "");
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_SCALAR;
 	x->v = LLVMBuildXor(L->b, lower_scalar(L, ir_item_value(op, &op->item[0])), last, "");

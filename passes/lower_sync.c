@@ -51,14 +51,16 @@ count_walk(IrOp *op, void *ud)
 	else if (op->code == IR_OP_COPY_ASYNC)
 		it = &ir_op_group(op, k->c->kw.arrive)->item[0];
 	if (it && ir_item_value(op, it) == k->bar)
-		ir_vec_push(k->c->al, op->code == IR_OP_COPY_ASYNC ? &k->copies : &k->tx, &op, sizeof op);
+		ir_vec_push(k->c->al, op->code == IR_OP_COPY_ASYNC ? &k->copies : &k->tx, &op,
+		            sizeof op);
 	return true;
 }
 
 static const IrItem *
 bar_item(IrCtx *c, IrOp *op)
 {
-	return op->code == IR_OP_COPY_ASYNC ? &ir_op_group(op, c->kw.arrive)->item[0] : &op->item[0];
+	return op->code == IR_OP_COPY_ASYNC ? &ir_op_group(op, c->kw.arrive)->item[0]
+	                                    : &op->item[0];
 }
 
 /* Copies per phase on barrier v: every copy sits in the block of an expect_tx on the same
@@ -74,7 +76,8 @@ copies_per_phase(Lower *L, IrValue *v)
 		bool owned = false;
 		for (int j = 0; j < k.tx.len; j++) {
 			IrOp *tx = IR_VEC_AT(k.tx, IrOp *, j);
-			owned |= tx->parent == cp->parent && same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
+			owned |= tx->parent == cp->parent &&
+			         same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
 		}
 		if (!owned)
 			per = -1;
@@ -84,7 +87,8 @@ copies_per_phase(Lower *L, IrValue *v)
 		int64_t n = 0;
 		for (int i = 0; i < k.copies.len; i++) {
 			IrOp *cp = IR_VEC_AT(k.copies, IrOp *, i);
-			n += tx->parent == cp->parent && same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
+			n += tx->parent == cp->parent &&
+			     same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
 		}
 		per = per == -2 || per == n ? n : -1;
 	}
@@ -97,7 +101,8 @@ bool
 lower_op_mbar_alloc(Lower *L, IrOp *op)
 {
 	if (L->scope.role)
-		return lower_unsupported(L, op, "inside a role (allocate barriers before ave.warp_specialize)");
+		return lower_unsupported(
+		    L, op, "inside a role (allocate barriers before ave.warp_specialize)");
 	int64_t count = 1;
 	ir_expr_eval_const(ir_op_group(op, L->c->kw.count)->item[0].e, &count);
 	int64_t copies = copies_per_phase(L, &op->res[0]);
@@ -107,8 +112,9 @@ lower_op_mbar_alloc(Lower *L, IrOp *op)
 	x->n = op->res[0].type->n;
 	LLVMBasicBlockRef merge = lower_elect_begin(L, op, false);
 	for (int64_t i = 0; i < x->n; i++)
-		if (!L->t->mbar_init(L, op, LLVMBuildAdd(L->b, x->v, lower_i32(L, L->facts->mbar_bytes * i), ""), count,
-				     copies))
+		if (!L->t->mbar_init(
+		        L, op, LLVMBuildAdd(L->b, x->v, lower_i32(L, L->facts->mbar_bytes * i), ""),
+		        count, copies))
 			return false;
 	if (L->t->mbar_init_done && !L->t->mbar_init_done(L, op))
 		return false;
@@ -131,7 +137,8 @@ lower_op_mbar(Lower *L, IrOp *op)
 	bool ok;
 	if (op->code == IR_OP_MBAR_EXPECT_TX) {
 		IrGroup *g = ir_op_group(op, L->c->kw.bytes);
-		ok = L->t->mbar_expect_tx(L, op, addr, LLVMBuildTrunc(L->b, lower_expr(L, op, g->item[0].e), L->i32, ""));
+		ok = L->t->mbar_expect_tx(
+		    L, op, addr, LLVMBuildTrunc(L->b, lower_expr(L, op, g->item[0].e), L->i32, ""));
 	} else {
 		int64_t n = 1;
 		IrGroup *g = ir_op_group(op, L->c->kw.count);
@@ -154,8 +161,9 @@ bool
 lower_op_fence(Lower *L, IrOp *op)
 {
 	IrKeywords *k = &L->c->kw;
-	LowerFence f = op->mode == k->async_shared ? LOWER_FENCE_ASYNC_SHARED
-		     : op->mode == k->acq_rel_gpu ? LOWER_FENCE_ACQ_REL_GPU : LOWER_FENCE_ACQ_REL_SYS;
+	LowerFence f = op->mode == k->async_shared  ? LOWER_FENCE_ASYNC_SHARED
+	               : op->mode == k->acq_rel_gpu ? LOWER_FENCE_ACQ_REL_GPU
+	                                            : LOWER_FENCE_ACQ_REL_SYS;
 	L->last_barrier = NULL;
 	return L->t->fence(L, op, f);
 }
@@ -184,18 +192,22 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 	for (IrOp *r = op->reg[0].block->first; r; r = r->next)
 		total += role_num(c, r, c->kw.warps, 1) * role_num(c, r, c->kw.replicate, 1);
 	if (total * L->t->warp != L->info.threads)
-		return lower_error(L, op->loc, "roles use %lld warps x %d threads = %lld threads on target "
-				   "'%s', but the kernel has 'threads' = %d", (long long)total, L->t->warp,
-				   (long long)(total * L->t->warp), L->t->name, L->info.threads);
+		return lower_error(L, op->loc,
+		                   "roles use %lld warps x %d threads = %lld threads on target "
+		                   "'%s', but the kernel has 'threads' = %d",
+		                   (long long)total, L->t->warp, (long long)(total * L->t->warp),
+		                   L->t->name, L->info.threads);
 	LowerScope outer = L->scope;
 	LLVMBasicBlockRef join = lower_block(L, "roles.end");
 	int64_t start = 0;
 	for (IrOp *r = op->reg[0].block->first; r; r = r->next) {
-		int64_t w = role_num(c, r, c->kw.warps, 1), rep = role_num(c, r, c->kw.replicate, 1);
+		int64_t w = role_num(c, r, c->kw.warps, 1),
+		        rep = role_num(c, r, c->kw.replicate, 1);
 		int64_t n = w * rep;
 		LLVMValueRef wv = outer.warp;
-		LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), ""),
-					       LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), ""), "");
+		LLVMValueRef in =
+		    LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), ""),
+		                 LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), ""), "");
 		char name[96];
 		snprintf(name, sizeof name, "role.%s", r->item[0].s);
 		LLVMBasicBlockRef rb = lower_block(L, name), next = lower_block(L, "roles.next");
@@ -204,8 +216,10 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		/* The replica's geometry and indices. */
 		LLVMValueRef rw = LLVMBuildSub(b, wv, lower_i32(L, start), "");
 		LLVMValueRef rep_i = LLVMBuildUDiv(b, rw, lower_i32(L, w), "replica");
-		LLVMValueRef wi = LLVMBuildSub(b, rw, LLVMBuildMul(b, rep_i, lower_i32(L, w), ""), "");
-		L->scope.tid = LLVMBuildAdd(b, LLVMBuildMul(b, wi, lower_i32(L, L->t->warp), ""), outer.lane, "rtid");
+		LLVMValueRef wi =
+		    LLVMBuildSub(b, rw, LLVMBuildMul(b, rep_i, lower_i32(L, w), ""), "");
+		L->scope.tid = LLVMBuildAdd(b, LLVMBuildMul(b, wi, lower_i32(L, L->t->warp), ""),
+		                            outer.lane, "rtid");
 		L->scope.lane = outer.lane;
 		L->scope.warp = L->t->uniform(L, wi);
 		L->scope.replica = LLVMBuildZExt(b, rep_i, L->i64, "");
@@ -216,8 +230,11 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		lower_scope_enter(L, r, r->reg[0].block);
 		L->last_barrier = NULL;
 		if (id + rep - 1 > 15 && L->scope.generic_smem)
-			return lower_error(L, r->loc, "role '@%s' needs barriers for %lld replicas, but target "
-					   "'%s' has 15 named barriers", r->item[0].s, (long long)rep, L->t->name);
+			return lower_error(
+			    L, r->loc,
+			    "role '@%s' needs barriers for %lld replicas, but target "
+			    "'%s' has 15 named barriers",
+			    r->item[0].s, (long long)rep, L->t->name);
 		IrGroup *g = ir_op_group(r, c->kw.regs);
 		if (g) {
 			int64_t regs = 0;

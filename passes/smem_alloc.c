@@ -54,7 +54,8 @@ static void
 widen(IrOp *def, IrOp *user, uint32_t *lo, uint32_t *hi)
 {
 	IrOp *ext = user;
-	for (IrOp *p = ir_op_parent_op(user); p && p->code != IR_OP_KERNEL; p = ir_op_parent_op(p)) {
+	for (IrOp *p = ir_op_parent_op(user); p && p->code != IR_OP_KERNEL;
+	     p = ir_op_parent_op(p)) {
 		if (p->code == IR_OP_WARP_SPECIALIZE) {
 			ext = p; /* roles run concurrently: the whole construct */
 			continue;
@@ -108,7 +109,7 @@ collect_op(IrOp *op, void *ud)
 		IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
 		if (!lower_smem_layout(k->c, tile, &s)) {
 			ir_error(k->c, op->loc, "cannot lay out shared-memory tile '%s'",
-				 ir_type_str(k->c, tile));
+			         ir_type_str(k->c, tile));
 			k->ok = false;
 			return true;
 		}
@@ -135,7 +136,8 @@ lower_smem_collect(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, IrVec *buf
 static int
 by_size(const void *pa, const void *pb)
 {
-	const LowerSmemBuf *a = *(const LowerSmemBuf *const *)pa, *b = *(const LowerSmemBuf *const *)pb;
+	const LowerSmemBuf *a = *(const LowerSmemBuf *const *)pa,
+	                   *b = *(const LowerSmemBuf *const *)pb;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	return a->start < b->start ? -1 : a->start > b->start;
@@ -159,7 +161,8 @@ lower_smem_assign(LowerSmemBuf *b, int n)
 			for (int j = 0; j < i; j++) {
 				LowerSmemBuf *y = order[j];
 				bool live = x->start <= y->end && y->start <= x->end;
-				if (live && off < y->offset + y->bytes && y->offset < off + x->bytes) {
+				if (live && off < y->offset + y->bytes &&
+				    y->offset < off + x->bytes) {
 					off = align_up(y->offset + y->bytes, x->align);
 					moved = true;
 				}
@@ -180,18 +183,20 @@ lower_smem_assign(LowerSmemBuf *b, int n)
 
 bool
 lower_smem_check(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, const LowerSmemBuf *b, int n,
-		 int64_t total)
+                 int64_t total)
 {
 	if (!f || total <= f->smem_limit)
 		return true;
-	IrDiag *d = ir_diag_begin(c, IR_SEV_ERROR, kernel->loc,
-				  "kernel '@%s' needs %lld bytes of shared memory, but target '%s' "
-				  "allows %lld per CTA",
-				  kernel->item[0].s, (long long)total, f->name, (long long)f->smem_limit);
+	IrDiag *d =
+	    ir_diag_begin(c, IR_SEV_ERROR, kernel->loc,
+	                  "kernel '@%s' needs %lld bytes of shared memory, but target '%s' "
+	                  "allows %lld per CTA",
+	                  kernel->item[0].s, (long long)total, f->name, (long long)f->smem_limit);
 	for (int i = 0; i < n; i++)
-		ir_diag_note(c, d, b[i].loc, b[i].value ? "'%s' takes %lld bytes at offset %lld"
-							     : "%s takes %lld bytes at offset %lld",
-			     b[i].name, (long long)b[i].bytes, (long long)b[i].offset);
+		ir_diag_note(c, d, b[i].loc,
+		             b[i].value ? "'%s' takes %lld bytes at offset %lld"
+		                        : "%s takes %lld bytes at offset %lld",
+		             b[i].name, (long long)b[i].bytes, (long long)b[i].offset);
 	ir_diag_emit(c, d);
 	return false;
 }
@@ -214,12 +219,16 @@ plan_kernel(IrModule *m, IrOp *k, const IrPassOpts *o)
 			ir_op_set_attr(m, b[i].value->op, off, ir_attr_int(c, b[i].offset));
 		ir_op_set_attr(m, k, ir_intern_cstr(c, "smem_bytes"), ir_attr_int(c, total));
 		if (f)
-			ir_remark(c, k->loc, "kernel '@%s' uses %lld bytes of shared memory in %d buffer%s "
-				  "(target '%s' allows %lld)", k->item[0].s, (long long)total, bufs.len,
-				  bufs.len == 1 ? "" : "s", f->name, (long long)f->smem_limit);
+			ir_remark(c, k->loc,
+			          "kernel '@%s' uses %lld bytes of shared memory in %d buffer%s "
+			          "(target '%s' allows %lld)",
+			          k->item[0].s, (long long)total, bufs.len,
+			          bufs.len == 1 ? "" : "s", f->name, (long long)f->smem_limit);
 		else
-			ir_remark(c, k->loc, "kernel '@%s' uses %lld bytes of shared memory in %d buffer%s",
-				  k->item[0].s, (long long)total, bufs.len, bufs.len == 1 ? "" : "s");
+			ir_remark(c, k->loc,
+			          "kernel '@%s' uses %lld bytes of shared memory in %d buffer%s",
+			          k->item[0].s, (long long)total, bufs.len,
+			          bufs.len == 1 ? "" : "s");
 	}
 	ir_vec_free(c->al, &bufs, sizeof(LowerSmemBuf));
 	return ok;

@@ -13,15 +13,17 @@
 
 static const LowerTarget *const targets[] = {
 #ifdef AVE_HAVE_NVPTX
-	&nvptx_sm90a,
-	&nvptx_sm80,
+    &nvptx_sm90a,
+    &nvptx_sm80,
 #endif
-	NULL,
+    NULL,
 };
 
 /* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
-static const char *const pipeline[] = {"canonicalize", "cse", "dce", "pipeline", "warp-specialize", "overlap",
-				       "prefetch", "check-invariants", "regalloc", "smem-alloc"};
+static const char *const pipeline[] = {
+    "canonicalize",    "cse",       "dce",      "pipeline",
+    "warp-specialize", "overlap",   "prefetch", "check-invariants",
+    "regalloc",        "smem-alloc"};
 
 typedef struct Opts {
 	DriverCommon common;
@@ -33,24 +35,28 @@ typedef struct Opts {
 static void
 usage(FILE *f)
 {
-	fputs("usage: ave compile FILE --target=T [options]\n"
-	      "\n"
-	      "Compiles the kernels of FILE for target T and writes the result.\n"
-	      "\n"
-	      "options:\n"
-	      "  --target=T              sm_90a or sm_80 (wins over a kernel's 'target' attribute)\n"
-	      "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin (default)\n"
-	      "  -o OUT                  output file ('-' for standard output; text outputs default to it,\n"
-	      "                          a cubin to FILE's stem with .cubin)\n"
-	      "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
-	      "  --kernel=@name          only this kernel\n"
-	      "  --emit-metadata[=FILE]  write the kernels' metadata as JSON (default: OUT.json)\n"
-	      "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; refuses\n"
-	      "                          kernels with per-role register budgets)\n"
-	      "  --time                  print the time of each stage to standard error\n"
-	      "  -v                      --time, and report remarks (shared-memory use, ...)\n"
-	      "  --diagnostics-format=F  text (default) or json\n",
-	      f);
+	fputs(
+	    "usage: ave compile FILE --target=T [options]\n"
+	    "\n"
+	    "Compiles the kernels of FILE for target T and writes the result.\n"
+	    "\n"
+	    "options:\n"
+	    "  --target=T              sm_90a or sm_80 (wins over a kernel's 'target' attribute)\n"
+	    "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin "
+	    "(default)\n"
+	    "  -o OUT                  output file ('-' for standard output; text outputs default "
+	    "to it,\n"
+	    "                          a cubin to FILE's stem with .cubin)\n"
+	    "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
+	    "  --kernel=@name          only this kernel\n"
+	    "  --emit-metadata[=FILE]  write the kernels' metadata as JSON (default: OUT.json)\n"
+	    "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; "
+	    "refuses\n"
+	    "                          kernels with per-role register budgets)\n"
+	    "  --time                  print the time of each stage to standard error\n"
+	    "  -v                      --time, and report remarks (shared-memory use, ...)\n"
+	    "  --diagnostics-format=F  text (default) or json\n",
+	    f);
 }
 
 typedef struct Filter {
@@ -165,7 +171,8 @@ parse_args(int argc, char **argv, Opts *o)
 		return 2;
 	}
 	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink")) {
-		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas or nvjitlink)\n", o->assembler);
+		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas or nvjitlink)\n",
+		        o->assembler);
 		return 2;
 	}
 	return -1;
@@ -208,8 +215,8 @@ cmd_compile(int argc, char **argv)
 		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80");
 		ok = false;
 	} else if (ok && !(t = find_target(tname))) {
-		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s%s)", tname,
-			 targets[0] ? " " : " none", targets[0] ? "sm_90a, sm_80" : "");
+		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s%s)",
+		         tname, targets[0] ? " " : " none", targets[0] ? "sm_90a, sm_80" : "");
 		ok = false;
 	}
 	if (ok) {
@@ -217,7 +224,8 @@ cmd_compile(int argc, char **argv)
 		for (int i = 0; t->emits[i] && !known; i++)
 			known = !strcmp(t->emits[i], o.emit);
 		if (!known) {
-			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, t->name);
+			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit,
+			         t->name);
 			ok = false;
 		}
 	}
@@ -225,7 +233,8 @@ cmd_compile(int argc, char **argv)
 	if (ok) {
 		char pl[512] = "";
 		for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++)
-			if (ir_pass_find(pass_registry, pass_registry_count, pipeline[i], strlen(pipeline[i]))) {
+			if (ir_pass_find(pass_registry, pass_registry_count, pipeline[i],
+			                 strlen(pipeline[i]))) {
 				if (pl[0])
 					strcat(pl, ",");
 				strcat(pl, pipeline[i]);
@@ -264,7 +273,8 @@ cmd_compile(int argc, char **argv)
 		if (ok && o.want_meta) {
 			char *mp = o.meta ? NULL : malloc(strlen(out) + 6);
 			if (mp)
-				snprintf(mp, strlen(out) + 6, "%s.json", strcmp(out, "-") ? out : "kernels");
+				snprintf(mp, strlen(out) + 6, "%s.json",
+				         strcmp(out, "-") ? out : "kernels");
 			const char *path = o.meta ? o.meta : mp;
 			FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 			if (!f) {

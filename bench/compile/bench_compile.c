@@ -13,7 +13,7 @@
 
 enum { STAGES = 7, MAXN = 100 };
 static const char *const stage_names[STAGES] = {"parse+verify", "passes", "LLVM IR", "LLVM opt",
-						"LLVM codegen", "ptxas", "total"};
+                                                "LLVM codegen", "ptxas",  "total"};
 
 static int
 cmp(const void *a, const void *b)
@@ -28,8 +28,11 @@ cpu_now(void)
 	struct rusage s, c;
 	getrusage(RUSAGE_SELF, &s);
 	getrusage(RUSAGE_CHILDREN, &c);
-	return (double)(s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec + c.ru_stime.tv_sec) +
-	       (double)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec + c.ru_stime.tv_usec) * 1e-6;
+	return (double)(s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec +
+	                c.ru_stime.tv_sec) +
+	       (double)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec +
+	                c.ru_stime.tv_usec) *
+	           1e-6;
 }
 
 /* Errors only: the remarks of every run would drown the table. */
@@ -53,7 +56,8 @@ compile_once(const char *file, const LowerTarget *t, const char *emit, double *t
 	IrPassOpts po = {0};
 	po.verify_each = true;
 	po.target = t->name;
-	ok = ok && ir_run_pipeline(m, pass_registry, pass_registry_count, "canonicalize,cse,dce,smem-alloc", &po);
+	ok = ok && ir_run_pipeline(m, pass_registry, pass_registry_count,
+	                           "canonicalize,cse,dce,smem-alloc", &po);
 	double t2 = ir_now();
 	LowerOptions lo = {0};
 	lo.emit = emit;
@@ -86,7 +90,8 @@ main(int argc, char **argv)
 	if (n < 1 || n > MAXN)
 		n = 10;
 	const char *emits[2] = {"ptx", "cubin"};
-	printf("compile latency of %s for %s, median of %d (wall ms; cpu ms per compile)\n", argv[1], t->name, n);
+	printf("compile latency of %s for %s, median of %d (wall ms; cpu ms per compile)\n",
+	       argv[1], t->name, n);
 	for (int e = 0; e < 2; e++) {
 		static double s[STAGES][MAXN];
 		double cpu0 = cpu_now();

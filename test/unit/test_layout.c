@@ -59,20 +59,20 @@ test_blocked(void)
 		int64_t shape[3];
 		int esize, lanes, warps, nregs;
 	} cases[] = {
-		{1, {1024}, 4, 5, 3, 4},     /* vadd: 4 floats per thread, one 16-byte vector */
-		{2, {128, 64}, 2, 5, 3, 32}, /* a bf16 gemm operand */
-		{2, {128, 128}, 4, 5, 3, 64},
-		{2, {128, 1}, 4, 5, 3, 1},   /* fewer elements than threads: replication */
-		{2, {64, 256}, 4, 5, 2, 128},
-		{3, {4, 8, 32}, 2, 5, 2, 8},
-		{2, {16, 16}, 2, 6, 2, 8},   /* wave64: vectors first, then replication */
-		{1, {32}, 4, 5, 0, 4},
+	    {1, {1024}, 4, 5, 3, 4},     /* vadd: 4 floats per thread, one 16-byte vector */
+	    {2, {128, 64}, 2, 5, 3, 32}, /* a bf16 gemm operand */
+	    {2, {128, 128}, 4, 5, 3, 64},
+	    {2, {128, 1}, 4, 5, 3, 1}, /* fewer elements than threads: replication */
+	    {2, {64, 256}, 4, 5, 2, 128},
+	    {3, {4, 8, 32}, 2, 5, 2, 8},
+	    {2, {16, 16}, 2, 6, 2, 8}, /* wave64: vectors first, then replication */
+	    {1, {32}, 4, 5, 0, 4},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		LowerLayout l;
 		char why[128];
 		CHECK(lower_layout_blocked(&l, cases[i].rank, cases[i].shape, cases[i].esize,
-					   cases[i].lanes, cases[i].warps));
+		                           cases[i].lanes, cases[i].warps));
 		CHECK_EQ(lower_layout_nregs(&l), cases[i].nregs);
 		CHECK(lower_layout_check(&l, why, sizeof why));
 		CHECK(covers_once(&l));
@@ -99,7 +99,8 @@ test_blocked(void)
 static LowerAtom
 acc_atom(void)
 {
-	LowerAtom a = {16, 8, {2, 5, 0}, {{{0, 1}, {8, 0}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}}};
+	LowerAtom a = {
+	    16, 8, {2, 5, 0}, {{{0, 1}, {8, 0}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}}};
 	return a;
 }
 
@@ -181,15 +182,15 @@ test_slice_transpose_perm(void)
 static void
 test_smem(IrCtx *c)
 {
-	static const char *src =
-		"#sw = #ave.smem<swizzle = 128, order = [1, 0]>\n"
-		"ave.kernel @k() {threads = 128} {\n"
-		"  %a = ave.smem.alloc : !ave.tile<128x64xbf16, smem, #sw>\n"
-		"  %b = ave.smem.alloc : !ave.tile<64x128xbf16, smem>\n"
-		"  %p = ave.smem.alloc : !ave.tile<32x32xf32, smem, #ave.pad<4>>\n"
-		"  %t = ave.smem.alloc : !ave.tile<64x32xf16, smem, #ave.smem<swizzle = 64, order = [0, 1]>>\n"
-		"  ave.return\n"
-		"}\n";
+	static const char *src = "#sw = #ave.smem<swizzle = 128, order = [1, 0]>\n"
+	                         "ave.kernel @k() {threads = 128} {\n"
+	                         "  %a = ave.smem.alloc : !ave.tile<128x64xbf16, smem, #sw>\n"
+	                         "  %b = ave.smem.alloc : !ave.tile<64x128xbf16, smem>\n"
+	                         "  %p = ave.smem.alloc : !ave.tile<32x32xf32, smem, #ave.pad<4>>\n"
+	                         "  %t = ave.smem.alloc : !ave.tile<64x32xf16, smem, "
+	                         "#ave.smem<swizzle = 64, order = [0, 1]>>\n"
+	                         "  ave.return\n"
+	                         "}\n";
 	IrModule *m = fe_parse(c, "s.ave", src, strlen(src), 1);
 	CHECK(m && ir_verify(m));
 	if (!m)
@@ -236,10 +237,10 @@ static void
 test_assign(void)
 {
 	LowerSmemBuf b[4] = {
-		{.bytes = 1000, .align = 128, .start = 0, .end = 10},
-		{.bytes = 2000, .align = 1024, .start = 5, .end = 20},
-		{.bytes = 3000, .align = 16, .start = 21, .end = 30}, /* may reuse */
-		{.bytes = 8, .align = 8, .start = 0, .end = 30},
+	    {.bytes = 1000, .align = 128, .start = 0, .end = 10},
+	    {.bytes = 2000, .align = 1024, .start = 5, .end = 20},
+	    {.bytes = 3000, .align = 16, .start = 21, .end = 30}, /* may reuse */
+	    {.bytes = 8, .align = 8, .start = 0, .end = 30},
 	};
 	int64_t total = lower_smem_assign(b, 4);
 	for (int i = 0; i < 4; i++) {
@@ -248,7 +249,7 @@ test_assign(void)
 		for (int j = 0; j < 4; j++) {
 			bool live = b[i].start <= b[j].end && b[j].start <= b[i].end;
 			bool overlap = b[i].offset < b[j].offset + b[j].bytes &&
-				       b[j].offset < b[i].offset + b[i].bytes;
+			               b[j].offset < b[i].offset + b[i].bytes;
 			CHECK(i == j || !(live && overlap));
 		}
 	}

@@ -86,16 +86,16 @@ test_plans(IrCtx *c)
 		bool trans_b, chain;
 		int impl_wgmma;
 	} cases[] = {
-		{&nvptx_sm80, 128, 128, 64, 3, true, false, 0},
-		{&nvptx_sm80, 64, 64, 32, 2, false, false, 0},
-		{&nvptx_sm80, 128, 128, 128, 3, true, true, 0},
-		{&nvptx_sm80, 16, 8, 16, 3, false, false, 0}, /* more warps than blocks: replication */
-		{&nvptx_sm90a, 128, 128, 64, 3, true, false, 1},
-		{&nvptx_sm90a, 64, 256, 64, 2, true, false, 1},
-		{&nvptx_sm90a, 128, 128, 128, 3, false, true, 1},
-		{&nvptx_sm90a, 64, 128, 64, 3, true, false, 1}, /* two warpgroups split N */
-		{&nvptx_sm90a, 128, 512, 64, 2, true, false, 1}, /* two n256 instructions, two m64 */
-		{&nvptx_sm90a, 32, 64, 16, 2, true, false, 0}, /* too few rows for wgmma */
+	    {&nvptx_sm80, 128, 128, 64, 3, true, false, 0},
+	    {&nvptx_sm80, 64, 64, 32, 2, false, false, 0},
+	    {&nvptx_sm80, 128, 128, 128, 3, true, true, 0},
+	    {&nvptx_sm80, 16, 8, 16, 3, false, false, 0}, /* more warps than blocks: replication */
+	    {&nvptx_sm90a, 128, 128, 64, 3, true, false, 1},
+	    {&nvptx_sm90a, 64, 256, 64, 2, true, false, 1},
+	    {&nvptx_sm90a, 128, 128, 128, 3, false, true, 1},
+	    {&nvptx_sm90a, 64, 128, 64, 3, true, false, 1},  /* two warpgroups split N */
+	    {&nvptx_sm90a, 128, 512, 64, 2, true, false, 1}, /* two n256 instructions, two m64 */
+	    {&nvptx_sm90a, 32, 64, 16, 2, true, false, 0},   /* too few rows for wgmma */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		Lower L;
@@ -153,18 +153,20 @@ test_log(IrCtx *c)
 	k[0].name = "ws";
 	k[1].name = "gemm";
 	const char *log =
-		"ptxas info    : 0 bytes gmem\n"
-		"ptxas info    : Compiling entry function 'ws' for 'sm_90a'\n"
-		"ptxas info    : Function properties for ws\n"
-		"    520 bytes stack frame, 748 bytes spill stores, 752 bytes spill loads\n"
-		"ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine "
-		"register count at entry.\n"
-		"ptxas info    : Used 168 registers, used 2 barriers, 4096 bytes smem, 520 bytes cumulative stack size\n"
-		"ptxas info    : Compiling entry function 'gemm' for 'sm_90a'\n"
-		"ptxas info    : Function properties for gemm\n"
-		"    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-		"ptxas info    : Used 90 registers, used 1 barriers, 372 bytes cmem[0]\n"
-		"ptxas info    : Compile time = 26.760 ms\n";
+	    "ptxas info    : 0 bytes gmem\n"
+	    "ptxas info    : Compiling entry function 'ws' for 'sm_90a'\n"
+	    "ptxas info    : Function properties for ws\n"
+	    "    520 bytes stack frame, 748 bytes spill stores, 752 bytes spill loads\n"
+	    "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to "
+	    "determine "
+	    "register count at entry.\n"
+	    "ptxas info    : Used 168 registers, used 2 barriers, 4096 bytes smem, 520 bytes "
+	    "cumulative stack size\n"
+	    "ptxas info    : Compiling entry function 'gemm' for 'sm_90a'\n"
+	    "ptxas info    : Function properties for gemm\n"
+	    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+	    "ptxas info    : Used 90 registers, used 1 barriers, 372 bytes cmem[0]\n"
+	    "ptxas info    : Compile time = 26.760 ms\n";
 	nvptx_parse_ptxas_log(c->al, log, k, 2);
 	CHECK(k[0].stats && k[0].regs == 168 && k[0].barriers == 2 && k[0].static_smem == 4096);
 	CHECK(k[0].stack == 520 && k[0].spill_stores == 748 && k[0].spill_loads == 752);
