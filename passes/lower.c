@@ -546,6 +546,16 @@ abi_params(Lower *L, IrVec *symms)
 			lower_add_param(L, &p);
 		}
 	}
+	if (L->info.persistent)
+		for (int d = 0; d < 3; d++) {
+			LowerParam p = {0};
+			p.kind = LOWER_P_GRID;
+			p.arg = -1;
+			p.dim = d;
+			p.name = ir_intern_cstr(L->c, d == 0 ? "grid.x" : d == 1 ? "grid.y" : "grid.z");
+			p.llty = L->i32;
+			lower_add_param(L, &p);
+		}
 	for (int k = 0; k < symms->len; k++) {
 		IrOp *s = IR_VEC_AT(*symms, IrOp *, k);
 		LowerParam p = {0};
@@ -623,6 +633,10 @@ bind_params(Lower *L)
 		LLVMSetValueName2(v, p->name ? p->name : "p", strlen(p->name ? p->name : "p"));
 		if (p->kind == LOWER_P_TARGET)
 			continue;
+		if (p->kind == LOWER_P_GRID) {
+			L->grid[p->dim] = v;
+			continue;
+		}
 		if (p->kind == LOWER_P_SYMM)
 			continue; /* looked up by name where an item names the buffer */
 		IrValue *a = body->arg[p->arg];
@@ -694,7 +708,10 @@ lower_op_nothing(Lower *L, IrOp *op)
 bool
 lower_op_return(Lower *L, IrOp *op)
 {
-	LLVMBuildRetVoid(L->b);
+	if (L->next_tile)
+		LLVMBuildBr(L->b, L->next_tile); /* a persistent kernel goes on with its next tile */
+	else
+		LLVMBuildRetVoid(L->b);
 	/* Anything after a return (there is nothing in valid IR) lands in a dead block. */
 	if (op->next || ir_op_parent_op(op)->code != IR_OP_KERNEL)
 		LLVMPositionBuilderAtEnd(L->b, lower_block(L, "dead"));
@@ -794,6 +811,57 @@ finish_smem(Lower *L)
 	return ok;
 }
 
+/* A persistent kernel (`persistent = N`, launched with up to N CTAs along x): each CTA walks
+ * the logical grid's tiles t = ctaid.x, ctaid.x + nctaid.x, ... below grid.x * grid.y * grid.z,
+ * running the body once per tile with program ids (t mod x, t / x mod y, t / (x y)); a return
+ * goes on with the next tile, after a CTA barrier so shared memory can be reused. */
+static void
+persistent_begin(Lower *L, LLVMBasicBlockRef *head, LLVMValueRef *t, LLVMBasicBlockRef *exit)
+{
+	LLVMBuilderRef b = L->b;
+	LLVMValueRef first = L->t->block_id(L, 0);
+	LLVMValueRef total =
+	    LLVMBuildMul(b, LLVMBuildMul(b, L->grid[0], L->grid[1], ""), L->grid[2], "tiles");
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+	*head = lower_block(L, "tile.head");
+	LLVMBasicBlockRef body = lower_block(L, "tile");
+	*exit = lower_block(L, "tiles.done");
+	LLVMBuildBr(b, *head);
+	LLVMPositionBuilderAtEnd(b, *head);
+	*t = LLVMBuildPhi(b, L->i32, "t");
+	LLVMAddIncoming(*t, &first, &pre, 1);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, *t, total, ""), body, *exit);
+	LLVMPositionBuilderAtEnd(b, body);
+	L->pid[0] = LLVMBuildURem(b, *t, L->grid[0], "pid.x");
+	LLVMValueRef q = LLVMBuildUDiv(b, *t, L->grid[0], "");
+	L->pid[1] = LLVMBuildURem(b, q, L->grid[1], "pid.y");
+	L->pid[2] = LLVMBuildUDiv(b, q, L->grid[1], "pid.z");
+	L->next_tile = lower_block(L, "tile.next");
+}
+
+static bool
+persistent_end(Lower *L, LLVMBasicBlockRef head, LLVMValueRef t, LLVMBasicBlockRef exit,
+	       LLVMValueRef *next)
+{
+	LLVMBuilderRef b = L->b;
+	if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(b)))
+		LLVMBuildBr(b, L->next_tile);
+	LLVMMoveBasicBlockAfter(L->next_tile, LLVMGetInsertBlock(b));
+	LLVMPositionBuilderAtEnd(b, L->next_tile);
+	L->last_barrier = NULL;
+	if (!lower_group_barrier(L, L->kernel))
+		return false;
+	*next = LLVMBuildAdd(b, t, L->t->num_blocks(L, 0), "t.next");
+	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+	LLVMAddIncoming(t, next, &latch, 1);
+	LLVMBuildBr(b, head);
+	LLVMMoveBasicBlockAfter(exit, latch);
+	LLVMPositionBuilderAtEnd(b, exit);
+	LLVMBuildRetVoid(b);
+	L->next_tile = NULL;
+	return true;
+}
+
 void
 lower_scope_shape(Lower *L, IrOp *role, LowerScope *s)
 {
@@ -873,11 +941,7 @@ lower_kernel(Lower *L)
 	L->info.name = k->item[0].s;
 	L->info.threads = th && th->kind == IR_ATTR_INT ? (int)th->i : 0;
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);
-	if (pers) {
-		lower_error(L, k->loc, "'persistent' kernels are not supported on target '%s' yet",
-		            L->t->name);
-		return false;
-	}
+	L->info.persistent = pers && pers->kind == IR_ATTR_INT ? pers->i : 0;
 	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *ovo = ir_op_attr(k, c->kw.overlap_operand);
 	if (ov && ov->kind == IR_ATTR_SYM)
 		ir_warning(c, k->loc,
@@ -937,11 +1001,15 @@ lower_kernel(Lower *L)
 	L->scope.lane = LLVMBuildAnd(L->b, tid, lower_i32(L, L->t->warp - 1), "lane");
 	L->scope.warp = L->t->uniform(L, LLVMBuildLShr(L->b, tid, lower_i32(L, lb), "warp"));
 	L->scope.bar_id = lower_i32(L, 0);
-	for (int d = 0; d < 3; d++)
-		L->ctaid[d] = NULL;
 	L->next_bar_id = 1;
+	LLVMBasicBlockRef tile_head = NULL, tile_exit = NULL;
+	LLVMValueRef tile = NULL, tile_next = NULL;
+	if (L->info.persistent)
+		persistent_begin(L, &tile_head, &tile, &tile_exit);
 
 	bool ok = lower_ops(L, k->reg[0].block);
+	if (ok && L->info.persistent)
+		ok = persistent_end(L, tile_head, tile, tile_exit, &tile_next);
 	if (ok && !k->reg[0].block->last)
 		LLVMBuildRetVoid(L->b);
 	else if (ok && k->reg[0].block->last->code != IR_OP_RETURN &&

@@ -198,8 +198,7 @@ jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",    "size", "stride",
-                                                       "scalar", "symm", "target"};
+static const char *const param_kinds[LOWER_P_KINDS] = {"ptr", "size", "stride", "scalar", "symm", "target", "grid"};
 
 void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
@@ -216,6 +215,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		        "\"grid_dims\": %d,\n",
 		        k->threads, k->threads, k->grid_dims);
 		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
+		if (k->persistent)
+			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
 		fprintf(f, "      \"params\": [");
 		const LowerParam *ps = k->params.data;
 		for (int j = 0; j < k->params.len; j++) {
@@ -225,14 +226,16 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			if (p->name) {
 				fprintf(f, ", \"%s\": ",
 				        p->kind == LOWER_P_SYMM     ? "symbol"
-				        : p->kind == LOWER_P_TARGET ? "name"
+				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID ? "name"
 				                                    : "arg");
 				jstr(f, p->name);
 			}
 			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)
 				fprintf(f, ", \"arg_index\": %d", p->arg);
-			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE)
+			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE || p->kind == LOWER_P_GRID)
 				fprintf(f, ", \"dim\": %d", p->dim);
+			if (p->kind == LOWER_P_GRID)
+				fprintf(f, ", \"ctype\": \"int32\"");
 			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR ||
 			                p->kind == LOWER_P_SYMM)) {
 				fprintf(f, ", \"type\": ");

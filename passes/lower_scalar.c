@@ -381,8 +381,12 @@ lower_op_program_id(Lower *L, IrOp *op)
 {
 	int64_t d = 0;
 	ir_expr_eval_const(ir_op_group(op, L->c->kw.dim)->item[0].e, &d);
-	LLVMValueRef v =
-	    op->code == IR_OP_PROGRAM_ID ? L->t->block_id(L, (int)d) : L->t->num_blocks(L, (int)d);
+	/* A persistent kernel's ids and grid are the logical ones of the tile it is working on. */
+	LLVMValueRef v;
+	if (op->code == IR_OP_PROGRAM_ID)
+		v = L->pid[d] ? L->pid[d] : L->t->block_id(L, (int)d);
+	else
+		v = L->grid[d] ? L->grid[d] : L->t->num_blocks(L, (int)d);
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_SCALAR;
 	x->v = fit(L, LLVMBuildZExt(L->b, v, L->i64, ""), op->res[0].type);

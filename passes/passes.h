@@ -310,6 +310,7 @@ typedef enum LowerParamKind {
 	LOWER_P_SCALAR,  /* a scalar argument */
 	LOWER_P_SYMM,    /* the local address of a symmetric buffer */
 	LOWER_P_TARGET,  /* target-defined (a TMA tensor map): `bytes`, `align`, described by json */
+	LOWER_P_GRID,    /* a persistent kernel's logical grid size along `dim`, i32 */
 	LOWER_P_KINDS
 } LowerParamKind;
 
@@ -491,7 +492,9 @@ struct Lower {
 	LowerScope scope;
 	LLVMValueRef smem;          /* the dynamic shared-memory symbol */
 	LLVMValueRef smem_pad;      /* i32: bytes to its aligned base (patched at the end) */
-	LLVMValueRef ctaid[3];
+	LLVMValueRef pid[3];        /* persistent kernels: the logical program ids, else NULL */
+	LLVMValueRef grid[3];       /* persistent kernels: the logical grid (i32 parameters) */
+	LLVMBasicBlockRef next_tile; /* persistent kernels: where ave.return goes */
 	IrVec placeholders;         /* lowering-internal: offsets patched after planning */
 	IrVec scratch;              /* LowerSmemBuf of scratch uses */
 	LLVMValueRef last_barrier;  /* the last barrier call emitted, to merge back-to-back ones */
