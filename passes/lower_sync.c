@@ -64,7 +64,8 @@ bar_item(IrCtx *c, IrOp *op)
 }
 
 /* Copies per phase on barrier v: every copy sits in the block of an expect_tx on the same
- * barrier entry, and every such expect_tx has the same number of them. -1 when unknown. */
+ * barrier entry, and every such expect_tx has the same number of them (times the replicas of its
+ * role, which all fill the same phase). -1 when unknown. */
 static int64_t
 copies_per_phase(Lower *L, IrValue *v)
 {
@@ -90,6 +91,13 @@ copies_per_phase(Lower *L, IrValue *v)
 			n += tx->parent == cp->parent &&
 			     same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
 		}
+		/* Every replica of the role issues its own copies into the same phase. */
+		IrOp *role = ir_role_of(tx);
+		IrGroup *g = role ? ir_op_group(role, L->c->kw.replicate) : NULL;
+		int64_t rep = 1;
+		if (g)
+			ir_expr_eval_const(g->item[0].e, &rep);
+		n *= rep;
 		per = per == -2 || per == n ? n : -1;
 	}
 	ir_vec_free(L->c->al, &k.tx, sizeof(IrOp *));
