@@ -119,7 +119,8 @@ lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerRes
 		/* Kernels are straight-line code over fragments plus a few loops: the cleanups that
 		 * matter (SROA, CSE, instcombine, GVN) at a fraction of default<O3>'s time. No
 		 * LICM: hoisting address arithmetic out of loops costs registers the fragments need
-		 * (gemm.ave on sm_90a: 167 registers here, 210 with default<O3>). */
+		 * (gemm.ave on sm_90a before prefetch: 167 registers here, 220 with LICM, 210 with
+		 * default<O3>). */
 		const char *pipeline = o->opt == 1 ? "function(sroa,early-cse<memssa>,instcombine<"
 		                                     "no-verify-fixpoint>,simplifycfg)"
 		                                   : "function(sroa,early-cse<memssa>,instcombine<"
@@ -198,7 +199,8 @@ jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *const param_kinds[LOWER_P_KINDS] = {"ptr", "size", "stride", "scalar", "symm", "target", "grid"};
+static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",  "size",   "stride", "scalar",
+                                                       "symm", "target", "grid"};
 
 void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
@@ -225,14 +227,16 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			        param_kinds[p->kind]);
 			if (p->name) {
 				fprintf(f, ", \"%s\": ",
-				        p->kind == LOWER_P_SYMM     ? "symbol"
-				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID ? "name"
-				                                    : "arg");
+				        p->kind == LOWER_P_SYMM ? "symbol"
+				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID
+				            ? "name"
+				            : "arg");
 				jstr(f, p->name);
 			}
 			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)
 				fprintf(f, ", \"arg_index\": %d", p->arg);
-			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE || p->kind == LOWER_P_GRID)
+			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE ||
+			    p->kind == LOWER_P_GRID)
 				fprintf(f, ", \"dim\": %d", p->dim);
 			if (p->kind == LOWER_P_GRID)
 				fprintf(f, ", \"ctype\": \"int32\"");
