@@ -62,6 +62,8 @@ tensor_item(Lower *L, IrOp *op, const IrItem *it)
 
 /* ---- global loads and stores ---- */
 
+enum { UNROLL_REGS = 8 };
+
 typedef struct GAccess {
 	IrOp *op;
 	LowerTensor *t;
@@ -169,83 +171,115 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 	return true;
 }
 
-/* The fallback path, one element at a time in a loop over the registers (kept in a local array):
- * small code for accesses whose alignment only the run time knows. */
-static bool
-access_loop(Lower *L, GAccess *g, LowerFrag *f)
+/* The fallback paths: one element at a time in a loop over the registers, small code for
+ * accesses whose alignment only the run time knows. Registers cannot be indexed: a load goes
+ * through a local copy (its registers stay out of the loop), a store picks register e with a tree
+ * of selects on e's bits (its values are live anyway; no local memory). */
+
+typedef struct ElemLoop {
+	LLVMBasicBlockRef body, done;
+	LLVMValueRef e, bits[LOWER_MAX_BITS];
+	LLVMValueRef ptr, off, mask;
+} ElemLoop;
+
+/* Opens the loop over e = 0 .. nregs - 1 and computes element e's address and mask. */
+static void
+loop_begin(Lower *L, GAccess *g, ElemLoop *x)
 {
 	LLVMBuilderRef b = L->b;
 	const LowerLayout *l = g->l;
-	int n = lower_layout_nregs(l), es = lower_elem_bytes(g->elem);
-	LLVMTypeRef mt = lower_mem_type(L, g->elem), at = LLVMArrayType(mt, (unsigned)n);
-	LLVMBasicBlockRef here = LLVMGetInsertBlock(b), entry = LLVMGetEntryBasicBlock(L->fn);
-	LLVMValueRef first = LLVMGetFirstInstruction(entry);
-	if (first)
-		LLVMPositionBuilderBefore(b, first);
-	else
-		LLVMPositionBuilderAtEnd(b, entry);
-	LLVMValueRef arr = LLVMBuildAlloca(b, at, "regs");
-	LLVMPositionBuilderAtEnd(b, here);
 	LLVMValueRef zero = lower_i32(L, 0);
-	if (g->store)
-		for (int r = 0; r < n; r++) {
-			LLVMValueRef idx[2] = {zero, lower_i32(L, r)};
-			LLVMValueRef v = f->v[r];
-			if (g->elem == L->c->t_i1)
-				v = LLVMBuildZExt(b, v, L->i8, "");
-			LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, arr, idx, 2, ""));
-		}
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = lower_block(L, "elem"),
-	                  done = lower_block(L, "elem.done");
-	LLVMBuildBr(b, body);
-	LLVMPositionBuilderAtEnd(b, body);
-	LLVMValueRef e = LLVMBuildPhi(b, L->i32, "e");
-	LLVMAddIncoming(e, &zero, &pre, 1);
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+	x->body = lower_block(L, "elem");
+	x->done = lower_block(L, "elem.done");
+	LLVMBuildBr(b, x->body);
+	LLVMPositionBuilderAtEnd(b, x->body);
+	x->e = LLVMBuildPhi(b, L->i32, "e");
+	LLVMAddIncoming(x->e, &zero, &pre, 1);
 	bool dis = lower_layout_disjoint(l);
 	LLVMValueRef rc[LOWER_MAX_RANK];
 	for (int d = 0; d < l->rank; d++)
 		rc[d] = zero;
 	for (int i = 0; i < l->nbits[LOWER_REG]; i++) {
-		LLVMValueRef bit =
-		    LLVMBuildAnd(b, LLVMBuildLShr(b, e, lower_i32(L, i), ""), lower_i32(L, 1), "");
+		x->bits[i] = LLVMBuildAnd(b, LLVMBuildLShr(b, x->e, lower_i32(L, i), ""),
+		                          lower_i32(L, 1), "");
 		for (int d = 0; d < l->rank; d++) {
 			int32_t s = l->basis[LOWER_REG][i][d];
 			if (!s)
 				continue;
-			LLVMValueRef t = LLVMBuildMul(b, bit, lower_i32(L, s), "");
+			LLVMValueRef t = LLVMBuildMul(b, x->bits[i], lower_i32(L, s), "");
 			rc[d] = dis ? LLVMBuildAdd(b, rc[d], t, "") : LLVMBuildXor(b, rc[d], t, "");
 		}
 	}
 	for (int d = 0; d < l->rank; d++)
 		rc[d] = LLVMBuildZExt(b, rc[d], L->i64, "");
-	LLVMValueRef mask, off = element_at(L, g, rc, &mask);
-	LLVMValueRef p = LLVMBuildGEP2(b, L->i8, g->t->base, &off, 1, "");
-	LLVMValueRef idx[2] = {zero, e};
-	LLVMValueRef slot = LLVMBuildGEP2(b, at, arr, idx, 2, "");
+	x->off = element_at(L, g, rc, &x->mask);
+	x->ptr = LLVMBuildGEP2(b, L->i8, g->t->base, &x->off, 1, "");
+}
+
+static void
+loop_end(Lower *L, GAccess *g, ElemLoop *x)
+{
+	LLVMBuilderRef b = L->b;
+	LLVMValueRef en = LLVMBuildAdd(b, x->e, lower_i32(L, 1), "");
+	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+	LLVMAddIncoming(x->e, &en, &latch, 1);
+	LLVMValueRef more =
+	    LLVMBuildICmp(b, LLVMIntULT, en, lower_i32(L, lower_layout_nregs(g->l)), "");
+	LLVMBuildCondBr(b, more, x->body, x->done);
+	LLVMPositionBuilderAtEnd(b, x->done);
+}
+
+static bool
+access_loop(Lower *L, GAccess *g, LowerFrag *f)
+{
+	LLVMBuilderRef b = L->b;
+	int n = lower_layout_nregs(g->l), es = lower_elem_bytes(g->elem);
+	LLVMTypeRef mt = lower_mem_type(L, g->elem), at = LLVMArrayType(mt, (unsigned)n);
+	bool i1 = g->elem == L->c->t_i1;
+	LLVMValueRef zero = lower_i32(L, 0), arr = NULL;
+	if (!g->store) {
+		LLVMBasicBlockRef here = LLVMGetInsertBlock(b),
+		                  entry = LLVMGetEntryBasicBlock(L->fn);
+		LLVMValueRef first = LLVMGetFirstInstruction(entry);
+		if (first)
+			LLVMPositionBuilderBefore(b, first);
+		else
+			LLVMPositionBuilderAtEnd(b, entry);
+		arr = LLVMBuildAlloca(b, at, "regs");
+		LLVMPositionBuilderAtEnd(b, here);
+	}
+	ElemLoop x;
+	loop_begin(L, g, &x);
 	if (g->store) {
-		if (!L->t->store_global(L, g->t, p, off, LLVMBuildLoad2(b, mt, slot, ""), es, mask))
+		LLVMValueRef *level = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)n);
+		for (int r = 0; r < n; r++)
+			level[r] = f->v[r];
+		for (int i = 0, m = n; m > 1; i++, m /= 2) {
+			LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, x.bits[i], zero, "");
+			for (int r = 0; r < m / 2; r++)
+				level[r] =
+				    LLVMBuildSelect(b, on, level[2 * r + 1], level[2 * r], "");
+		}
+		LLVMValueRef v = i1 ? LLVMBuildZExt(b, level[0], L->i8, "") : level[0];
+		if (!L->t->store_global(L, g->t, x.ptr, x.off, v, es, x.mask))
 			return false;
 	} else {
-		LLVMValueRef o =
-		    g->elem == L->c->t_i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
-		LLVMValueRef v = L->t->load_global(L, g->t, p, off, mt, es, mask, o);
+		LLVMValueRef o = i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
+		LLVMValueRef v = L->t->load_global(L, g->t, x.ptr, x.off, mt, es, x.mask, o);
 		if (!v)
 			return false;
-		LLVMBuildStore(b, v, slot);
+		LLVMValueRef idx[2] = {zero, x.e};
+		LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, arr, idx, 2, ""));
 	}
-	LLVMValueRef en = LLVMBuildAdd(b, e, lower_i32(L, 1), "");
-	LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-	LLVMAddIncoming(e, &en, &latch, 1);
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, en, lower_i32(L, n), ""), body, done);
-	LLVMPositionBuilderAtEnd(b, done);
+	loop_end(L, g, &x);
 	if (!g->store)
 		for (int r = 0; r < n; r++) {
 			LLVMValueRef ix[2] = {zero, lower_i32(L, r)};
 			LLVMValueRef v =
 			    LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, at, arr, ix, 2, ""), "");
-			if (g->elem == L->c->t_i1)
-				v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
-			f->v[r] = v;
+			f->v[r] =
+			    i1 ? LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "") : v;
 		}
 	return true;
 }
@@ -302,9 +336,10 @@ global_access(Lower *L, GAccess *g, const IrItem *it, LowerFrag *f)
 	LLVMValueRef cond;
 	int v = plan_vector(L, g, it, &cond);
 	access_setup(L, g);
+	/* Element by element: unrolled for a few registers, else a loop (small code). */
+	bool unroll = lower_layout_nregs(g->l) <= UNROLL_REGS;
 	if (v == 0 || (cond && LLVMIsConstant(cond) && !LLVMConstIntGetZExtValue(cond)))
-		return lower_layout_nregs(g->l) > 8 ? access_loop(L, g, f)
-		                                    : access_path(L, g, 0, f);
+		return unroll ? access_path(L, g, 0, f) : access_loop(L, g, f);
 	if (!cond || (LLVMIsConstant(cond) && LLVMConstIntGetZExtValue(cond)))
 		return access_path(L, g, v, f);
 	/* Both paths, chosen once at run time; loads merge their registers. */
@@ -323,7 +358,7 @@ global_access(Lower *L, GAccess *g, const IrItem *it, LowerFrag *f)
 	LLVMBasicBlockRef vend = LLVMGetInsertBlock(b);
 	LLVMBuildBr(b, mb);
 	LLVMPositionBuilderAtEnd(b, sb);
-	if (!access_loop(L, g, &fs))
+	if (!(unroll ? access_path(L, g, 0, &fs) : access_loop(L, g, &fs)))
 		return false;
 	LLVMBasicBlockRef send = LLVMGetInsertBlock(b);
 	LLVMBuildBr(b, mb);
