@@ -62,6 +62,7 @@ static bool enter_region(FeParser *p, IrLoc loc);
 static IrRegion *leave_region(FeParser *p);
 static bool enter_args(FeParser *p, FeList *names, FeList *types, IrLoc loc, bool isolate);
 static bool append_op(FeParser *p, IrOp *op);
+static void result_locs(IrOp *op, FeList *results);
 static IrItem *decl_item(FeParser *p, IrStr name, FeList *params, IrLoc loc);
 static IrType *make_tile(FeParser *p, FeShape *s, IrStr space, IrAttr *layout, IrLoc loc,
 			 bool tensor, FeList *strides);
@@ -183,8 +184,10 @@ results
 /* op ::= results? op-name mode? operands? group* attr-dict? region* (':' type-list)?
  * A keyword right after the op name is the mode (a group keyword is followed by '('). */
 generic_op
-	: results_opt OPNAME IDENT body { $$ = build_generic(p, $1, $2, $3, $4, L(@2)); if (!$$) YYABORT; }
-	| results_opt OPNAME body       { $$ = build_generic(p, $1, $2, NULL, $3, L(@2)); if (!$$) YYABORT; }
+	: results_opt OPNAME IDENT body { $$ = build_generic(p, $1, $2, $3, $4, L(@2)); if (!$$) YYABORT;
+					  result_locs($$, $1); }
+	| results_opt OPNAME body       { $$ = build_generic(p, $1, $2, NULL, $3, L(@2)); if (!$$) YYABORT;
+					  result_locs($$, $1); }
 	;
 
 body
@@ -535,7 +538,8 @@ for_op
 					  if (!enter_args(p, names, types, L(@2), false)) YYABORT; }
 	  region                        { fe_scope_pop(p);
 					  $$ = build_for(p, $1, $5, $7, $9, L(@5), L(@7), L(@9), $10, $11, $13, L(@2));
-					  if (!$$) YYABORT; }
+					  if (!$$) YYABORT;
+					  result_locs($$, $1); }
 	;
 
 iter_opt
@@ -570,7 +574,8 @@ init
 /* results? ave.if operand ('->' '(' type-list ')')? region ('else' region)? */
 if_op
 	: results_opt KW_IF operand arrow_opt region else_opt
-					{ $$ = build_if(p, $1, $3, $4, $5, $6, L(@2)); if (!$$) YYABORT; }
+					{ $$ = build_if(p, $1, $3, $4, $5, $6, L(@2)); if (!$$) YYABORT;
+					  result_locs($$, $1); }
 	;
 
 arrow_opt
@@ -586,7 +591,8 @@ else_opt
 /* value-id '=' ave.index index-expr (':' type)? */
 index_op
 	: results_opt KW_INDEX expr type_opt
-					{ $$ = build_index(p, $1, $3, L(@3), $4, L(@2)); if (!$$) YYABORT; }
+					{ $$ = build_index(p, $1, $3, L(@3), $4, L(@2)); if (!$$) YYABORT;
+					  result_locs($$, $1); }
 	;
 
 %%
@@ -661,6 +667,14 @@ leave_region(FeParser *p)
 	p->opens.len--;
 	fe_scope_pop(p);
 	return IR_VEC_AT(p->blocks, IrRegion *, --p->blocks.len);
+}
+
+/* Results are located at their names (a redefinition points at the name, not the op). */
+static void
+result_locs(IrOp *op, FeList *results)
+{
+	for (int i = 0; results && i < results->n && i < op->nres; i++)
+		op->res[i].loc = ((FeName *)results->v[i])->loc;
 }
 
 static bool

@@ -547,6 +547,9 @@ elementwise_operands(IrCtx *c, IrOp *op, int first, IrType *t)
 			return ERR(op->item[i].loc,
 				   "operand '%%%s' has shape '%s' but the result is '%s'; use 'ave.bcast' "
 				   "to repeat a size-1 dimension", vn(v), ts(c, v->type), ts(c, t));
+		if (t == e)
+			return ERR(op->item[i].loc, "operand '%%%s' has type '%s'; expected '%s'", vn(v),
+				   ts(c, v->type), ts(c, t));
 		return ERR(op->item[i].loc, "operand '%%%s' has type '%s'; expected '%s' or '%s'", vn(v),
 			   ts(c, v->type), ts(c, t), ts(c, e));
 	}
