@@ -28,7 +28,7 @@ static const char *const pipeline[] = {
 typedef struct Opts {
 	DriverCommon common;
 	const char *target, *emit, *out, *kernel, *meta, *assembler;
-	bool want_meta, time, verbose;
+	bool want_meta, time, verbose, no_check;
 	int opt;
 } Opts;
 
@@ -53,6 +53,7 @@ usage(FILE *f)
 	    "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; "
 	    "refuses\n"
 	    "                          kernels with per-role register budgets)\n"
+	    "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
 	    "  --time                  print the time of each stage to standard error\n"
 	    "  -v                      --time, and report remarks (shared-memory use, ...)\n"
 	    "  --diagnostics-format=F  text (default) or json\n",
@@ -155,6 +156,8 @@ parse_args(int argc, char **argv, Opts *o)
 			o->time = true;
 		else if (!strcmp(a, "-v"))
 			o->time = o->verbose = true;
+		else if (!strcmp(a, "--no-check"))
+			o->no_check = true;
 		else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "ave compile: unknown option '%s'\n", a);
 			usage(stderr);
@@ -233,7 +236,8 @@ cmd_compile(int argc, char **argv)
 	if (ok) {
 		char pl[512] = "";
 		for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++)
-			if (ir_pass_find(pass_registry, pass_registry_count, pipeline[i],
+			if (!(o.no_check && !strcmp(pipeline[i], "check-invariants")) &&
+			    ir_pass_find(pass_registry, pass_registry_count, pipeline[i],
 			                 strlen(pipeline[i]))) {
 				if (pl[0])
 					strcat(pl, ",");
