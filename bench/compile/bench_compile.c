@@ -11,9 +11,10 @@
 #include "frontend.h"
 #include "passes.h"
 
-enum { STAGES = 7, MAXN = 100 };
-static const char *const stage_names[STAGES] = {"parse+verify", "passes", "LLVM IR", "LLVM opt",
-                                                "LLVM codegen", "ptxas",  "total"};
+enum { STAGES = 8, MAXN = 100 };
+static const char *const stage_names[STAGES] = {"parse+verify", "passes",          "LLVM IR",
+                                                "LLVM opt",     "LLVM codegen",    "ptxas",
+                                                "total",        "check-invariants"};
 
 static int
 cmp(const void *a, const void *b)
@@ -45,7 +46,7 @@ quiet(void *ud, const IrDiag *d)
 
 /* One compile; fills t[STAGES] (seconds). */
 static bool
-compile_once(const char *file, const LowerTarget *t, const char *emit, double *tm)
+compile_once(const char *file, const LowerTarget *t, const char *emit, bool check, double *tm)
 {
 	IrCtx *c = ir_ctx_new(NULL);
 	ir_diag_set_handler(c, quiet, c);
@@ -56,8 +57,15 @@ compile_once(const char *file, const LowerTarget *t, const char *emit, double *t
 	IrPassOpts po = {0};
 	po.verify_each = true;
 	po.target = t->name;
+	/* The driver's pipeline; the invariant checker is timed on its own. */
 	ok = ok && ir_run_pipeline(m, pass_registry, pass_registry_count,
-	                           "canonicalize,cse,dce,smem-alloc", &po);
+	                           "canonicalize,cse,dce,prefetch", &po);
+	double tc = ir_now();
+	if (ok && check && ir_pass_find(pass_registry, pass_registry_count, "check-invariants", 16))
+		ok =
+		    ir_run_pipeline(m, pass_registry, pass_registry_count, "check-invariants", &po);
+	double tc2 = ir_now();
+	ok = ok && ir_run_pipeline(m, pass_registry, pass_registry_count, "smem-alloc", &po);
 	double t2 = ir_now();
 	LowerOptions lo = {0};
 	lo.emit = emit;
@@ -66,7 +74,8 @@ compile_once(const char *file, const LowerTarget *t, const char *emit, double *t
 	ok = ok && lower_compile(m, t, &lo, &r);
 	double t3 = ir_now();
 	tm[0] = t1 - t0;
-	tm[1] = t2 - t1;
+	tm[1] = (t2 - t1) - (tc2 - tc);
+	tm[7] = tc2 - tc;
 	tm[2] = r.t[LOWER_T_IRBUILD];
 	tm[3] = r.t[LOWER_T_OPT];
 	tm[4] = r.t[LOWER_T_CODEGEN];
@@ -89,34 +98,39 @@ main(int argc, char **argv)
 	int n = argc > 3 ? atoi(argv[3]) : 10;
 	if (n < 1 || n > MAXN)
 		n = 10;
-	const char *emits[2] = {"ptx", "cubin"};
+	static const struct {
+		const char *emit, *title;
+		bool check;
+	} modes[3] = {{"ptx", "-> ptx", false},
+	              {"ptx", "-> ptx, with check-invariants (as `ave compile` runs it)", true},
+	              {"cubin", "-> cubin", false}};
 	printf("compile latency of %s for %s, median of %d (wall ms; cpu ms per compile)\n",
 	       argv[1], t->name, n);
-	for (int e = 0; e < 2; e++) {
+	for (int e = 0; e < 3; e++) {
 		static double s[STAGES][MAXN];
-		double cpu0 = cpu_now();
 		double warm[STAGES];
-		if (!compile_once(argv[1], t, emits[e], warm)) { /* warm-up (LLVM initialization) */
+		if (!compile_once(argv[1], t, modes[e].emit, modes[e].check, warm)) { /* warm-up */
 			fprintf(stderr, "compile failed\n");
 			return 1;
 		}
-		cpu0 = cpu_now();
+		double cpu0 = cpu_now();
 		for (int i = 0; i < n; i++) {
-			double tm[STAGES];
-			if (!compile_once(argv[1], t, emits[e], tm))
+			double tm[STAGES] = {0};
+			if (!compile_once(argv[1], t, modes[e].emit, modes[e].check, tm))
 				return 1;
 			for (int k = 0; k < STAGES; k++)
 				s[k][i] = tm[k];
 		}
 		double cpu = (cpu_now() - cpu0) / n;
-		printf("\n-> %s\n", emits[e]);
+		printf("\n%s\n", modes[e].title);
 		for (int k = 0; k < STAGES; k++) {
 			qsort(s[k], (size_t)n, sizeof(double), cmp);
-			if (e == 0 && k == 5)
+			if ((k == 5 && strcmp(modes[e].emit, "cubin")) ||
+			    (k == 7 && !modes[e].check))
 				continue;
-			printf("  %-14s %8.2f\n", stage_names[k], s[k][n / 2] * 1e3);
+			printf("  %-16s %8.2f\n", stage_names[k], s[k][n / 2] * 1e3);
 		}
-		printf("  %-14s %8.2f\n", "cpu", cpu * 1e3);
+		printf("  %-16s %8.2f\n", "cpu", cpu * 1e3);
 	}
 	return 0;
 }
