@@ -273,12 +273,12 @@ own_items(IrModule *m, IrItem *it, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (it[i].ncoord) {
-			IrCoord *c = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)it[i].ncoord);
+			IrCoord *c = ir_arena_alloc_raw(&m->arena, sizeof(IrCoord) * (size_t)it[i].ncoord);
 			memcpy(c, it[i].coord, sizeof(IrCoord) * (size_t)it[i].ncoord);
 			it[i].coord = c;
 		}
 		if (it[i].nparam) {
-			IrValue **p = ir_arena_alloc(&m->arena, sizeof(IrValue *) * (size_t)it[i].nparam);
+			IrValue **p = ir_arena_alloc_raw(&m->arena, sizeof(IrValue *) * (size_t)it[i].nparam);
 			memcpy(p, it[i].param, sizeof(IrValue *) * (size_t)it[i].nparam);
 			it[i].param = p;
 		}
@@ -294,28 +294,28 @@ ir_op_build(IrModule *m, IrOpState *st)
 	op->mode = st->mode;
 
 	op->nitem = st->items.len;
-	op->item = ir_arena_alloc(&m->arena, sizeof(IrItem) * (size_t)op->nitem);
+	op->item = ir_arena_alloc_raw(&m->arena, sizeof(IrItem) * (size_t)op->nitem);
 	if (op->nitem)
 		memcpy(op->item, st->items.data, sizeof(IrItem) * (size_t)op->nitem);
 	own_items(m, op->item, op->nitem);
 	op->ngroup = st->groups.len;
-	op->group = ir_arena_alloc(&m->arena, sizeof(IrGroup) * (size_t)op->ngroup);
+	op->group = ir_arena_alloc_raw(&m->arena, sizeof(IrGroup) * (size_t)op->ngroup);
 	if (op->ngroup)
 		memcpy(op->group, st->groups.data, sizeof(IrGroup) * (size_t)op->ngroup);
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *gr = &op->group[g];
-		IrItem *items = ir_arena_alloc(&m->arena, sizeof(IrItem) * (size_t)gr->nitem);
+		IrItem *items = ir_arena_alloc_raw(&m->arena, sizeof(IrItem) * (size_t)gr->nitem);
 		if (gr->nitem)
 			memcpy(items, gr->item, sizeof(IrItem) * (size_t)gr->nitem);
 		gr->item = items;
 		own_items(m, items, gr->nitem);
 	}
 	op->nattr = st->attrs.len;
-	op->attr = ir_arena_alloc(&m->arena, sizeof(IrNamedAttr) * (size_t)op->nattr);
+	op->attr = ir_arena_alloc_raw(&m->arena, sizeof(IrNamedAttr) * (size_t)op->nattr);
 	if (op->nattr)
 		memcpy(op->attr, st->attrs.data, sizeof(IrNamedAttr) * (size_t)op->nattr);
 	op->ntype = st->types.len;
-	op->type = ir_arena_alloc(&m->arena, sizeof(IrType *) * (size_t)op->ntype);
+	op->type = ir_arena_alloc_raw(&m->arena, sizeof(IrType *) * (size_t)op->ntype);
 	if (op->ntype)
 		memcpy(op->type, st->types.data, sizeof(IrType *) * (size_t)op->ntype);
 

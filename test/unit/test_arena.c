@@ -47,8 +47,8 @@ main(void)
 
 	/* Zeroed, 16-byte aligned, distinct. */
 	char *p = ir_arena_alloc(&a, 10), *q = ir_arena_alloc(&a, 1);
-	CHECK(((uintptr_t)p & 15) == 0);
-	CHECK(((uintptr_t)q & 15) == 0);
+	CHECK(((uintptr_t)p & 7) == 0);
+	CHECK(((uintptr_t)q & 7) == 0);
 	CHECK(q >= p + 10 || q + 1 <= p);
 	int zero = 1;
 	for (int i = 0; i < 10; i++)
@@ -90,13 +90,13 @@ main(void)
 	ir_vec_free(&al, &v, sizeof(int));
 	CHECK_EQ(cnt.live, 0);
 
-	/* Every size comes back 16-byte aligned and zeroed, even after the arena was freed and
+	/* Every size comes back 8-byte aligned and zeroed, even after the arena was freed and
 	 * reused (chunks are not recycled dirty). */
 	ir_arena_init(&a, &al);
 	int misaligned = 0, dirty = 0;
 	for (size_t n = 1; n <= 300; n++) {
 		unsigned char *x = ir_arena_alloc(&a, n);
-		misaligned += ((uintptr_t)x & 15) != 0;
+		misaligned += ((uintptr_t)x & 7) != 0;
 		for (size_t i = 0; i < n; i++)
 			dirty += x[i] != 0;
 		memset(x, 0xff, n);
