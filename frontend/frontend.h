@@ -19,6 +19,9 @@ IrModule *fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uin
 IrModule *fe_parse_file(IrCtx *c, const char *path);
 /* Reads a whole file into a malloc'd, NUL-terminated buffer; NULL with an error emitted. */
 char *fe_read_file(IrCtx *c, const char *path, size_t *len);
+/* Parses text allocated with the context's allocator (`size` bytes), which the context keeps for
+ * its diagnostics: no copy is made. Returns NULL after emitting diagnostics. */
+IrModule *fe_parse_taken(IrCtx *c, const char *name, char *text, size_t len, size_t size);
 
 /* ---- internal: shared by parse.c, lexer.l and parser.y ---- */
 
@@ -43,6 +46,7 @@ typedef struct FeParser {
 	IrModule *m;
 	const char *src;
 	size_t len, off;
+	size_t feed;     /* bytes handed to the scanner so far */
 	uint32_t file, line, col;
 	const char *tok; /* the last token's text (for messages) */
 	size_t toklen;
@@ -55,10 +59,12 @@ typedef struct FeParser {
 	IrBlock *pending; /* block (with arguments) for the next region */
 	IrVec blocks;     /* IrRegion*: the regions being filled, innermost last */
 	IrVec opens;      /* IrLoc of each open region's '{' */
+	IrArena scratch;  /* the grammar's temporaries: reset after each top-level op */
+	IrArena names_arena; /* scope entries, for the whole parse */
 	bool failed;
 } FeParser;
 
-void *fe_alloc(FeParser *p, size_t n);
+void *fe_alloc(FeParser *p, size_t n); /* temporary: gone after the current top-level op */
 void fe_list_push(FeParser *p, FeList *l, void *x);
 FeList *fe_list_new(FeParser *p);
 IrLoc fe_loc(FeParser *p, int line, int col);

@@ -11,7 +11,7 @@
 void *
 fe_alloc(FeParser *p, size_t n)
 {
-	return ir_arena_alloc(&p->m->arena, n);
+	return ir_arena_alloc(&p->scratch, n);
 }
 
 FeList *
@@ -94,7 +94,8 @@ fe_define(FeParser *p, IrValue *v)
 		p->failed = true;
 		return false;
 	}
-	FeEntry *e = fe_alloc(p, sizeof *e);
+	/* Entries inside a top-level op die with its scopes, before the scratch arena is reset. */
+	FeEntry *e = ir_arena_alloc(p->level > 0 ? &p->scratch : &p->names_arena, sizeof *e);
 	e->v = v;
 	e->level = p->level;
 	/* A name from outside an isolated kernel may be reused inside it; it comes back after. */
@@ -169,8 +170,23 @@ fe_attr_alias(FeParser *p, IrStr name, IrLoc loc)
 
 /* ---- driver ---- */
 
+static IrModule *parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0,
+		       size_t taken);
+
 IrModule *
 fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0)
+{
+	return parse(c, name, text, len, line0, 0);
+}
+
+IrModule *
+fe_parse_taken(IrCtx *c, const char *name, char *text, size_t len, size_t size)
+{
+	return parse(c, name, text, len, 1, size);
+}
+
+static IrModule *
+parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0, size_t taken)
 {
 	const char *saved = c->code;
 	c->code = "parse";
@@ -182,8 +198,11 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 	p.len = len;
 	p.line = line0 ? line0 : 1;
 	p.col = 1;
-	p.file = ir_ctx_add_file(c, name, text, len, p.line);
+	p.file = taken ? ir_ctx_take_file(c, name, (char *)text, len, taken, p.line)
+		       : ir_ctx_add_file(c, name, text, len, p.line);
 	ir_map_init(&p.names, c->al);
+	ir_arena_init(&p.scratch, c->al);
+	ir_arena_init(&p.names_arena, c->al);
 	IrLoc start = {p.file, p.line, 1};
 	bool ok = false;
 
@@ -209,6 +228,8 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 		fe_lexer_free(p.scanner);
 	}
 	ir_map_free(&p.names);
+	ir_arena_free(&p.scratch);
+	ir_arena_free(&p.names_arena);
 	ir_vec_free(c->al, &p.undo, sizeof(void *));
 	ir_vec_free(c->al, &p.marks, sizeof(int));
 	ir_vec_free(c->al, &p.decls, sizeof(int));
@@ -222,8 +243,9 @@ fe_parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line
 	return p.m;
 }
 
-char *
-fe_read_file(IrCtx *c, const char *path, size_t *len)
+/* Reads the file into a buffer from the context's allocator; *cap gets its size. */
+static char *
+read_all(IrCtx *c, const char *path, size_t *len, size_t *capp)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	IrLoc none = {0, 0, 0};
@@ -232,18 +254,24 @@ fe_read_file(IrCtx *c, const char *path, size_t *len)
 		return NULL;
 	}
 	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
+	if (f != stdin && !fseek(f, 0, SEEK_END)) {
+		long size = ftell(f);
+		if (size > 0 && (size_t)size < FE_MAX_INPUT)
+			cap = (size_t)size + 1;
+		rewind(f);
+	}
+	char *buf = ir_xalloc(c->al, cap);
 	for (;;) {
 		if (n + 1 >= cap) {
 			if (cap > FE_MAX_INPUT) {
 				ir_error(c, none, "'%s' is larger than %zu bytes", path, (size_t)FE_MAX_INPUT);
-				free(buf);
+				ir_xfree(c->al, buf, cap);
 				if (f != stdin)
 					fclose(f);
 				return NULL;
 			}
+			buf = ir_xrealloc(c->al, buf, cap, cap * 2);
 			cap *= 2;
-			buf = realloc(buf, cap);
 		}
 		size_t got = fread(buf + n, 1, cap - n - 1, f);
 		n += got;
@@ -255,22 +283,35 @@ fe_read_file(IrCtx *c, const char *path, size_t *len)
 		fclose(f);
 	if (err) {
 		ir_error(c, none, "cannot read '%s'", path);
-		free(buf);
+		ir_xfree(c->al, buf, cap);
 		return NULL;
 	}
 	buf[n] = 0;
 	*len = n;
+	*capp = cap;
 	return buf;
+}
+
+char *
+fe_read_file(IrCtx *c, const char *path, size_t *len)
+{
+	size_t cap;
+	char *buf = read_all(c, path, len, &cap);
+	if (!buf)
+		return NULL;
+	/* Callers free it with free(). */
+	char *out = malloc(*len + 1);
+	memcpy(out, buf, *len + 1);
+	ir_xfree(c->al, buf, cap);
+	return out;
 }
 
 IrModule *
 fe_parse_file(IrCtx *c, const char *path)
 {
-	size_t len;
-	char *buf = fe_read_file(c, path, &len);
+	size_t len, cap;
+	char *buf = read_all(c, path, &len, &cap);
 	if (!buf)
 		return NULL;
-	IrModule *m = fe_parse(c, strcmp(path, "-") ? path : "<stdin>", buf, len, 1);
-	free(buf);
-	return m;
+	return parse(c, strcmp(path, "-") ? path : "<stdin>", buf, len, 1, cap);
 }

@@ -150,9 +150,11 @@ file
 	| file top
 	;
 
+/* Nothing the grammar allocated for a top-level item is needed once it is built (the lookahead
+ * after it is an op, an alias or the end, whose values are interned). */
 top
-	: alias_def
-	| op                            { if (!append_op(p, $1)) YYABORT; }
+	: alias_def                     { ir_arena_reset(&p->scratch); }
+	| op                            { if (!append_op(p, $1)) YYABORT; ir_arena_reset(&p->scratch); }
 	;
 
 /* alias-def ::= '#' ident '=' attribute | '!' ident '=' type */

@@ -54,7 +54,7 @@ ir_ctx_new(const IrAllocator *al)
 	c->handler = ir_diag_default_handler;
 	c->handler_ud = c;
 	c->code = "error";
-	IrFile unknown = {"<unknown>", NULL, 0, 1};
+	IrFile unknown = {"<unknown>", NULL, 0, 1, 0};
 	ir_vec_push(al, &c->files, &unknown, sizeof unknown);
 #define KW(id, text) c->kw.id = ir_intern_cstr(c, text);
 #include "keywords.def"
@@ -86,6 +86,11 @@ ir_ctx_free(IrCtx *c)
 	ir_map_free(&c->types);
 	ir_map_free(&c->attrs);
 	ir_map_free(&c->opnames);
+	for (int i = 0; i < c->files.len; i++) {
+		IrFile *f = &IR_VEC_AT(c->files, IrFile, i);
+		if (f->owned)
+			ir_xfree(al, (char *)f->text, f->owned);
+	}
 	ir_vec_free(al, &c->files, sizeof(IrFile));
 	ir_arena_free(&c->arena);
 	ir_xfree(al, c, sizeof *c);
@@ -99,6 +104,20 @@ ir_ctx_add_file(IrCtx *c, const char *name, const char *text, size_t len, uint32
 	f.text = text ? ir_arena_strndup(&c->arena, text, len) : NULL;
 	f.len = text ? len : 0;
 	f.line0 = line0 ? line0 : 1;
+	f.owned = 0;
+	ir_vec_push(c->al, &c->files, &f, sizeof f);
+	return (uint32_t)c->files.len - 1;
+}
+
+uint32_t
+ir_ctx_take_file(IrCtx *c, const char *name, char *text, size_t len, size_t size, uint32_t line0)
+{
+	IrFile f;
+	f.name = ir_arena_strndup(&c->arena, name, strlen(name));
+	f.text = text;
+	f.len = len;
+	f.line0 = line0 ? line0 : 1;
+	f.owned = size;
 	ir_vec_push(c->al, &c->files, &f, sizeof f);
 	return (uint32_t)c->files.len - 1;
 }

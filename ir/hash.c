@@ -39,12 +39,8 @@ ir_map_init(IrMap *m, const IrAllocator *al)
 void
 ir_map_free(IrMap *m)
 {
-	ir_xfree(m->al, m->hash, m->cap * sizeof *m->hash);
-	ir_xfree(m->al, m->key, m->cap * sizeof *m->key);
-	ir_xfree(m->al, m->val, m->cap * sizeof *m->val);
-	m->hash = NULL;
-	m->key = NULL;
-	m->val = NULL;
+	ir_xfree(m->al, m->slot, m->cap * sizeof *m->slot);
+	m->slot = NULL;
 	m->cap = m->len = 0;
 }
 
@@ -64,28 +60,19 @@ static void
 grow(IrMap *m)
 {
 	size_t ocap = m->cap, cap = ocap ? ocap * 2 : 16;
-	uint64_t *oh = m->hash;
-	const void **ok = m->key;
-	void **ov = m->val;
-
-	m->hash = ir_xalloc(m->al, cap * sizeof *m->hash);
-	m->key = ir_xalloc(m->al, cap * sizeof *m->key);
-	m->val = ir_xalloc(m->al, cap * sizeof *m->val);
-	memset(m->hash, 0, cap * sizeof *m->hash);
+	IrMapSlot *old = m->slot;
+	m->slot = ir_xalloc(m->al, cap * sizeof *m->slot);
+	memset(m->slot, 0, cap * sizeof *m->slot);
 	m->cap = cap;
 	for (size_t i = 0; i < ocap; i++) {
-		if (!oh[i])
+		if (!old[i].hash)
 			continue;
-		size_t j = oh[i] & (cap - 1);
-		while (m->hash[j])
+		size_t j = old[i].hash & (cap - 1);
+		while (m->slot[j].hash)
 			j = (j + 1) & (cap - 1);
-		m->hash[j] = oh[i];
-		m->key[j] = ok[i];
-		m->val[j] = ov[i];
+		m->slot[j] = old[i];
 	}
-	ir_xfree(m->al, oh, ocap * sizeof *oh);
-	ir_xfree(m->al, ok, ocap * sizeof *ok);
-	ir_xfree(m->al, ov, ocap * sizeof *ov);
+	ir_xfree(m->al, old, ocap * sizeof *old);
 }
 
 void *
@@ -95,10 +82,11 @@ ir_map_get(const IrMap *m, uint64_t h, const void *key, IrMapEq eq)
 		return NULL;
 	h = fix(h);
 	for (size_t j = h & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-		if (!m->hash[j])
+		const IrMapSlot *s = &m->slot[j];
+		if (!s->hash)
 			return NULL;
-		if (m->hash[j] == h && same(m->key[j], key, eq))
-			return m->val[j];
+		if (s->hash == h && same(s->key, key, eq))
+			return s->val;
 	}
 }
 
@@ -109,17 +97,16 @@ ir_map_put(IrMap *m, uint64_t h, const void *key, void *val, IrMapEq eq)
 		grow(m);
 	h = fix(h);
 	size_t j = h & (m->cap - 1);
-	for (; m->hash[j]; j = (j + 1) & (m->cap - 1)) {
-		if (m->hash[j] == h && same(m->key[j], key, eq)) {
-			void *old = m->val[j];
-			m->key[j] = key;
-			m->val[j] = val;
+	for (; m->slot[j].hash; j = (j + 1) & (m->cap - 1)) {
+		IrMapSlot *s = &m->slot[j];
+		if (s->hash == h && same(s->key, key, eq)) {
+			void *old = s->val;
+			s->key = key;
+			s->val = val;
 			return old;
 		}
 	}
-	m->hash[j] = h;
-	m->key[j] = key;
-	m->val[j] = val;
+	m->slot[j] = (IrMapSlot){h, key, val};
 	m->len++;
 	return NULL;
 }
@@ -132,30 +119,28 @@ ir_map_del(IrMap *m, uint64_t h, const void *key, IrMapEq eq)
 	h = fix(h);
 	size_t mask = m->cap - 1, j = h & mask;
 	for (;; j = (j + 1) & mask) {
-		if (!m->hash[j])
+		if (!m->slot[j].hash)
 			return false;
-		if (m->hash[j] == h && same(m->key[j], key, eq))
+		if (m->slot[j].hash == h && same(m->slot[j].key, key, eq))
 			break;
 	}
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	size_t i = j;
 	for (;;) {
-		m->hash[i] = 0;
+		m->slot[i].hash = 0;
 		size_t k = i;
 		for (;;) {
 			k = (k + 1) & mask;
-			if (!m->hash[k]) {
+			if (!m->slot[k].hash) {
 				m->len--;
 				return true;
 			}
-			size_t home = m->hash[k] & mask;
+			size_t home = m->slot[k].hash & mask;
 			/* Move k into the hole at i unless its home lies cyclically in (i, k]. */
 			if (i <= k ? (home <= i || home > k) : (home <= i && home > k))
 				break;
 		}
-		m->hash[i] = m->hash[k];
-		m->key[i] = m->key[k];
-		m->val[i] = m->val[k];
+		m->slot[i] = m->slot[k];
 		i = k;
 	}
 }

@@ -127,21 +127,50 @@ ir_state_region(IrModule *m, IrOpState *st, IrRegion *r)
 
 /* ---- building: collect every value mentioned into the operand list ---- */
 
+/* The distinct values an op mentions, in order of first mention. Ops mention few values, so a
+ * linear scan beats hashing; a map takes over for the rare op with many. */
 typedef struct Collect {
 	IrModule *m;
 	IrVec vals; /* IrValue* */
-	IrMap index; /* value -> index + 1 */
+	IrMap index; /* value -> index + 1, once vals is long */
+	bool hashed;
 } Collect;
+
+enum { COLLECT_LINEAR = 16 };
 
 static int
 collect_value(Collect *c, IrValue *v)
 {
-	uintptr_t i = (uintptr_t)ir_map_get(&c->index, ir_hash_ptr(v), v, NULL);
-	if (i)
-		return (int)i - 1;
+	IrValue **vals = c->vals.data;
+	if (!c->hashed) {
+		for (int i = 0; i < c->vals.len; i++)
+			if (vals[i] == v)
+				return i;
+		if (c->vals.len == COLLECT_LINEAR) {
+			ir_map_init(&c->index, c->m->ctx->al);
+			for (int i = 0; i < c->vals.len; i++)
+				ir_map_put(&c->index, ir_hash_ptr(vals[i]), vals[i], (void *)(uintptr_t)(i + 1),
+					   NULL);
+			c->hashed = true;
+		}
+	}
+	if (c->hashed) {
+		uintptr_t i = (uintptr_t)ir_map_get(&c->index, ir_hash_ptr(v), v, NULL);
+		if (i)
+			return (int)i - 1;
+	}
 	ir_vec_push(c->m->ctx->al, &c->vals, &v, sizeof v);
-	ir_map_put(&c->index, ir_hash_ptr(v), v, (void *)(uintptr_t)c->vals.len, NULL);
+	if (c->hashed)
+		ir_map_put(&c->index, ir_hash_ptr(v), v, (void *)(uintptr_t)c->vals.len, NULL);
 	return c->vals.len - 1;
+}
+
+static void
+collect_free(Collect *c)
+{
+	if (c->hashed)
+		ir_map_free(&c->index);
+	ir_vec_free(c->m->ctx->al, &c->vals, sizeof(IrValue *));
 }
 
 static void
@@ -226,7 +255,6 @@ ir_op_refresh_operands(IrModule *m, IrOp *op)
 	for (int i = 0; i < op->nopnd; i++)
 		unlink_use(&op->opnd[i]);
 	Collect c = {.m = m};
-	ir_map_init(&c.index, m->ctx->al);
 	for (int i = 0; i < op->nitem; i++)
 		collect_item(&c, &op->item[i]);
 	for (int g = 0; g < op->ngroup; g++)
@@ -236,38 +264,62 @@ ir_op_refresh_operands(IrModule *m, IrOp *op)
 	op->opnd = ir_arena_alloc(&m->arena, sizeof(IrUse) * (size_t)op->nopnd);
 	for (int i = 0; i < op->nopnd; i++)
 		link_use(&op->opnd[i], IR_VEC_AT(c.vals, IrValue *, i), op);
-	ir_map_free(&c.index);
-	ir_vec_free(m->ctx->al, &c.vals, sizeof(IrValue *));
+	collect_free(&c);
+}
+
+/* Gives the items their own coordinate and parameter arrays in the module's arena. */
+static void
+own_items(IrModule *m, IrItem *it, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (it[i].ncoord) {
+			IrCoord *c = ir_arena_alloc_raw(&m->arena, sizeof(IrCoord) * (size_t)it[i].ncoord);
+			memcpy(c, it[i].coord, sizeof(IrCoord) * (size_t)it[i].ncoord);
+			it[i].coord = c;
+		}
+		if (it[i].nparam) {
+			IrValue **p = ir_arena_alloc_raw(&m->arena, sizeof(IrValue *) * (size_t)it[i].nparam);
+			memcpy(p, it[i].param, sizeof(IrValue *) * (size_t)it[i].nparam);
+			it[i].param = p;
+		}
+	}
 }
 
 IrOp *
 ir_op_build(IrModule *m, IrOpState *st)
 {
-	const IrAllocator *al = m->ctx->al;
 	IrOp *op = ir_arena_alloc(&m->arena, sizeof *op);
 	op->code = st->code;
 	op->loc = st->loc;
 	op->mode = st->mode;
 
 	op->nitem = st->items.len;
-	op->item = ir_arena_alloc(&m->arena, sizeof(IrItem) * (size_t)op->nitem);
+	op->item = ir_arena_alloc_raw(&m->arena, sizeof(IrItem) * (size_t)op->nitem);
 	if (op->nitem)
 		memcpy(op->item, st->items.data, sizeof(IrItem) * (size_t)op->nitem);
+	own_items(m, op->item, op->nitem);
 	op->ngroup = st->groups.len;
-	op->group = ir_arena_alloc(&m->arena, sizeof(IrGroup) * (size_t)op->ngroup);
+	op->group = ir_arena_alloc_raw(&m->arena, sizeof(IrGroup) * (size_t)op->ngroup);
 	if (op->ngroup)
 		memcpy(op->group, st->groups.data, sizeof(IrGroup) * (size_t)op->ngroup);
+	for (int g = 0; g < op->ngroup; g++) {
+		IrGroup *gr = &op->group[g];
+		IrItem *items = ir_arena_alloc_raw(&m->arena, sizeof(IrItem) * (size_t)gr->nitem);
+		if (gr->nitem)
+			memcpy(items, gr->item, sizeof(IrItem) * (size_t)gr->nitem);
+		gr->item = items;
+		own_items(m, items, gr->nitem);
+	}
 	op->nattr = st->attrs.len;
-	op->attr = ir_arena_alloc(&m->arena, sizeof(IrNamedAttr) * (size_t)op->nattr);
+	op->attr = ir_arena_alloc_raw(&m->arena, sizeof(IrNamedAttr) * (size_t)op->nattr);
 	if (op->nattr)
 		memcpy(op->attr, st->attrs.data, sizeof(IrNamedAttr) * (size_t)op->nattr);
 	op->ntype = st->types.len;
-	op->type = ir_arena_alloc(&m->arena, sizeof(IrType *) * (size_t)op->ntype);
+	op->type = ir_arena_alloc_raw(&m->arena, sizeof(IrType *) * (size_t)op->ntype);
 	if (op->ntype)
 		memcpy(op->type, st->types.data, sizeof(IrType *) * (size_t)op->ntype);
 
 	Collect c = {.m = m};
-	ir_map_init(&c.index, al);
 	for (int i = 0; i < op->nitem; i++)
 		collect_item(&c, &op->item[i]);
 	for (int g = 0; g < op->ngroup; g++)
@@ -277,8 +329,7 @@ ir_op_build(IrModule *m, IrOpState *st)
 	op->opnd = ir_arena_alloc(&m->arena, sizeof(IrUse) * (size_t)op->nopnd);
 	for (int i = 0; i < op->nopnd; i++)
 		link_use(&op->opnd[i], IR_VEC_AT(c.vals, IrValue *, i), op);
-	ir_map_free(&c.index);
-	ir_vec_free(al, &c.vals, sizeof(IrValue *));
+	collect_free(&c);
 
 	/* Parameters of a declaration belong to the op. */
 	for (int i = 0; i < op->nitem; i++)

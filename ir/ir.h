@@ -46,9 +46,11 @@ typedef struct IrArena {
 } IrArena;
 
 void ir_arena_init(IrArena *a, const IrAllocator *al);
-void *ir_arena_alloc(IrArena *a, size_t n); /* zeroed, 16-byte aligned */
+void *ir_arena_alloc(IrArena *a, size_t n);     /* zeroed, 8-byte aligned */
+void *ir_arena_alloc_raw(IrArena *a, size_t n); /* not zeroed: for what is written at once */
 char *ir_arena_strndup(IrArena *a, const char *s, size_t n);
 void ir_arena_free(IrArena *a);
+void ir_arena_reset(IrArena *a); /* frees everything allocated, keeps one chunk for reuse */
 
 void *ir_xalloc(const IrAllocator *al, size_t n);
 void *ir_xrealloc(const IrAllocator *al, void *p, size_t old, size_t n);
@@ -65,11 +67,15 @@ void ir_vec_free(const IrAllocator *al, IrVec *v, size_t size);
 
 /* ---- hash.c: open-addressing hash map from (hash, key pointer) to value pointer ---- */
 
+typedef struct IrMapSlot {
+	uint64_t hash; /* 0 = empty slot; stored hashes are forced non-zero */
+	const void *key;
+	void *val;
+} IrMapSlot;
+
 typedef struct IrMap {
 	const IrAllocator *al;
-	uint64_t *hash; /* 0 = empty slot; stored hashes are forced non-zero */
-	const void **key;
-	void **val;
+	IrMapSlot *slot; /* one array: a probe touches one cache line */
 	size_t cap, len;
 } IrMap;
 
@@ -81,6 +87,8 @@ void *ir_map_get(const IrMap *m, uint64_t h, const void *key, IrMapEq eq);
 /* Inserts or replaces; returns the previous value or NULL. */
 void *ir_map_put(IrMap *m, uint64_t h, const void *key, void *val, IrMapEq eq);
 bool ir_map_del(IrMap *m, uint64_t h, const void *key, IrMapEq eq);
+/* Iteration: slots 0..cap-1; a slot is used when its hash is non-zero. */
+#define IR_MAP_USED(m, i) ((m)->slot[i].hash != 0)
 uint64_t ir_hash_bytes(const void *p, size_t n);
 uint64_t ir_hash_ptr(const void *p);
 uint64_t ir_hash_mix(uint64_t h, uint64_t v);
@@ -121,9 +129,10 @@ typedef void (*IrDiagHandler)(void *ud, const IrDiag *d);
 
 typedef struct IrFile {
 	const char *name;
-	const char *text; /* owned copy, NUL-terminated; may be NULL */
+	const char *text; /* NUL-terminated; may be NULL */
 	size_t len;
 	uint32_t line0; /* the first line's number (split inputs keep file numbering) */
+	size_t owned;   /* when non-zero: text came from the context's allocator with this size */
 } IrFile;
 
 /* Interned keywords that the library compares against (see ir/keywords.def). */
@@ -157,6 +166,9 @@ IrStr ir_intern(IrCtx *c, const char *s, size_t n);
 IrStr ir_intern_cstr(IrCtx *c, const char *s);
 /* Registers a source buffer for locations and carets; the text is copied. */
 uint32_t ir_ctx_add_file(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0);
+/* The same, taking ownership of `text` (allocated with the context's allocator, `size` bytes). */
+uint32_t ir_ctx_take_file(IrCtx *c, const char *name, char *text, size_t len, size_t size,
+			  uint32_t line0);
 const IrFile *ir_ctx_file(IrCtx *c, uint32_t id);
 
 /* ---- diag.c: diagnostics engine ---- */
@@ -340,6 +352,14 @@ int64_t ir_mod(int64_t a, int64_t b);
 void ir_expr_print(const IrExpr *e, FILE *out, void (*name)(void *ud, int opnd, FILE *out),
 		   void *ud);
 
+/* ---- fold.c: integer folding with the language's wrap-around semantics ---- */
+
+/* Folds an integer op (ave.add ... ave.shr, ave.cdiv) of width `bits` (64 for index); false if
+ * it does not fold (division by zero, an op that is not integer arithmetic). */
+bool ir_fold_int(int code, int bits, int64_t a, int64_t b, int64_t *out);
+/* Wraps v to `bits` (sign-extended; i1 gives 0 or 1). */
+int64_t ir_wrap_int(int64_t v, int bits);
+
 /* ---- ir.c: ops, regions, blocks, values and use lists ---- */
 
 typedef enum IrOpcode {
@@ -404,24 +424,28 @@ typedef struct IrCoord {
 typedef struct IrItem {
 	IrItemKind kind;
 	int opnd;         /* VALUE: operand index */
-	IrStr s;          /* SYMBOL, CALL, DECL: name; STRING, KEYWORD: text */
-	bool suffix;      /* VALUE, SYMBOL: has `[...]` */
 	int ncoord;       /* coords, or CALL arguments (len = -1) */
-	IrCoord *coord;
 	int nparam;       /* DECL */
-	IrValue **param;
-	int64_t i;        /* INT */
-	double f;         /* FLOAT */
+	IrStr s;          /* SYMBOL, CALL, DECL: name; STRING, KEYWORD: text */
+	union {
+		IrCoord *coord;   /* VALUE/SYMBOL suffix, CALL arguments (ncoord of them) */
+		IrValue **param;  /* DECL (nparam of them) */
+	};
+	union {
+		int64_t i;        /* INT */
+		double f;         /* FLOAT */
+	};
 	IrType *type;     /* INT/FLOAT/VALUE with an explicit `: type` (ave.for inits) */
 	IrExpr *e;        /* EXPR */
 	IrValue *pv;      /* VALUE while being built */
 	IrLoc loc;
+	bool suffix;      /* VALUE, SYMBOL: has `[...]` */
 } IrItem;
 
 typedef struct IrGroup {
 	IrStr kw;
-	int nitem;
 	IrItem *item;
+	int nitem;
 	IrLoc loc;
 } IrGroup;
 
@@ -437,20 +461,14 @@ struct IrOp {
 	IrOp *next, *prev;
 	IrBlock *parent;
 	IrStr mode;
-	int nopnd;
-	IrUse *opnd; /* distinct values the op reads, in order of first mention */
-	int nitem;
+	IrUse *opnd;   /* distinct values the op reads, in order of first mention */
 	IrItem *item;
-	int ngroup;
 	IrGroup *group;
-	int nattr;
 	IrNamedAttr *attr;
-	int nres;
 	IrValue *res;
-	int nreg;
 	IrRegion *reg;
-	int ntype;
 	IrType **type; /* declared types of ops without results (ave.yield, ave.symm.alloc) */
+	int nopnd, nitem, ngroup, nattr, nres, nreg, ntype;
 	uint32_t id;   /* scratch number for analyses */
 };
 
@@ -513,7 +531,9 @@ void ir_state_attr(IrModule *m, IrOpState *st, IrStr name, IrAttr *a);
 void ir_state_result(IrModule *m, IrOpState *st, IrType *t, IrStr name);
 void ir_state_type(IrModule *m, IrOpState *st, IrType *t);
 void ir_state_region(IrModule *m, IrOpState *st, IrRegion *r);
-IrOp *ir_op_build(IrModule *m, IrOpState *st); /* detached op; st is freed */
+/* Builds a detached op and frees st. Items, groups and their coordinate and parameter arrays may
+ * live in temporary memory: the op gets its own copies (expressions and values are shared). */
+IrOp *ir_op_build(IrModule *m, IrOpState *st);
 
 IrRegion *ir_region_new(IrModule *m);   /* with one empty block */
 IrValue *ir_block_add_arg(IrModule *m, IrBlock *b, IrType *t, IrStr name, IrLoc loc);

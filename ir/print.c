@@ -104,7 +104,11 @@ choose(Printer *p, IrValue *v)
 			s = ir_intern_cstr(p->c, buf);
 		} while (taken(p, s));
 	}
-	ir_map_put(&p->names, ir_hash_ptr(v), v, (void *)s, NULL);
+	/* Most values keep their own name; only the renamed ones need remembering. */
+	if (s != v->name)
+		ir_map_put(&p->names, ir_hash_ptr(v), v, (void *)s, NULL);
+	else if (p->names.len)
+		ir_map_del(&p->names, ir_hash_ptr(v), v, NULL);
 	return s;
 }
 
@@ -118,10 +122,11 @@ define(Printer *p, IrValue *v)
 static void
 value(Printer *p, IrValue *v)
 {
-	IrStr s = v ? ir_map_get(&p->names, ir_hash_ptr(v), v, NULL) : NULL;
+	IrStr s = v && p->names.len ? ir_map_get(&p->names, ir_hash_ptr(v), v, NULL) : NULL;
 	if (!s)
 		s = v && v->name ? v->name : "<<undefined>>";
-	fprintf(p->out, "%%%s", s);
+	fputc('%', p->out);
+	fputs(s, p->out);
 }
 
 typedef struct NameCtx {

@@ -28,21 +28,25 @@ describe_kinds(uint32_t kinds, char *buf, size_t n)
 	}
 }
 
+/* `where` is a printf format with one %d (the position) or one %s (the group keyword). */
 static bool
-check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const char *where)
+check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const char *fmt, int pos,
+	   const char *kw)
 {
+	char where[80];
+#define WHERE() (kw ? snprintf(where, sizeof where, fmt, kw) : snprintf(where, sizeof where, fmt, pos), where)
 	const char *name = ir_op_name(op->code);
 	if (it->kind == IR_IT_EXPR && it->e->kind == IR_EX_VAL && (pat->kinds & (1u << IR_IT_VALUE)))
 		return true; /* a lone value in a group names that value */
 	if (!(pat->kinds & (1u << it->kind))) {
 		char want[160];
 		describe_kinds(pat->kinds, want, sizeof want);
-		ir_error(c, it->loc, "'%s' expects %s %s, found %s", name, want, where,
+		ir_error(c, it->loc, "'%s' expects %s %s, found %s", name, want, WHERE(),
 			 item_kind_name(it->kind));
 		return false;
 	}
 	if ((it->kind == IR_IT_VALUE || it->kind == IR_IT_SYMBOL) && it->suffix && !pat->suffix_ok) {
-		ir_error(c, it->loc, "'%s' does not take a '[...]' suffix %s", name, where);
+		ir_error(c, it->loc, "'%s' does not take a '[...]' suffix %s", name, WHERE());
 		return false;
 	}
 	for (int i = 0; i < it->ncoord; i++)
@@ -52,6 +56,7 @@ check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const cha
 			return false;
 		}
 	return true;
+#undef WHERE
 }
 
 static bool
@@ -65,9 +70,7 @@ check_items(IrCtx *c, IrOp *op, const IrItem *items, int n, const IrItemPat *pat
 			ir_error(c, items[i].loc, "'%s' takes at most %d %s", name, npat, what);
 			return false;
 		}
-		char where[64];
-		snprintf(where, sizeof where, "as %s %d", what, i + 1);
-		if (!check_item(c, op, &items[i], &pat[k], where))
+		if (!check_item(c, op, &items[i], &pat[k], "as operand %d", i + 1, NULL))
 			return false;
 		if (!pat[k].repeat)
 			k++;
@@ -139,12 +142,9 @@ ir_verify_op_shape(IrCtx *c, IrOp *op)
 				 pat->nitem, pat->nitem == 1 ? "" : "s", gr->nitem);
 			return false;
 		}
-		for (int i = 0; i < gr->nitem; i++) {
-			char where[64];
-			snprintf(where, sizeof where, "in '%s(...)'", gr->kw);
-			if (!check_item(c, op, &gr->item[i], &pat->item[i], where))
+		for (int i = 0; i < gr->nitem; i++)
+			if (!check_item(c, op, &gr->item[i], &pat->item[i], "in '%s(...)'", 0, gr->kw))
 				return false;
-		}
 	}
 	for (int i = 0; i < info->ngroup; i++)
 		if (info->group[i].required && !ir_op_group(op, info->group[i].kw)) {
@@ -313,6 +313,64 @@ range_expr(const IrOp *op, const IrExpr *e, int depth)
 }
 
 static Range
+range_union(Range a, Range b)
+{
+	if (!a.bounded || !b.bounded)
+		return unbounded();
+	return (Range){a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, true};
+}
+
+/* The range of an operand item of an integer op: a value or a literal (wrapped to bits). */
+static Range
+range_item(const IrOp *op, const IrItem *it, int bits, int depth)
+{
+	if (it->kind == IR_IT_INT)
+		return exact(ir_wrap_int(it->i, bits));
+	const IrValue *v = ir_item_value(op, it);
+	return v ? range_value(v, depth + 1) : unbounded();
+}
+
+/* Integer ops of scalars: exact when both operands are (folded as canonicalize folds them),
+ * intervals for + - * min max when nothing can wrap, unbounded otherwise. */
+static Range
+range_binop(const IrOp *d, const IrValue *v, int depth)
+{
+	if (!ir_type_is_int(v->type) || d->nitem != 2)
+		return unbounded();
+	int bits = v->type->bits;
+	Range a = range_item(d, &d->item[0], bits, depth), b = range_item(d, &d->item[1], bits, depth);
+	if (!a.bounded || !b.bounded)
+		return unbounded();
+	int64_t x;
+	if (a.lo == a.hi && b.lo == b.hi)
+		return ir_fold_int(d->code, bits, a.lo, b.lo, &x) ? exact(x) : unbounded();
+	Range out = {0, 0, true};
+	switch (d->code) {
+	case IR_OP_ADD:
+		if (!add_ok(a.lo, b.lo, &out.lo) || !add_ok(a.hi, b.hi, &out.hi))
+			return unbounded();
+		break;
+	case IR_OP_SUB:
+		if (__builtin_sub_overflow(a.lo, b.hi, &out.lo) || __builtin_sub_overflow(a.hi, b.lo, &out.hi))
+			return unbounded();
+		break;
+	case IR_OP_MIN:
+		out.lo = a.lo < b.lo ? a.lo : b.lo;
+		out.hi = a.hi < b.hi ? a.hi : b.hi;
+		break;
+	case IR_OP_MAX:
+		out.lo = a.lo > b.lo ? a.lo : b.lo;
+		out.hi = a.hi > b.hi ? a.hi : b.hi;
+		break;
+	default:
+		return unbounded();
+	}
+	if (bits < 64 && (out.lo < -((int64_t)1 << (bits - 1)) || out.hi >= ((int64_t)1 << (bits - 1))))
+		return unbounded();
+	return out;
+}
+
+static Range
 range_value(const IrValue *v, int depth)
 {
 	if (depth > 64)
@@ -323,11 +381,54 @@ range_value(const IrValue *v, int depth)
 		const IrOp *d = v->op;
 		switch (d->code) {
 		case IR_OP_CONST:
-			if (d->item[0].kind == IR_IT_INT)
-				return exact(d->item[0].i);
+			if (d->item[0].kind == IR_IT_INT && ir_type_is_int(v->type))
+				return exact(ir_wrap_int(d->item[0].i, v->type->bits));
 			return unbounded();
-		case IR_OP_INDEX:
-			return range_expr(d, d->item[0].e, depth + 1);
+		case IR_OP_INDEX: {
+			Range r = range_expr(d, d->item[0].e, depth + 1);
+			/* The result wraps to its type: only a range that fits survives. */
+			if (v->type->kind == IR_TY_INT && v->type->bits < 64 &&
+			    (r.lo < -((int64_t)1 << (v->type->bits - 1)) ||
+			     r.hi >= ((int64_t)1 << (v->type->bits - 1))))
+				return unbounded();
+			return r;
+		}
+		case IR_OP_ADD:
+		case IR_OP_SUB:
+		case IR_OP_MUL:
+		case IR_OP_MIN:
+		case IR_OP_MAX:
+		case IR_OP_DIV:
+		case IR_OP_REM:
+		case IR_OP_AND:
+		case IR_OP_OR:
+		case IR_OP_XOR:
+		case IR_OP_SHL:
+		case IR_OP_SHR:
+		case IR_OP_CDIV:
+			return range_binop(d, v, depth);
+		case IR_OP_SELECT: {
+			if (!ir_type_is_int(v->type))
+				return unbounded();
+			Range c = range_item(d, &d->item[0], 1, depth);
+			Range a = range_item(d, &d->item[1], v->type->bits, depth);
+			Range b = range_item(d, &d->item[2], v->type->bits, depth);
+			if (c.bounded && c.lo == c.hi)
+				return c.lo ? a : b;
+			return range_union(a, b);
+		}
+		case IR_OP_IF: {
+			/* Either branch's yielded value (canonicalize may inline either). */
+			Range r = {0, 0, false};
+			for (int i = 0; i < d->nreg; i++) {
+				const IrOp *y = d->reg[i].block->last;
+				if (!y || y->code != IR_OP_YIELD || v->index >= y->nitem)
+					return unbounded();
+				Range b = range_item(y, &y->item[v->index], v->type->bits, depth);
+				r = i ? range_union(r, b) : b;
+			}
+			return d->nreg == 2 ? r : unbounded();
+		}
 		case IR_OP_REPLICA_ID: {
 			IrOp *role = ir_role_of((IrOp *)d);
 			const IrGroup *g = role ? ir_op_group_named(role, "replicate") : NULL;

@@ -705,9 +705,14 @@ v_for(IrCtx *c, IrOp *op)
 			   ninit, op->nres, b->narg - 1);
 	if (b->arg[0]->type != c->t_index)
 		return ERR(op->loc, "the induction variable must be 'index'");
-	int64_t step;
-	if (ir_expr_eval_const(op->item[2].e, &step) && step <= 0)
-		return ERR(op->item[2].loc, "'ave.for' step must be positive, found %lld", (long long)step);
+	int64_t lo, hi;
+	if (ir_expr_range(op, op->item[2].e, &lo, &hi) && hi <= 0) {
+		if (lo == hi)
+			return ERR(op->item[2].loc, "'ave.for' step must be positive, found %lld",
+				   (long long)lo);
+		return ERR(op->item[2].loc, "'ave.for' step must be positive, found one in [%lld, %lld]",
+			   (long long)lo, (long long)hi);
+	}
 	for (int i = 0; i < ninit; i++) {
 		const IrItem *it = &op->item[3 + i];
 		IrType *t = op->res[i].type;
@@ -1087,10 +1092,14 @@ v_mbar_expect_tx(IrCtx *c, IrOp *op)
 	Addr a;
 	if (!addr(c, op, &op->item[0], A_MBAR, false, &a))
 		return false;
-	int64_t n, lo, hi;
+	int64_t lo, hi;
 	IrGroup *g = ir_op_group(op, c->kw.bytes);
-	if (ir_expr_eval_const(g->item[0].e, &n) && n < 1)
-		return ERR(g->loc, "'bytes' must be positive, found %lld", (long long)n);
+	if (ir_expr_range(op, g->item[0].e, &lo, &hi) && hi < 1) {
+		if (lo == hi)
+			return ERR(g->loc, "'bytes' must be positive, found %lld", (long long)lo);
+		return ERR(g->loc, "'bytes' must be positive, found one in [%lld, %lld]",
+			   (long long)lo, (long long)hi);
+	}
 	if (ir_expr_range(op, g->item[0].e, &lo, &hi) && hi >= ((int64_t)1 << 20))
 		return ERR(g->loc, "'bytes' must be below 2^20 (the barrier's transaction count)");
 	return true;

@@ -28,7 +28,7 @@ int_const(const IrValue *v, int64_t *out)
 	if (it->kind != IR_IT_INT || !ir_type_is_int(v->type))
 		return false;
 	/* `ave.const 255 : i8` and `ave.const -1 : i8` are the same value. */
-	*out = pass_wrap_int(it->i, v->type->bits);
+	*out = ir_wrap_int(it->i, v->type->bits);
 	return true;
 }
 
@@ -183,7 +183,7 @@ item_int(IrOp *op, int i, int64_t *out)
 				other = ir_item_value(op, &op->item[i == 1 ? 2 : 1]);
 			t = other ? ir_type_elem(other->type) : t;
 		}
-		*out = ir_type_is_int(t) ? pass_wrap_int(it->i, t->bits) : it->i;
+		*out = ir_type_is_int(t) ? ir_wrap_int(it->i, t->bits) : it->i;
 		return true;
 	}
 	return int_const(operand_value(op, i), out);
@@ -305,7 +305,7 @@ canon_op(Canon *k, IrOp *op)
 	case IR_OP_INDEX:
 		if (op->item[0].e->kind == IR_EX_CONST) {
 			IrType *t = op->res[0].type;
-			IrOp *cst = make_const_int(k, op, t, pass_wrap_int(op->item[0].e->c, t->bits));
+			IrOp *cst = make_const_int(k, op, t, ir_wrap_int(op->item[0].e->c, t->bits));
 			replace(k, op, &cst->res[0]);
 		} else if (op->item[0].e->kind == IR_EX_VAL &&
 			   ir_op_value(op, op->item[0].e->opnd)->type == op->res[0].type) {
@@ -327,7 +327,7 @@ canon_op(Canon *k, IrOp *op)
 	case IR_OP_CDIV: {
 		IrType *t = op->res[0].type;
 		if (ir_type_is_int(t) && item_int(op, 0, &a) && item_int(op, 1, &b) &&
-		    pass_fold_int(op->code, t->bits, a, b, &v)) {
+		    ir_fold_int(op->code, t->bits, a, b, &v)) {
 			IrOp *cst = make_const_int(k, op, t, v);
 			replace(k, op, &cst->res[0]);
 			return;

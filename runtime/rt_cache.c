@@ -31,9 +31,9 @@ void
 rt_cache_free(RtCache *c)
 {
 	for (size_t i = 0; i < c->mem.cap; i++) {
-		if (!c->mem.hash[i])
+		if (!IR_MAP_USED(&c->mem, i))
 			continue;
-		RtCacheEntry *e = c->mem.val[i];
+		RtCacheEntry *e = c->mem.slot[i].val;
 		free(e->data);
 		free(e);
 	}

@@ -11,7 +11,8 @@
 #include "frontend.h"
 #include "passes.h"
 
-/* Inputs above this size only exercise the size limit, which the lit tests cover. */
+/* Larger inputs only slow fuzzing down; huge and deeply nested inputs have their own lit tests
+ * (test/ir/invalid-limits.test). */
 enum { FUZZ_MAX_INPUT = 1 << 20 };
 
 typedef struct FuzzDiags {
@@ -54,38 +55,8 @@ fail(const char *what, const FuzzDiags *d, const char *text)
 	abort();
 }
 
-/* ---- known bugs ----
- * Each entry recognises one reported bug whose reproducer is saved in crashers/ (with an XFAIL
- * lit test), so that fuzzing can look past it. Remove an entry when its bug is fixed; set
- * AVE_FUZZ_STRICT=1 in the environment to disable them all. */
-
-static bool
-strict(void)
-{
-	const char *s = getenv("AVE_FUZZ_STRICT");
-	return s && *s && strcmp(s, "0");
-}
-
-/* crashers/warp-specialize-no-threads.ave: the verifier reads the kernel's `threads` attribute
- * from ave.warp_specialize before the kernel's own hook has checked that it exists. */
-static bool
-ws_needs_threads(IrOp *op, void *ud)
-{
-	IrCtx *c = ud;
-	if (op->code != IR_OP_WARP_SPECIALIZE)
-		return true;
-	IrOp *k = ir_kernel_of(op);
-	IrAttr *t = k ? ir_op_attr(k, c->kw.threads) : NULL;
-	return t != NULL;
-}
-
-static bool
-known_before_verify(IrModule *m)
-{
-	return !strict() && !ir_walk(m->body, ws_needs_threads, m->ctx);
-}
-
-/* Parses and verifies text that the printer produced; it must be valid and print the same. */
+/* Parses and verifies text that the printer produced; it must be valid and print the same.
+ */
 static IrModule *
 reparse(IrCtx *c, FuzzDiags *d, const char *what, const char *text, size_t len)
 {
@@ -115,54 +86,48 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	IrCtx *c = ir_ctx_new(NULL);
 	FuzzDiags d = {0};
 	ir_diag_set_handler(c, quiet_handler, &d);
+	IrModule *m = NULL, *m1 = NULL, *m2 = NULL, *m3 = NULL;
+	char *t1 = NULL, *t2 = NULL, *t3 = NULL;
 
-	IrModule *m = fe_parse(c, "input.ave", (const char *)data, size, 1);
+	m = fe_parse(c, "input.ave", (const char *)data, size, 1);
 	if (!m) {
 		if (!d.nerr)
 			fail("the parser failed without an error", NULL, NULL);
-		ir_ctx_free(c);
-		return 0;
-	}
-	if (known_before_verify(m)) {
-		ir_module_free(m);
-		ir_ctx_free(c);
-		return 0;
+		goto done;
 	}
 	if (!ir_verify(m)) {
 		if (!d.nerr)
 			fail("the verifier failed without an error", NULL, NULL);
-		ir_module_free(m);
-		ir_ctx_free(c);
-		return 0;
+		goto done;
 	}
 	if (d.nerr)
 		fail("errors were reported for IR that parsed and verified", &d, NULL);
 
 	/* Round trip of the valid input. */
-	size_t len1;
-	char *t1 = print_module(m, &len1);
-	IrModule *m1 = reparse(c, &d, "print1.ave", t1, len1);
+	size_t len1, len2, len3;
+	t1 = print_module(m, &len1);
+	m1 = reparse(c, &d, "print1.ave", t1, len1);
 
 	/* The basic passes keep the IR valid and printable. */
 	IrPassOpts po = {.verify_each = true};
 	d.nerr = 0;
 	if (!ir_run_pipeline(m1, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po))
 		fail("canonicalize,cse,dce failed on valid IR", &d, t1);
-	size_t len2;
-	char *t2 = print_module(m1, &len2);
-	IrModule *m2 = reparse(c, &d, "print2.ave", t2, len2);
+	t2 = print_module(m1, &len2);
+	m2 = reparse(c, &d, "print2.ave", t2, len2);
 
 	/* Running them again on their own output is just as safe. */
 	d.nerr = 0;
 	if (!ir_run_pipeline(m2, pass_registry, pass_registry_count, "canonicalize,cse,dce", &po))
 		fail("canonicalize,cse,dce failed on its own output", &d, t2);
-	size_t len3;
-	char *t3 = print_module(m2, &len3);
-	ir_module_free(reparse(c, &d, "print3.ave", t3, len3));
+	t3 = print_module(m2, &len3);
+	m3 = reparse(c, &d, "print3.ave", t3, len3);
 
+done:
 	free(t1);
 	free(t2);
 	free(t3);
+	ir_module_free(m3);
 	ir_module_free(m2);
 	ir_module_free(m1);
 	ir_module_free(m);

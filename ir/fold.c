@@ -1,8 +1,8 @@
 /* fold.c — integer constant folding with the language's wrap-around semantics. */
-#include "passes.h"
+#include "ir.h"
 
 int64_t
-pass_wrap_int(int64_t v, int bits)
+ir_wrap_int(int64_t v, int bits)
 {
 	if (bits >= 64)
 		return v;
@@ -16,7 +16,7 @@ pass_wrap_int(int64_t v, int bits)
 }
 
 bool
-pass_fold_int(IrOpcode code, int bits, int64_t a, int64_t b, int64_t *out)
+ir_fold_int(int code, int bits, int64_t a, int64_t b, int64_t *out)
 {
 	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 	int64_t r;
@@ -65,6 +65,6 @@ pass_fold_int(IrOpcode code, int bits, int64_t a, int64_t b, int64_t *out)
 	default:
 		return false;
 	}
-	*out = pass_wrap_int(r, bits);
+	*out = ir_wrap_int(r, bits);
 	return true;
 }

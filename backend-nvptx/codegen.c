@@ -1,0 +1,415 @@
+/* codegen.c — from the optimized LLVM module to PTX (LLVMTargetMachineEmitToMemoryBuffer) and a
+ * cubin: ptxas as a subprocess in whole-program mode (-v; its info log gives registers, spills,
+ * shared memory and C-coded messages per kernel), or nvJitLink in-process (dlopen'd; it compiles
+ * relocatable code, so it refuses kernels that use setmaxnreg, which it would drop: C7504). */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "nvptx.h"
+
+extern char **environ;
+
+static IrLoc
+noloc(void)
+{
+	IrLoc l = {0, 0, 0};
+	return l;
+}
+
+static bool
+is_file(const char *p)
+{
+	struct stat st;
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+char *
+nvptx_find_ptxas(const char *tool_dir)
+{
+	char buf[4096];
+	const char *env = getenv("AVE_PTXAS");
+	if (env && *env)
+		return is_file(env) ? strdup(env) : NULL;
+	if (tool_dir) {
+		snprintf(buf, sizeof buf, "%s/ptxas", tool_dir);
+		if (is_file(buf))
+			return strdup(buf);
+	}
+	const char *path = getenv("PATH");
+	for (const char *p = path; p && *p;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		snprintf(buf, sizeof buf, "%.*s/ptxas", (int)n, p);
+		if (n && is_file(buf))
+			return strdup(buf);
+		p = e ? e + 1 : p + n;
+	}
+	const char *fallback[] = {"/usr/local/cuda/bin/ptxas", "/opt/cuda/bin/ptxas"};
+	for (int i = 0; i < 2; i++)
+		if (is_file(fallback[i]))
+			return strdup(fallback[i]);
+	return NULL;
+}
+
+/* ---- the ptxas info log ---- */
+
+static LowerKernelInfo *
+info_named(LowerKernelInfo *infos, int n, const char *name, size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(infos[i].name) == len && !memcmp(infos[i].name, name, len))
+			return &infos[i];
+	return NULL;
+}
+
+static void
+add_diag(const IrAllocator *al, LowerKernelInfo *k, const char *line, size_t n)
+{
+	char *s = malloc(n + 1);
+	memcpy(s, line, n);
+	s[n] = 0;
+	ir_vec_push(al, &k->diags, &s, sizeof s);
+}
+
+static const char *
+after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(s, prefix, n) ? NULL : s + n;
+}
+
+/* A number after `key` in the line ("Used 12 registers"), or -1. */
+static long long
+num_before(const char *line, const char *end, const char *word)
+{
+	const char *p = strstr(line, word);
+	if (!p || p > end)
+		return -1;
+	const char *q = p;
+	while (q > line && q[-1] == ' ')
+		q--;
+	while (q > line && isdigit((unsigned char)q[-1]))
+		q--;
+	return isdigit((unsigned char)*q) ? atoll(q) : -1;
+}
+
+void
+nvptx_parse_ptxas_log(const IrAllocator *al, const char *log, LowerKernelInfo *infos, int n)
+{
+	LowerKernelInfo *cur = NULL;
+	for (const char *line = log; line && *line;) {
+		const char *end = strchr(line, '\n');
+		if (!end)
+			end = line + strlen(line);
+		size_t len = (size_t)(end - line);
+		const char *rest;
+		char tmp[1024];
+		snprintf(tmp, sizeof tmp, "%.*s", (int)len, line);
+		if ((rest = after(tmp, "ptxas info    : Compiling entry function '")) ||
+		    (rest = after(tmp, "ptxas info    : Function properties for "))) {
+			size_t k = strcspn(rest, "'\n :");
+			cur = info_named(infos, n, rest, k);
+		} else if (cur && strstr(tmp, "bytes stack frame")) {
+			cur->stack = num_before(tmp, tmp + len, "bytes stack frame");
+			cur->spill_stores = num_before(tmp, tmp + len, "bytes spill stores");
+			cur->spill_loads = num_before(tmp, tmp + len, "bytes spill loads");
+		} else if (cur && (rest = after(tmp, "ptxas info    : Used "))) {
+			cur->stats = true;
+			cur->regs = (int)num_before(tmp, tmp + len, "registers");
+			long long bars = num_before(tmp, tmp + len, "barriers");
+			long long smem = num_before(tmp, tmp + len, "bytes smem");
+			cur->barriers = bars < 0 ? 0 : (int)bars;
+			cur->static_smem = smem < 0 ? 0 : smem;
+			if (cur->stack < 0)
+				cur->stack = 0;
+		} else if ((rest = after(tmp, "ptxas info    : (C")) ||
+		           after(tmp, "ptxas warning")) {
+			const char *msg = strchr(tmp, ':');
+			msg = msg ? msg + 2 : tmp;
+			if (cur)
+				add_diag(al, cur, msg, strlen(msg));
+			else
+				for (int i = 0; i < n; i++)
+					add_diag(al, &infos[i], msg, strlen(msg));
+		}
+		line = *end ? end + 1 : end;
+	}
+}
+
+/* ---- running ptxas ---- */
+
+static char *
+read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
+	size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
+	fclose(f);
+	s[got] = 0;
+	if (len)
+		*len = got;
+	return s;
+}
+
+static bool
+write_all(const char *path, const char *s, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return false;
+	bool ok = fwrite(s, 1, n, f) == n;
+	return fclose(f) == 0 && ok;
+}
+
+/* Reports the error lines of a tool's log as one diagnostic. */
+static void
+tool_error(IrCtx *c, const char *tool, const char *log, int status)
+{
+	IrDiag *d =
+	    ir_diag_begin(c, IR_SEV_ERROR, noloc(), "%s failed (exit status %d)", tool, status);
+	for (const char *line = log; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		if (len && (strstr(line, "error") || strstr(line, "fatal")) &&
+		    (size_t)(strstr(line, "error") - line) < len)
+			ir_diag_note(c, d, noloc(), "%.*s", (int)len, line);
+		else if (len && strstr(line, "fatal") &&
+		         (size_t)(strstr(line, "fatal") - line) < len)
+			ir_diag_note(c, d, noloc(), "%.*s", (int)len, line);
+		line = end ? end + 1 : NULL;
+	}
+	ir_diag_emit(c, d);
+}
+
+static bool
+run_ptxas(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const LowerOptions *o,
+          LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
+{
+	char *exe = nvptx_find_ptxas(o->tool_dir);
+	if (!exe) {
+		ir_error(
+		    c, noloc(),
+		    "ptxas not found: the cubin step needs it (set AVE_PTXAS, put it on PATH, "
+		    "or install the CUDA toolkit in /usr/local/cuda); --emit=ptx works without it");
+		return false;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/ave-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		ir_error(c, noloc(), "cannot create a temporary directory for ptxas: %s",
+		         strerror(errno));
+		free(exe);
+		return false;
+	}
+	char in[4200], cub[4200], logp[4200], opt[8], archopt[64];
+	snprintf(in, sizeof in, "%s/k.ptx", dir);
+	snprintf(cub, sizeof cub, "%s/k.cubin", dir);
+	snprintf(logp, sizeof logp, "%s/log", dir);
+	snprintf(opt, sizeof opt, "-O%d", o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt);
+	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+	bool ok = write_all(in, ptx, ptxlen);
+	if (!ok)
+		ir_error(c, noloc(), "cannot write '%s'", in);
+	int status = -1;
+	if (ok) {
+		char *argv[] = {exe, archopt, "-v", opt, in, "-o", cub, NULL};
+		posix_spawn_file_actions_t fa;
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		pid_t pid;
+		int e = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		if (e) {
+			ir_error(c, noloc(), "cannot run '%s': %s", exe, strerror(e));
+			ok = false;
+		} else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+			ir_error(c, noloc(), "'%s' did not finish", exe);
+			ok = false;
+		} else {
+			status = WEXITSTATUS(status);
+		}
+	}
+	char *log = ok ? read_all(logp, NULL) : NULL;
+	if (ok && status) {
+		tool_error(c, "ptxas", log ? log : "", status);
+		ok = false;
+	}
+	if (ok) {
+		nvptx_parse_ptxas_log(c->al, log ? log : "", infos, ninfo);
+		*out = read_all(cub, outlen);
+		if (!*out) {
+			ir_error(c, noloc(), "ptxas wrote no cubin");
+			ok = false;
+		}
+	}
+	free(log);
+	unlink(in);
+	unlink(cub);
+	unlink(logp);
+	rmdir(dir);
+	free(exe);
+	return ok;
+}
+
+/* ---- nvJitLink, loaded at run time ---- */
+
+typedef int (*JlCreate)(void **h, unsigned n, const char **opts);
+typedef int (*JlAdd)(void *h, int kind, const void *data, size_t size, const char *name);
+typedef int (*JlComplete)(void *h);
+typedef int (*JlSize)(void *h, size_t *n);
+typedef int (*JlGet)(void *h, void *buf);
+typedef int (*JlDestroy)(void **h);
+
+static void *
+sym(void *lib, const char *name)
+{
+	char v[128];
+	snprintf(v, sizeof v, "__%s_13_0", name);
+	void *p = dlsym(lib, v);
+	return p ? p : dlsym(lib, name);
+}
+
+static bool
+run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const LowerOptions *o,
+              LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen)
+{
+	for (int i = 0; i < ninfo; i++)
+		if (infos[i].setmaxnreg) {
+			ir_error(
+			    c, noloc(),
+			    "kernel '@%s' sets per-role register budgets (setmaxnreg), which "
+			    "nvJitLink "
+			    "drops (C7504: it compiles relocatable code); use --assembler=ptxas",
+			    infos[i].name);
+			return false;
+		}
+	const char *names[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+	                       "/usr/local/cuda/lib64/libnvJitLink.so.13"};
+	void *lib = NULL;
+	for (int i = 0; i < 3 && !lib; i++)
+		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		ir_error(c, noloc(),
+		         "nvJitLink is not available (libnvJitLink.so.13 not found); use "
+		         "--assembler=ptxas");
+		return false;
+	}
+	JlCreate create = (JlCreate)sym(lib, "nvJitLinkCreate");
+	JlAdd add = (JlAdd)sym(lib, "nvJitLinkAddData");
+	JlComplete complete = (JlComplete)sym(lib, "nvJitLinkComplete");
+	JlSize cubsize = (JlSize)sym(lib, "nvJitLinkGetLinkedCubinSize"),
+	       errsize = (JlSize)sym(lib, "nvJitLinkGetErrorLogSize");
+	JlSize infosize = (JlSize)sym(lib, "nvJitLinkGetInfoLogSize");
+	JlGet cubin = (JlGet)sym(lib, "nvJitLinkGetLinkedCubin"),
+	      errlog = (JlGet)sym(lib, "nvJitLinkGetErrorLog");
+	JlGet infolog = (JlGet)sym(lib, "nvJitLinkGetInfoLog");
+	JlDestroy destroy = (JlDestroy)sym(lib, "nvJitLinkDestroy");
+	if (!create || !add || !complete || !cubsize || !cubin || !errsize || !errlog ||
+	    !infosize || !infolog || !destroy) {
+		ir_error(c, noloc(), "nvJitLink lacks the entry points this build expects");
+		return false;
+	}
+	char archopt[64], opt[8];
+	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+	snprintf(opt, sizeof opt, "-O%d", o->opt > 0 ? 3 : 0);
+	const char *opts[] = {archopt, "-verbose", opt};
+	void *h = NULL;
+	bool ok = create(&h, 3, opts) == 0;
+	int r = ok ? add(h, 2 /* PTX */, ptx, ptxlen + 1, "kernel.ptx") : -1;
+	if (ok && r == 0)
+		r = complete(h);
+	size_t n = 0;
+	if (ok && r) {
+		char *el = NULL;
+		if (!errsize(h, &n) && n) {
+			el = calloc(1, n + 1);
+			errlog(h, el);
+		}
+		tool_error(c, "nvJitLink", el ? el : "", r);
+		free(el);
+		ok = false;
+	} else if (ok) {
+		if (!infosize(h, &n) && n) {
+			char *il = calloc(1, n + 1);
+			infolog(h, il);
+			/* Its log prefixes stack lines with "ptxas         ." instead of spaces. */
+			for (char *p = strstr(il, "ptxas         ."); p;
+			     p = strstr(p, "ptxas         ."))
+				memset(p, ' ', 15);
+			nvptx_parse_ptxas_log(c->al, il, infos, ninfo);
+			free(il);
+		}
+		if (!cubsize(h, &n)) {
+			*out = malloc(n ? n : 1);
+			*outlen = n;
+			ok = cubin(h, *out) == 0;
+		}
+	} else {
+		ir_error(c, noloc(), "nvJitLink did not start");
+	}
+	if (h)
+		destroy(&h);
+	/* The library stays loaded: it brings its own C++ runtime, whose emergency exception pool
+	 * would read as a leak once unmapped, and a later compile finds it loaded. */
+	return ok;
+}
+
+bool
+nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *emit,
+              const LowerOptions *o, LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen,
+              double *timings)
+{
+	double t0 = ir_now();
+	char *err = NULL;
+	LLVMMemoryBufferRef buf = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+		ir_error(c, noloc(), "internal error: LLVM could not emit PTX: %s", err ? err : "");
+		LLVMDisposeMessage(err);
+		return false;
+	}
+	size_t n = LLVMGetBufferSize(buf);
+	char *ptx = malloc(n + 1);
+	memcpy(ptx, LLVMGetBufferStart(buf), n);
+	ptx[n] = 0;
+	LLVMDisposeMemoryBuffer(buf);
+	timings[LOWER_T_CODEGEN] = ir_now() - t0;
+	if (!strcmp(emit, "ptx")) {
+		*out = ptx;
+		*outlen = n;
+		return true;
+	}
+	if (strcmp(emit, "cubin")) {
+		ir_error(c, noloc(), "unknown output kind '%s'", emit);
+		free(ptx);
+		return false;
+	}
+	char *arch = LLVMGetTargetMachineCPU(tm);
+	double t1 = ir_now();
+	bool ok;
+	if (o->assembler && !strcmp(o->assembler, "nvjitlink"))
+		ok = run_nvjitlink(c, ptx, n, arch, o, infos, ninfo, out, outlen);
+	else
+		ok = run_ptxas(c, ptx, n, arch, o, infos, ninfo, out, outlen);
+	timings[LOWER_T_ASSEMBLE] = ir_now() - t1;
+	LLVMDisposeMessage(arch);
+	free(ptx);
+	return ok;
+}

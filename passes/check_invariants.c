@@ -1,0 +1,82 @@
+/* check_invariants.c — the check-invariants pass (SPEC §5.8): for each kernel with something to
+ * prove, builds the model (roles, sites, phase structure) and runs the checks. It never changes
+ * the IR; a failure is an error with a counterexample (docs/invariants.md). */
+#include <string.h>
+
+#define PASS_CK_INTERNAL
+#include "passes.h"
+
+typedef struct Run {
+	const PassCkOpts *co;
+	PassCkStats *st;
+	CkSmt smt;
+	bool smt_made;
+} Run;
+
+static void
+check_kernel(IrModule *m, IrOp *kernel, Run *run)
+{
+	const PassCkOpts *co = run->co;
+	Ck k;
+	memset(&k, 0, sizeof k);
+	k.m = m;
+	k.c = m->ctx;
+	k.opts = co;
+	k.max_hops = co->max_hops > 0 ? co->max_hops : 3;
+	k.hops = k.max_hops;
+	pass_ck_begin(&k, kernel);
+	if (pass_ck_collect(&k)) {
+		/* Only modules with something to prove pay for a solver context. */
+		run->st->kernels++;
+		if (!run->smt_made) {
+			double t0 = ir_now();
+			pass_ck_smt_init(&run->smt, k.c->al, co->timeout_ms, co->rlimit, run->st);
+			run->st->setup_s = ir_now() - t0;
+		}
+		run->smt_made = true;
+		k.smt = &run->smt;
+		pass_ck_check_kernel(&k);
+	}
+	pass_ck_end(&k);
+}
+
+static void
+walk_block(IrModule *m, IrBlock *b, Run *run)
+{
+	for (IrOp *op = b->first; op; op = op->next) {
+		if (op->code == IR_OP_KERNEL)
+			check_kernel(m, op, run);
+		else if (op->code == IR_OP_MODULE)
+			walk_block(m, op->reg[0].block, run);
+	}
+}
+
+bool
+pass_check_invariants_with(IrModule *m, const PassCkOpts *co)
+{
+	PassCkOpts dflt = {0};
+	PassCkStats local;
+	if (!co)
+		co = &dflt;
+	PassCkStats *st = co->stats ? co->stats : &local;
+	memset(st, 0, sizeof *st);
+	IrCtx *c = m->ctx;
+	const char *code = c->code;
+	c->code = "check-invariants";
+	int errs = c->nerrors;
+	double t0 = ir_now();
+	Run run = {co, st, {0}, false};
+	walk_block(m, m->body, &run);
+	if (run.smt_made)
+		pass_ck_smt_free(&run.smt);
+	st->total_s = ir_now() - t0;
+	c->code = code;
+	return c->nerrors == errs;
+}
+
+bool
+pass_check_invariants(IrModule *m, const IrPassOpts *o)
+{
+	(void)o;
+	return pass_check_invariants_with(m, NULL);
+}

@@ -1,0 +1,1593 @@
+/* check_invariants_model.c — what the invariant checker reasons about: the roles of a kernel, the
+ * ops that synchronize or touch shared memory (sites), SSA values as Z3 terms in one instance of
+ * their enclosing role replica and loop iterations, closed forms of loop-carried scalars, and the
+ * phase structure of barriers (which phase each arrival feeds, which phases each wait needs). */
+#include <string.h>
+
+#define PASS_CK_INTERNAL
+#include "passes.h"
+
+#define S (k->smt)
+
+const char *
+pass_ck_vname(const IrValue *v)
+{
+	return v && v->name ? v->name : "<unnamed>";
+}
+
+bool
+pass_ck_error_once(Ck *k, IrOp *op)
+{
+	uint64_t h = ir_hash_ptr(op);
+	if (ir_map_get(&k->reported, h, op, NULL))
+		return false;
+	ir_map_put(&k->reported, h, op, op, NULL);
+	return true;
+}
+
+/* Reports that the kernel's structure is beyond the analysis; later checks are skipped. */
+static bool
+beyond(Ck *k, IrOp *op, const char *what)
+{
+	if (pass_ck_error_once(k, op))
+		ir_error(k->c, op->loc, "cannot check this kernel's invariants: %s", what);
+	k->broken = true;
+	return false;
+}
+
+/* ---- environments ---- */
+
+static CkEnv *
+env_new(Ck *k, CkEnv *parent, IrOp *scope)
+{
+	CkEnv *e = ir_arena_alloc(&k->arena, sizeof *e);
+	e->parent = parent;
+	e->scope = scope;
+	ir_map_init(&e->memo, k->c->al);
+	ir_vec_push(k->c->al, &k->envs, &e, sizeof e);
+	return e;
+}
+
+static void
+env_seed(CkEnv *e, IrValue *v, Z3_ast t)
+{
+	ir_map_put(&e->memo, ir_hash_ptr(v), v, (void *)t, NULL);
+}
+
+void
+pass_ck_begin(Ck *k, IrOp *kernel)
+{
+	k->kernel = kernel;
+	ir_arena_init(&k->arena, k->c->al);
+	ir_map_init(&k->loopforms, k->c->al);
+	ir_map_init(&k->reported, k->c->al);
+	k->root = env_new(k, NULL, kernel);
+}
+
+void
+pass_ck_end(Ck *k)
+{
+	for (int i = 0; i < k->envs.len; i++)
+		ir_map_free(&IR_VEC_AT(k->envs, CkEnv *, i)->memo);
+	ir_vec_free(k->c->al, &k->envs, sizeof(CkEnv *));
+	ir_vec_free(k->c->al, &k->sites, sizeof(CkSite *));
+	ir_vec_free(k->c->al, &k->groups, sizeof(CkGroup *));
+	ir_map_free(&k->loopforms);
+	ir_map_free(&k->reported);
+	ir_arena_free(&k->arena);
+}
+
+CkEnv *
+pass_ck_role_env(Ck *k, CkRole *r, Z3_ast rep)
+{
+	if (r->op == k->kernel)
+		return k->root;
+	CkEnv *e = env_new(k, k->root, r->op);
+	e->rep = rep;
+	return e;
+}
+
+CkEnv *
+pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
+{
+	CkEnv *e = env_new(k, parent, loop);
+	e->iter = t;
+	return e;
+}
+
+/* ---- values as terms ---- */
+
+static void
+note_mod(Ck *k, int64_t c)
+{
+	for (int i = 0; i < k->nmods; i++)
+		if (k->mods[i] == c)
+			return;
+	if (k->nmods < (int)(sizeof k->mods / sizeof k->mods[0]))
+		k->mods[k->nmods++] = c;
+}
+
+static Z3_ast
+opaque(Ck *k, IrType *t, const char *name)
+{
+	Z3_ast v = pass_ck_fresh(S, name ? name : "v");
+	if (t && t->kind == IR_TY_INT && t->bits == 1)
+		pass_ck_side(S, v,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
+		                          pass_ck_le(S, v, pass_ck_num(S, 1))));
+	return v;
+}
+
+static IrOp *
+value_scope(const IrValue *v)
+{
+	if (v->kind == IR_VAL_ARG)
+		return ir_block_parent_op(v->block);
+	if (v->kind != IR_VAL_RESULT)
+		return NULL;
+	for (IrOp *p = ir_op_parent_op(v->op); p; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_KERNEL || p->code == IR_OP_ROLE || p->code == IR_OP_FOR)
+			return p;
+	return NULL;
+}
+
+static Z3_ast value_in(Ck *k, CkEnv *e, IrValue *v);
+
+static Z3_ast
+item_term(Ck *k, CkEnv *e, IrOp *op, const IrItem *it)
+{
+	switch (it->kind) {
+	case IR_IT_VALUE:
+		return it->suffix ? NULL : pass_ck_value(k, e, ir_item_value(op, it));
+	case IR_IT_INT:
+		return pass_ck_num(S, it->type && it->type->kind == IR_TY_INT && it->type->bits == 1
+		                          ? (it->i & 1)
+		                          : it->i);
+	case IR_IT_EXPR:
+		return pass_ck_expr(k, e, op, it->e);
+	default:
+		return NULL;
+	}
+}
+
+Z3_ast
+pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x)
+{
+	Z3_ast a, b;
+	int64_t c;
+	switch (x->kind) {
+	case IR_EX_CONST:
+		return pass_ck_num(S, x->c);
+	case IR_EX_VAL: {
+		IrValue *v = ir_op_value(op, x->opnd);
+		Z3_ast t = pass_ck_value(k, e, v);
+		return t ? t : opaque(k, v->type, v->name);
+	}
+	case IR_EX_NEG:
+		return pass_ck_sub(S, pass_ck_num(S, 0), pass_ck_expr(k, e, op, x->l));
+	default:
+		break;
+	}
+	a = pass_ck_expr(k, e, op, x->l);
+	b = pass_ck_expr(k, e, op, x->r);
+	switch (x->kind) {
+	case IR_EX_ADD:
+		return pass_ck_add(S, a, b);
+	case IR_EX_SUB:
+		return pass_ck_sub(S, a, b);
+	case IR_EX_MUL:
+		if (pass_ck_is_num(S, b, &c))
+			return pass_ck_mulc(S, a, c);
+		if (pass_ck_is_num(S, a, &c))
+			return pass_ck_mulc(S, b, c);
+		return opaque(k, NULL, "mul");
+	case IR_EX_FLOORDIV:
+	case IR_EX_MOD:
+		if (!pass_ck_is_num(S, b, &c) || c <= 0)
+			return opaque(k, NULL, "div");
+		note_mod(k, c);
+		return x->kind == IR_EX_MOD ? pass_ck_mod(S, a, c) : pass_ck_floordiv(S, a, c);
+	case IR_EX_EQ:
+		return pass_ck_b2i(S, pass_ck_eq(S, a, b));
+	case IR_EX_NE:
+		return pass_ck_b2i(S, pass_ck_not(S, pass_ck_eq(S, a, b)));
+	case IR_EX_LT:
+		return pass_ck_b2i(S, pass_ck_lt(S, a, b));
+	case IR_EX_LE:
+		return pass_ck_b2i(S, pass_ck_le(S, a, b));
+	case IR_EX_GT:
+		return pass_ck_b2i(S, pass_ck_lt(S, b, a));
+	case IR_EX_GE:
+		return pass_ck_b2i(S, pass_ck_le(S, b, a));
+	default:
+		return opaque(k, NULL, "x");
+	}
+}
+
+Z3_ast
+pass_ck_value(Ck *k, CkEnv *e, IrValue *v)
+{
+	IrOp *scope = value_scope(v);
+	CkEnv *de = e;
+	while (de && de->scope != scope)
+		de = de->parent;
+	if (!de) /* not in this instance's scopes: knows nothing about it */
+		return ir_type_is_int(v->type) ? opaque(k, v->type, v->name) : NULL;
+	uint64_t h = ir_hash_ptr(v);
+	Z3_ast t = ir_map_get(&de->memo, h, v, NULL);
+	if (t)
+		return t;
+	/* Closed forms evaluate other iterations; a bound on the nesting keeps any cycle finite
+	 * (the value is then unknown, which is sound). */
+	if (k->depth > 512)
+		return ir_type_is_int(v->type) ? opaque(k, v->type, v->name) : NULL;
+	k->depth++;
+	t = value_in(k, de, v);
+	k->depth--;
+	if (t)
+		ir_map_put(&de->memo, h, v, (void *)t, NULL);
+	return t;
+}
+
+static Z3_ast
+program_id(Ck *k, int64_t d, bool num)
+{
+	if (d < 0 || d > 2)
+		return NULL;
+	if (!k->pid[d]) {
+		k->npid[d] = pass_ck_fresh(S, "npid");
+		pass_ck_side(S, k->npid[d], pass_ck_le(S, pass_ck_num(S, 1), k->npid[d]));
+		k->pid[d] = pass_ck_fresh(S, "pid");
+		pass_ck_side(S, k->pid[d],
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->pid[d]),
+		                          pass_ck_lt(S, k->pid[d], k->npid[d])));
+	}
+	return num ? k->npid[d] : k->pid[d];
+}
+
+Z3_ast
+pass_ck_world(Ck *k)
+{
+	if (!k->world) {
+		IrOp *mod = ir_op_parent_op(k->kernel);
+		IrAttr *w =
+		    mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, k->c->kw.world) : NULL;
+		if (w && w->kind == IR_ATTR_INT) {
+			k->world = pass_ck_num(S, w->i);
+		} else {
+			k->world = pass_ck_fresh(S, "world");
+			pass_ck_side(S, k->world, pass_ck_le(S, pass_ck_num(S, 1), k->world));
+		}
+		k->rank = pass_ck_fresh(S, "rank");
+		pass_ck_side(S, k->rank,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), k->rank),
+		                          pass_ck_lt(S, k->rank, k->world)));
+	}
+	return k->world;
+}
+
+static bool
+loop_step(Ck *k, IrOp *loop, int64_t *step)
+{
+	(void)k;
+	return ir_expr_eval_const(loop->item[2].e, step) && *step > 0;
+}
+
+Z3_ast
+pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
+{
+	int64_t step;
+	if (!loop_step(k, loop, &step))
+		return Z3_mk_false(S->z);
+	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
+	Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
+	return pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), t),
+	                    pass_ck_lt(S, pass_ck_add(S, lb, pass_ck_mulc(S, t, step)), ub));
+}
+
+/* Trip count of `loop` in env `parent`. */
+static Z3_ast
+trip_count(Ck *k, CkEnv *parent, IrOp *loop)
+{
+	int64_t step;
+	if (!loop_step(k, loop, &step))
+		return NULL;
+	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
+	Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
+	Z3_ast n = pass_ck_floordiv(
+	    S, pass_ck_add(S, pass_ck_sub(S, ub, lb), pass_ck_num(S, step - 1)), step);
+	return pass_ck_ite(S, pass_ck_lt(S, lb, ub), n, pass_ck_num(S, 0));
+}
+
+/* ---- closed forms of loop-carried scalars ---- */
+
+typedef enum LfKind { LF_OPAQUE, LF_INVARIANT, LF_COUNTER, LF_XOR, LF_STATELESS } LfKind;
+
+typedef struct LoopForms {
+	int n;
+	LfKind *kind;
+	int64_t *c; /* COUNTER: increment; XOR: period */
+} LoopForms;
+
+static IrOp *
+loop_yield(IrOp *loop)
+{
+	IrOp *y = loop->reg[0].block->last;
+	return y && y->code == IR_OP_YIELD ? y : NULL;
+}
+
+/* A generic env for the scopes enclosing `op` (fresh replica and iterations). */
+static CkEnv *
+generic_env(Ck *k, IrOp *op)
+{
+	IrOp *chain[64];
+	int n = 0;
+	for (IrOp *p = ir_op_parent_op(op); p && n < 64; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_ROLE || p->code == IR_OP_FOR)
+			chain[n++] = p;
+	CkEnv *e = k->root;
+	for (int i = n - 1; i >= 0; i--) {
+		if (chain[i]->code == IR_OP_ROLE) {
+			int64_t rep = 1;
+			IrGroup *g = ir_op_group(chain[i], k->c->kw.replicate);
+			if (g)
+				ir_expr_eval_const(g->item[0].e, &rep);
+			Z3_ast r = pass_ck_fresh(S, "r");
+			pass_ck_side(S, r,
+			             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
+			                          pass_ck_lt(S, r, pass_ck_num(S, rep))));
+			e = env_new(k, e, chain[i]);
+			e->rep = r;
+		} else {
+			Z3_ast t = pass_ck_fresh(S, "t");
+			pass_ck_side(S, t, pass_ck_iter_exists(k, e, chain[i], t));
+			e = pass_ck_loop_env(k, e, chain[i], t);
+		}
+	}
+	return e;
+}
+
+/* Loop env with every iter arg seeded: xs[j] (or `one` for arg j0 when given). */
+static CkEnv *
+probe_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t, Z3_ast *xs, int j0, Z3_ast one)
+{
+	CkEnv *e = pass_ck_loop_env(k, parent, loop, t);
+	IrBlock *b = loop->reg[0].block;
+	for (int j = 0; j + 1 < b->narg; j++)
+		env_seed(e, b->arg[j + 1], j == j0 ? one : xs[j]);
+	return e;
+}
+
+static Z3_ast
+yield_term(Ck *k, CkEnv *e, IrOp *loop, int j)
+{
+	IrOp *y = loop_yield(loop);
+	if (!y || j >= y->nitem)
+		return NULL;
+	return item_term(k, e, y, &y->item[j]);
+}
+
+static bool
+valid(Ck *k, Z3_ast claim)
+{
+	return pass_ck_check(S, pass_ck_not(S, claim), NULL) == CK_UNSAT;
+}
+
+static LoopForms *
+loop_forms(Ck *k, IrOp *loop)
+{
+	uint64_t h = ir_hash_ptr(loop);
+	LoopForms *lf = ir_map_get(&k->loopforms, h, loop, NULL);
+	if (lf)
+		return lf;
+	IrBlock *b = loop->reg[0].block;
+	lf = ir_arena_alloc(&k->arena, sizeof *lf);
+	lf->n = b->narg - 1;
+	lf->kind = ir_arena_alloc(&k->arena, sizeof *lf->kind * (size_t)(lf->n + 1));
+	lf->c = ir_arena_alloc(&k->arena, sizeof *lf->c * (size_t)(lf->n + 1));
+	ir_map_put(&k->loopforms, h, loop, lf, NULL);
+	CkEnv *parent = generic_env(k, loop);
+	Z3_ast y = pass_ck_fresh(S, "t");
+	pass_ck_side(S, y, pass_ck_le(S, pass_ck_num(S, 0), y));
+	Z3_ast *xs = ir_arena_alloc(&k->arena, sizeof *xs * (size_t)(lf->n + 1));
+	for (int j = 0; j < lf->n; j++)
+		xs[j] = opaque(k, b->arg[j + 1]->type, "x");
+	CkEnv *pe = probe_env(k, parent, loop, y, xs, -1, NULL);
+	for (int j = 0; j < lf->n; j++) {
+		IrType *ty = b->arg[j + 1]->type;
+		lf->kind[j] = LF_OPAQUE;
+		if (!ir_type_is_int(ty))
+			continue;
+		Z3_ast v = yield_term(k, pe, loop, j);
+		if (!v)
+			continue;
+		if (v == xs[j]) {
+			lf->kind[j] = LF_INVARIANT;
+			continue;
+		}
+		bool other = false, self = pass_ck_depends(S, v, xs[j]);
+		for (int i = 0; i < lf->n && !other; i++)
+			other = i != j && pass_ck_depends(S, v, xs[i]);
+		if (other)
+			continue;
+		if (!self) {
+			lf->kind[j] = LF_STATELESS;
+			continue;
+		}
+		int64_t c;
+		if (pass_ck_is_num(S, Z3_simplify(S->z, pass_ck_sub(S, v, xs[j])), &c)) {
+			lf->kind[j] = LF_COUNTER;
+			lf->c[j] = c;
+			continue;
+		}
+		if (!(ty->kind == IR_TY_INT && ty->bits == 1))
+			continue;
+		/* An i1 updated as x xor f(t): f must not depend on x, and be periodic in t. */
+		k->nmods = 0;
+		Z3_ast f0 =
+		    yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 0)), loop, j);
+		Z3_ast f1 =
+		    yield_term(k, probe_env(k, parent, loop, y, xs, j, pass_ck_num(S, 1)), loop, j);
+		if (!f0 || !f1 ||
+		    !valid(k, pass_ck_eq(S, pass_ck_add(S, f0, f1), pass_ck_num(S, 1))))
+			continue;
+		int64_t cand[33];
+		int nc = 0;
+		cand[nc++] = 1;
+		for (int i = 0; i < k->nmods; i++)
+			cand[nc++] = k->mods[i];
+		for (int i = 0; i < nc; i++) /* ascending */
+			for (int m = i + 1; m < nc; m++)
+				if (cand[m] < cand[i]) {
+					int64_t x = cand[i];
+					cand[i] = cand[m];
+					cand[m] = x;
+				}
+		for (int i = 0; i < nc; i++) {
+			if (i && cand[i] == cand[i - 1])
+				continue;
+			CkEnv *pp =
+			    probe_env(k, parent, loop, pass_ck_add(S, y, pass_ck_num(S, cand[i])),
+			              xs, j, pass_ck_num(S, 0));
+			Z3_ast fp = yield_term(k, pp, loop, j);
+			if (fp && valid(k, pass_ck_eq(S, fp, f0))) {
+				lf->kind[j] = LF_XOR;
+				lf->c[j] = cand[i];
+				break;
+			}
+		}
+	}
+	return lf;
+}
+
+static Z3_ast
+iter_init(Ck *k, CkEnv *parent, IrOp *loop, int j)
+{
+	const IrItem *it = &loop->item[3 + j];
+	IrType *ty = loop->reg[0].block->arg[j + 1]->type;
+	if (it->kind == IR_IT_INT)
+		return pass_ck_num(S, ty->kind == IR_TY_INT && ty->bits == 1 ? (it->i & 1) : it->i);
+	Z3_ast t = item_term(k, parent, loop, it);
+	return t ? t : opaque(k, ty, "init");
+}
+
+/* Iter arg j of `loop` at iteration t (which may be the trip count: the loop's result). */
+static Z3_ast
+iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
+{
+	LoopForms *lf = loop_forms(k, loop);
+	IrType *ty = loop->reg[0].block->arg[j + 1]->type;
+	if (j >= lf->n || !ir_type_is_int(ty))
+		return NULL;
+	Z3_ast init = iter_init(k, parent, loop, j);
+	switch (lf->kind[j]) {
+	case LF_INVARIANT:
+		return init;
+	case LF_COUNTER:
+		return pass_ck_add(S, init, pass_ck_mulc(S, t, lf->c[j]));
+	case LF_STATELESS: {
+		CkEnv *e = pass_ck_loop_env(k, parent, loop, pass_ck_sub(S, t, pass_ck_num(S, 1)));
+		Z3_ast prev = yield_term(k, e, loop, j);
+		return pass_ck_ite(S, pass_ck_eq(S, t, pass_ck_num(S, 0)), init,
+		                   prev ? prev : opaque(k, ty, "prev"));
+	}
+	case LF_XOR: {
+		int64_t p = lf->c[j];
+		Z3_ast *xs = ir_arena_alloc(&k->arena, sizeof *xs * (size_t)(lf->n + 1));
+		for (int i = 0; i < lf->n; i++)
+			xs[i] = opaque(k, loop->reg[0].block->arg[i + 1]->type, "x");
+		Z3_ast sum = pass_ck_num(S, 0), part = pass_ck_num(S, 0), tm = pass_ck_mod(S, t, p);
+		for (int64_t q = 0; q < p; q++) {
+			CkEnv *e =
+			    probe_env(k, parent, loop, pass_ck_num(S, q), xs, j, pass_ck_num(S, 0));
+			Z3_ast f = yield_term(k, e, loop, j);
+			if (!f)
+				return opaque(k, ty, "ph");
+			sum = pass_ck_add(S, sum, f);
+			part = pass_ck_add(S, part,
+			                   pass_ck_ite(S, pass_ck_lt(S, pass_ck_num(S, q), tm), f,
+			                               pass_ck_num(S, 0)));
+		}
+		Z3_ast wraps =
+		    pass_ck_ite(S, pass_ck_eq(S, pass_ck_mod(S, sum, 2), pass_ck_num(S, 1)),
+		                pass_ck_floordiv(S, t, p), pass_ck_num(S, 0));
+		return pass_ck_mod(S, pass_ck_add(S, pass_ck_add(S, init, wraps), part), 2);
+	}
+	default:
+		return opaque(k, ty, pass_ck_vname(loop->reg[0].block->arg[j + 1]));
+	}
+}
+
+static Z3_ast
+int_item(Ck *k, CkEnv *e, IrOp *op, int i)
+{
+	if (i >= op->nitem)
+		return NULL;
+	return item_term(k, e, op, &op->item[i]);
+}
+
+static Z3_ast
+pow2(Ck *k, Z3_ast b, int64_t *out)
+{
+	int64_t c;
+	if (!pass_ck_is_num(S, b, &c) || c < 0 || c > 62)
+		return NULL;
+	*out = (int64_t)1 << c;
+	return b;
+}
+
+/* Truncating division by a positive constant (ave.div / ave.rem on integers). */
+static Z3_ast
+tdiv(Ck *k, Z3_ast a, int64_t c)
+{
+	Z3_ast pos = pass_ck_floordiv(S, a, c);
+	Z3_ast neg = pass_ck_sub(S, pass_ck_num(S, 0),
+	                         pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_num(S, 0), a), c));
+	return pass_ck_ite(S, pass_ck_le(S, pass_ck_num(S, 0), a), pos, neg);
+}
+
+/* The term of value v, defined in env e's scope (e->scope is v's defining scope). */
+static Z3_ast
+value_in(Ck *k, CkEnv *e, IrValue *v)
+{
+	IrType *ty = v->type;
+	bool is_int = ir_type_is_int(ty);
+	bool i1 = ty->kind == IR_TY_INT && ty->bits == 1;
+	if (v->kind == IR_VAL_ARG) {
+		IrOp *owner = ir_block_parent_op(v->block);
+		if (!is_int)
+			return NULL;
+		if (owner->code == IR_OP_FOR) {
+			if (v->index == 0) {
+				int64_t step;
+				if (!e->iter || !loop_step(k, owner, &step))
+					return opaque(k, ty, v->name);
+				Z3_ast lb = pass_ck_expr(k, e->parent, owner, owner->item[0].e);
+				return pass_ck_add(S, lb, pass_ck_mulc(S, e->iter, step));
+			}
+			if (!e->iter)
+				return opaque(k, ty, v->name);
+			return iter_arg_at(k, e->parent, owner, v->index - 1, e->iter);
+		}
+		return opaque(k, ty, v->name);
+	}
+	if (v->kind != IR_VAL_RESULT)
+		return NULL;
+	IrOp *op = v->op;
+	if (op->code == IR_OP_FOR) {
+		Z3_ast n = is_int ? trip_count(k, e, op) : NULL;
+		return n ? iter_arg_at(k, e, op, v->index, n)
+		         : (is_int ? opaque(k, ty, v->name) : NULL);
+	}
+	if (!is_int)
+		return NULL;
+	Z3_ast a = NULL, b = NULL;
+	int64_t c;
+	switch (op->code) {
+	case IR_OP_CONST:
+		return op->item[0].kind == IR_IT_INT
+		           ? pass_ck_num(S, i1 ? (op->item[0].i & 1) : op->item[0].i)
+		           : opaque(k, ty, v->name);
+	case IR_OP_INDEX:
+		return pass_ck_expr(k, e, op, op->item[0].e);
+	case IR_OP_PROGRAM_ID:
+	case IR_OP_NUM_PROGRAMS: {
+		IrGroup *g = ir_op_group(op, k->c->kw.dim);
+		if (g && ir_expr_eval_const(g->item[0].e, &c)) {
+			Z3_ast t = program_id(k, c, op->code == IR_OP_NUM_PROGRAMS);
+			if (t && op->code == IR_OP_PROGRAM_ID)
+				k->pid_val[c] = v;
+			if (t)
+				return t;
+		}
+		return opaque(k, ty, v->name);
+	}
+	case IR_OP_REPLICA_ID:
+		return e->rep ? e->rep : pass_ck_num(S, 0);
+	case IR_OP_RANK:
+		pass_ck_world(k);
+		return k->rank;
+	case IR_OP_WORLD_SIZE:
+		return pass_ck_world(k);
+	case IR_OP_IF: {
+		Z3_ast cond = int_item(k, e, op, 0);
+		IrOp *ty0 = op->nreg > 0 ? op->reg[0].block->last : NULL;
+		IrOp *ty1 = op->nreg > 1 ? op->reg[1].block->last : NULL;
+		if (!cond || !ty0 || !ty1 || ty0->code != IR_OP_YIELD || ty1->code != IR_OP_YIELD ||
+		    v->index >= ty0->nitem || v->index >= ty1->nitem)
+			return opaque(k, ty, v->name);
+		a = int_item(k, e, ty0, v->index);
+		b = int_item(k, e, ty1, v->index);
+		if (!a || !b)
+			return opaque(k, ty, v->name);
+		return pass_ck_ite(S, pass_ck_not(S, pass_ck_eq(S, cond, pass_ck_num(S, 0))), a, b);
+	}
+	case IR_OP_PHASE_NEXT: {
+		IrGroup *g = ir_op_group(op, k->c->kw.at);
+		a = int_item(k, e, op, 0);
+		if (!a || !g || !ir_expr_eval_const(g->item[1].e, &c))
+			return opaque(k, ty, v->name);
+		note_mod(k, c);
+		Z3_ast s = pass_ck_expr(k, e, op, g->item[0].e);
+		return pass_ck_mod(
+		    S, pass_ck_add(S, a, pass_ck_b2i(S, pass_ck_eq(S, s, pass_ck_num(S, c - 1)))),
+		    2);
+	}
+	default:
+		break;
+	}
+	/* Scalar arithmetic. */
+	a = int_item(k, e, op, 0);
+	b = int_item(k, e, op, 1);
+	switch (op->code) {
+	case IR_OP_CDIV:
+		if (a && b && pass_ck_is_num(S, b, &c) && c > 0) {
+			note_mod(k, c);
+			return pass_ck_floordiv(S, pass_ck_add(S, a, pass_ck_num(S, c - 1)), c);
+		}
+		break;
+	case IR_OP_ADD:
+		if (a && b && !i1)
+			return pass_ck_add(S, a, b);
+		if (a && b)
+			return pass_ck_mod(S, pass_ck_add(S, a, b), 2);
+		break;
+	case IR_OP_SUB:
+		if (a && b && !i1)
+			return pass_ck_sub(S, a, b);
+		break;
+	case IR_OP_MUL:
+		if (a && b && pass_ck_is_num(S, b, &c))
+			return pass_ck_mulc(S, a, c);
+		if (a && b && pass_ck_is_num(S, a, &c))
+			return pass_ck_mulc(S, b, c);
+		break;
+	case IR_OP_DIV:
+		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
+			return tdiv(k, a, c);
+		break;
+	case IR_OP_REM:
+		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
+			return pass_ck_sub(S, a, pass_ck_mulc(S, tdiv(k, a, c), c));
+		break;
+	case IR_OP_MAX:
+		if (a && b)
+			return pass_ck_ite(S, pass_ck_le(S, a, b), b, a);
+		break;
+	case IR_OP_MIN:
+		if (a && b)
+			return pass_ck_ite(S, pass_ck_le(S, a, b), a, b);
+		break;
+	case IR_OP_AND:
+	case IR_OP_OR:
+	case IR_OP_XOR:
+		if (a && b && i1) {
+			Z3_ast one = pass_ck_num(S, 1);
+			Z3_ast x = pass_ck_eq(S, a, one), y = pass_ck_eq(S, b, one);
+			if (op->code == IR_OP_AND)
+				return pass_ck_b2i(S, pass_ck_and2(S, x, y));
+			if (op->code == IR_OP_OR)
+				return pass_ck_b2i(S, pass_ck_or2(S, x, y));
+			return pass_ck_mod(S, pass_ck_add(S, a, b), 2);
+		}
+		break;
+	case IR_OP_SHL:
+		if (a && b && pow2(k, b, &c) && !i1)
+			return pass_ck_mulc(S, a, c);
+		break;
+	case IR_OP_SHR:
+		if (a && b && pow2(k, b, &c) && !i1)
+			return pass_ck_floordiv(S, a, c);
+		break;
+	case IR_OP_NEG:
+		if (a && !i1)
+			return pass_ck_sub(S, pass_ck_num(S, 0), a);
+		break;
+	case IR_OP_CMP:
+		if (a && b &&
+		    ir_type_is_int(ir_item_value(op, &op->item[0])
+		                       ? ir_item_value(op, &op->item[0])->type
+		                       : k->c->t_index)) {
+			IrKeywords *kw = &k->c->kw;
+			Z3_ast r = NULL;
+			if (op->mode == kw->eq)
+				r = pass_ck_eq(S, a, b);
+			else if (op->mode == kw->ne)
+				r = pass_ck_not(S, pass_ck_eq(S, a, b));
+			else if (op->mode == kw->lt)
+				r = pass_ck_lt(S, a, b);
+			else if (op->mode == kw->le)
+				r = pass_ck_le(S, a, b);
+			else if (op->mode == kw->gt)
+				r = pass_ck_lt(S, b, a);
+			else if (op->mode == kw->ge)
+				r = pass_ck_le(S, b, a);
+			if (r)
+				return pass_ck_b2i(S, r);
+		}
+		break;
+	case IR_OP_SELECT: {
+		Z3_ast f = int_item(k, e, op, 2);
+		if (a && b && f)
+			return pass_ck_ite(S, pass_ck_not(S, pass_ck_eq(S, a, pass_ck_num(S, 0))),
+			                   b, f);
+		break;
+	}
+	case IR_OP_CVT:
+		if (a)
+			return i1 ? pass_ck_mod(S, a, 2) : a;
+		break;
+	default:
+		break;
+	}
+	return opaque(k, ty, v->name);
+}
+
+/* ---- roles and sites ---- */
+
+/* Position of `op` in role `r`: the role-body op holding it, the role-level loop, the loop-body
+ * op holding it; whether an ave.if or an inner loop lies between. */
+static void
+position(CkRole *r, IrOp *op, int *seg, IrOp **loop, int *pos, bool *cond, bool *nested)
+{
+	IrOp *top = op, *inloop = NULL;
+	*cond = *nested = false;
+	while (top->parent != r->body) {
+		IrOp *p = ir_op_parent_op(top);
+		if (p->code == IR_OP_IF)
+			*cond = true;
+		if (p->code == IR_OP_FOR && p->parent == r->body)
+			inloop = top;
+		else if (p->code == IR_OP_FOR)
+			*nested = true;
+		top = p;
+	}
+	*seg = 0;
+	for (IrOp *p = top->prev; p; p = p->prev)
+		(*seg)++;
+	*loop = inloop ? top : NULL;
+	*pos = 0;
+	if (inloop)
+		for (IrOp *p = inloop->prev; p; p = p->prev)
+			(*pos)++;
+}
+
+static int64_t
+role_replicas(Ck *k, IrOp *role)
+{
+	int64_t rep = 1;
+	IrGroup *g = ir_op_group(role, k->c->kw.replicate);
+	if (g)
+		ir_expr_eval_const(g->item[0].e, &rep);
+	return rep;
+}
+
+static bool
+find_replica_id(IrOp *op, void *ud)
+{
+	IrValue **out = ud;
+	if (op->code == IR_OP_REPLICA_ID && !*out) {
+		*out = &op->res[0];
+		return false;
+	}
+	return true;
+}
+
+static CkSite *
+site_new(Ck *k, CkKind kind, IrOp *op, CkRole *r)
+{
+	CkSite *s = ir_arena_alloc(&k->arena, sizeof *s);
+	s->kind = kind;
+	s->op = op;
+	s->role = r;
+	s->bar_item = -1;
+	s->id = k->sites.len;
+	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
+	ir_vec_push(k->c->al, &k->sites, &s, sizeof s);
+	return s;
+}
+
+/* Resolves a shared-memory operand to its ring or tile and the op/item giving the slot. */
+bool
+pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
+{
+	if (!ir_item_value(op, it))
+		return false;
+	for (int guard = 0; guard < 256; guard++) {
+		IrValue *v = ir_item_value(op, it);
+		if (it->suffix) {
+			if (v->type->kind != IR_TY_RING)
+				return false;
+			s->mem = v;
+			s->slot_op = op;
+			s->slot_it = it;
+			return true;
+		}
+		if (v->type->kind != IR_TY_TILE || v->type->space != IR_SPACE_SMEM)
+			return false;
+		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SLICE) {
+			op = v->op;
+			it = &op->item[0];
+			continue;
+		}
+		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SMEM_ALLOC) {
+			s->mem = v;
+			return true;
+		}
+		beyond(k, s->op,
+		       "a shared-memory operand that is not a ring slot, an allocated tile or a "
+		       "slice of one");
+		return false;
+	}
+	return false;
+}
+
+static bool
+is_smem_item(IrOp *op, const IrItem *it)
+{
+	if (!ir_item_value(op, it))
+		return false;
+	IrType *t = ir_item_value(op, it)->type;
+	return t->kind == IR_TY_RING || (t->kind == IR_TY_TILE && t->space == IR_SPACE_SMEM);
+}
+
+static int64_t
+tile_bytes(const IrType *t)
+{
+	if (t->kind == IR_TY_RING)
+		t = t->elem;
+	int64_t n = ir_type_numel(t);
+	return n < 0 ? -1 : n * ir_type_elem_bits(t) / 8;
+}
+
+/* Where an ave.mma.async stops reading shared memory: the ave.mma.wait of its result, in the same
+ * iteration or (through an iter arg) in the next one. */
+static void
+mma_end(CkSite *s)
+{
+	IrOp *op = s->op;
+	for (int depth = 0; depth < 8 && op; depth++) {
+		IrOp *next = NULL;
+		for (IrUse *u = op->res[0].uses; u; u = u->next) {
+			IrOp *user = u->user;
+			if (user->code == IR_OP_MMA_WAIT && user->parent == op->parent) {
+				s->end_op = user;
+				s->end_shift = 0;
+				return;
+			}
+			if (user->code == IR_OP_MMA_ASYNC && user->parent == op->parent)
+				next = user;
+			if (user->code == IR_OP_YIELD && user->parent == op->parent && s->loop &&
+			    ir_block_parent_op(user->parent) == s->loop) {
+				for (int i = 0; i < user->nitem; i++) {
+					if (user->item[i].kind != IR_IT_VALUE ||
+					    ir_item_value(user, &user->item[i]) != &op->res[0])
+						continue;
+					IrValue *arg = s->loop->reg[0].block->arg[i + 1];
+					for (IrUse *w = arg->uses; w; w = w->next)
+						if (w->user->code == IR_OP_MMA_WAIT &&
+						    w->user->parent == user->parent) {
+							s->end_op = w->user;
+							s->end_shift = 1;
+						}
+				}
+			}
+		}
+		if (s->end_op)
+			return;
+		op = next;
+	}
+}
+
+typedef struct Collect {
+	Ck *k;
+	CkRole *role;
+	IrOp *skip; /* the ave.warp_specialize when collecting the kernel pseudo-role */
+	bool any;   /* something needs proving */
+} Collect;
+
+static void
+bar_of(CkSite *s, IrOp *op, const IrItem *it)
+{
+	s->bar_it = it;
+	s->bar = ir_item_value(op, it); /* a VALUE item, or a lone value (SPEC §3) */
+}
+
+static bool
+collect_op(IrOp *op, void *ud)
+{
+	Collect *cl = ud;
+	Ck *k = cl->k;
+	if (cl->skip && ir_op_is_ancestor(cl->skip, op))
+		return true;
+	CkSite *s;
+	switch (op->code) {
+	case IR_OP_MBAR_WAIT:
+		s = site_new(k, CK_WAIT, op, cl->role);
+		bar_of(s, op, &op->item[0]);
+		break;
+	case IR_OP_MBAR_ARRIVE: {
+		s = site_new(k, CK_ARRIVE, op, cl->role);
+		bar_of(s, op, &op->item[0]);
+		s->count = 1;
+		IrGroup *g = ir_op_group(op, k->c->kw.count);
+		if (g)
+			ir_expr_eval_const(g->item[0].e, &s->count);
+		break;
+	}
+	case IR_OP_MBAR_EXPECT_TX:
+		s = site_new(k, CK_EXPECT, op, cl->role);
+		bar_of(s, op, &op->item[0]);
+		s->count = 1;
+		break;
+	case IR_OP_COPY_ASYNC: {
+		s = site_new(k, CK_COPY, op, cl->role);
+		bar_of(s, op, &ir_op_group(op, k->c->kw.arrive)->item[0]);
+		const IrItem *into = &ir_op_group(op, k->c->kw.into)->item[0];
+		pass_ck_mem(k, s, op, into);
+		s->bytes = tile_bytes(ir_item_value(op, into)->type);
+		break;
+	}
+	case IR_OP_SMEM_STORE:
+		s = site_new(k, CK_STORE, op, cl->role);
+		pass_ck_mem(k, s, op, &ir_op_group(op, k->c->kw.into)->item[0]);
+		break;
+	case IR_OP_SMEM_LOAD:
+		s = site_new(k, CK_READ, op, cl->role);
+		pass_ck_mem(k, s, op, &op->item[0]);
+		break;
+	case IR_OP_MMA:
+	case IR_OP_MMA_ASYNC:
+		for (int i = 0; i < 2; i++) {
+			if (!is_smem_item(op, &op->item[i]))
+				continue;
+			s = site_new(k, CK_READ, op, cl->role);
+			pass_ck_mem(k, s, op, &op->item[i]);
+			if (op->code == IR_OP_MMA_ASYNC)
+				mma_end(s);
+		}
+		break;
+	case IR_OP_TAG_ASSERT:
+		site_new(k, CK_ASSERT, op, cl->role);
+		break;
+	case IR_OP_BARRIER:
+		site_new(k, CK_BARRIER, op, cl->role);
+		return true;
+	case IR_OP_CHUNK_WAIT:
+		site_new(k, CK_CHUNK, op, cl->role);
+		break;
+	case IR_OP_LOAD:
+	case IR_OP_GET:
+		if (op->item[0].kind != IR_IT_SYMBOL)
+			return true;
+		site_new(k, CK_SYMM, op, cl->role);
+		break;
+	default:
+		return true;
+	}
+	cl->any = true;
+	return true;
+}
+
+static bool
+kernel_alloc(Ck *k, const IrValue *v, IrOpcode code)
+{
+	return v->kind == IR_VAL_RESULT && v->op->code == code &&
+	       v->op->parent == k->kernel->reg[0].block;
+}
+
+bool
+pass_ck_collect(Ck *k)
+{
+	IrBlock *body = k->kernel->reg[0].block;
+	IrOp *ws = NULL;
+	int nws = 0, wseg = 0, seg = 0;
+	for (IrOp *op = body->first; op; op = op->next, seg++)
+		if (op->code == IR_OP_WARP_SPECIALIZE) {
+			ws = op;
+			wseg = seg;
+			nws++;
+		}
+	int nroles = 1;
+	if (ws)
+		for (IrOp *r = ws->reg[0].block->first; r; r = r->next)
+			nroles += r->code == IR_OP_ROLE;
+	k->roles = ir_arena_alloc(&k->arena, sizeof *k->roles * (size_t)nroles);
+	k->nroles = nroles;
+	CkRole *kr = &k->roles[0];
+	kr->op = k->kernel;
+	kr->name = ir_ctx_printf(k->c, "@%s", k->kernel->item[0].s);
+	kr->nrep = 1;
+	kr->body = body;
+	kr->ws_seg = ws ? wseg : -1;
+	Collect cl = {k, kr, ws, false};
+	ir_walk(body, collect_op, &cl);
+	bool any = cl.any;
+	int i = 1;
+	if (ws) {
+		for (IrOp *r = ws->reg[0].block->first; r; r = r->next) {
+			if (r->code != IR_OP_ROLE)
+				continue;
+			CkRole *ro = &k->roles[i];
+			ro->op = r;
+			ro->index = i++;
+			ro->name = ir_ctx_printf(k->c, "@%s", r->item[0].s);
+			ro->nrep = role_replicas(k, r);
+			ro->body = r->reg[0].block;
+			ro->ws_seg = -1;
+			ir_walk(ro->body, find_replica_id, &ro->rep_val);
+			cl.role = ro;
+			cl.skip = NULL;
+			cl.any = false;
+			ir_walk(ro->body, collect_op, &cl);
+			any |= cl.any;
+		}
+	}
+	if (!any || k->broken)
+		return any && !k->broken;
+	if (nws > 1)
+		return beyond(k, ws, "several 'ave.warp_specialize' regions in one kernel");
+	for (int j = 0; j < k->sites.len; j++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, j);
+		int64_t step;
+		/* One barrier array or ring for the whole kernel: allocated once, at its top level.
+		 */
+		if (s->bar && !kernel_alloc(k, s->bar, IR_OP_MBAR_ALLOC))
+			return beyond(k, s->op,
+			              "a barrier that is not allocated by 'ave.mbar.alloc' at the "
+			              "kernel's top level");
+		if (s->mem && !kernel_alloc(k, s->mem, IR_OP_SMEM_ALLOC))
+			return beyond(k, s->op,
+			              "shared memory that is not allocated by 'ave.smem.alloc' "
+			              "at the kernel's top level");
+		/* Every enclosing loop: an iteration domain the solver can express (a loop with any
+		 * other step would leave the site with no instances, proving everything about it).
+		 */
+		for (IrOp *p = ir_op_parent_op(s->op); p && p != k->kernel; p = ir_op_parent_op(p))
+			if (p->code == IR_OP_FOR && !loop_step(k, p, &step))
+				return beyond(k, p,
+				              "a loop whose step is not a positive constant holds "
+				              "synchronization or shared-memory operations");
+		if (s->end_op) {
+			bool c, n;
+			IrOp *l;
+			position(s->role, s->end_op, &s->end_seg, &l, &s->end_pos, &c, &n);
+		}
+	}
+	return true;
+}
+
+/* ---- instances ---- */
+
+CkInst
+pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t)
+{
+	CkInst in = {site, NULL, r, t};
+	CkEnv *e = pass_ck_role_env(k, site->role, r);
+	IrOp *chain[64];
+	int n = 0;
+	for (IrOp *p = ir_op_parent_op(site->op); p && p != site->role->op && n < 64;
+	     p = ir_op_parent_op(p))
+		if (p->code == IR_OP_FOR)
+			chain[n++] = p;
+	for (int i = n - 1; i >= 0; i--) {
+		if (chain[i] == site->loop) {
+			e = pass_ck_loop_env(k, e, chain[i], t);
+		} else {
+			Z3_ast u = pass_ck_fresh(S, "u");
+			pass_ck_side(S, u, pass_ck_iter_exists(k, e, chain[i], u));
+			e = pass_ck_loop_env(k, e, chain[i], u);
+		}
+	}
+	in.env = e;
+	return in;
+}
+
+CkInst
+pass_ck_inst(Ck *k, CkSite *site, const char *tag)
+{
+	Z3_ast r = pass_ck_num(S, 0);
+	if (site->role->nrep > 1) {
+		r = pass_ck_fresh(S, "r");
+		pass_ck_side(S, r,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
+		                          pass_ck_lt(S, r, pass_ck_num(S, site->role->nrep))));
+	}
+	Z3_ast t = NULL;
+	if (site->loop)
+		t = pass_ck_fresh(S, tag ? tag : "t");
+	CkInst in = pass_ck_inst_at(k, site, r, t);
+	if (t) {
+		CkEnv *re = in.env;
+		while (re->scope != site->loop)
+			re = re->parent;
+		pass_ck_side(S, t, pass_ck_iter_exists(k, re->parent, site->loop, t));
+	}
+	return in;
+}
+
+Z3_ast
+pass_ck_inst_exists(Ck *k, const CkInst *in)
+{
+	Z3_ast ok = pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), in->r),
+	                         pass_ck_lt(S, in->r, pass_ck_num(S, in->site->role->nrep)));
+	if (!in->t)
+		return ok;
+	CkEnv *re = in->env;
+	while (re->scope != in->site->loop)
+		re = re->parent;
+	return pass_ck_and2(S, ok, pass_ck_iter_exists(k, re->parent, in->site->loop, in->t));
+}
+
+static Z3_ast
+coord0(Ck *k, CkEnv *e, IrOp *op, const IrItem *it)
+{
+	if (!it || !it->suffix || it->ncoord < 1)
+		return pass_ck_num(S, 0);
+	return pass_ck_expr(k, e, op, it->coord[0].e);
+}
+
+Z3_ast
+pass_ck_bar_index(Ck *k, const CkInst *in)
+{
+	return coord0(k, in->env, in->site->op, in->site->bar_it);
+}
+
+Z3_ast
+pass_ck_slot(Ck *k, const CkInst *in)
+{
+	return coord0(k, in->env, in->site->slot_op, in->site->slot_it);
+}
+
+Z3_ast
+pass_ck_parity(Ck *k, const CkInst *in)
+{
+	IrGroup *g = ir_op_group(in->site->op, k->c->kw.parity);
+	Z3_ast p = pass_ck_expr(k, in->env, in->site->op, g->item[0].e);
+	return pass_ck_mod(S, p, 2);
+}
+
+Z3_ast
+pass_ck_bytes(Ck *k, const CkInst *in)
+{
+	IrGroup *g = ir_op_group(in->site->op, k->c->kw.bytes);
+	return pass_ck_expr(k, in->env, in->site->op, g->item[0].e);
+}
+
+/* ---- phase structure ---- */
+
+static int64_t
+bar_size(const CkSite *s)
+{
+	return s->bar && s->bar->type->kind == IR_TY_MBAR ? s->bar->type->n : 1;
+}
+
+/* The smallest period P (from the constants met while evaluating it, and the barrier array size)
+ * with which the site's barrier index repeats along the role-level loop, taking distinct values
+ * within a period. 0 when there is none. */
+static int64_t
+index_period(Ck *k, CkSite *s)
+{
+	CkInst in = pass_ck_inst(k, s, "t");
+	k->nmods = 0;
+	Z3_ast idx = pass_ck_bar_index(k, &in);
+	/* Candidates: the constants met and the barrier count, then their divisors (a step of 2
+	 * over k mod 4 repeats every 2 iterations), then 1. A period that passes both tests below
+	 * is the least one (a smaller period would repeat a barrier within it), so the order only
+	 * matters for speed: the likely ones first. */
+	if (!pass_ck_depends(S, idx, in.t))
+		return 1;
+	int64_t cand[258];
+	int nc = 0, nb;
+	for (int i = 0; i < k->nmods; i++)
+		cand[nc++] = k->mods[i];
+	cand[nc++] = bar_size(s);
+	nb = nc;
+	for (int i = 0; i < nb; i++)
+		for (int64_t d = 2; d < cand[i] && d <= 256 && nc < 256; d++)
+			if (cand[i] % d == 0)
+				cand[nc++] = d;
+	cand[nc++] = 1;
+	for (int i = 0; i < nc; i++) {
+		int64_t p = cand[i];
+		bool seen = p > 256;
+		for (int j = 0; j < i && !seen; j++)
+			seen = cand[j] == p;
+		if (seen)
+			continue;
+		CkInst sh = pass_ck_inst_at(k, s, in.r, pass_ck_add(S, in.t, pass_ck_num(S, p)));
+		Z3_ast periodic = pass_ck_eq(S, pass_ck_bar_index(k, &sh), idx);
+		if (p == 1) {
+			if (valid(k, periodic))
+				return 1;
+			continue;
+		}
+		/* Periodic, and distinct within a period: one query for both. */
+		Z3_ast d = pass_ck_fresh(S, "d");
+		pass_ck_side(S, d,
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 1), d),
+		                          pass_ck_lt(S, d, pass_ck_num(S, p))));
+		CkInst sd = pass_ck_inst_at(k, s, in.r, pass_ck_add(S, in.t, d));
+		if (valid(k, pass_ck_and2(
+		                 S, periodic,
+		                 pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &sd), idx)))))
+			return p;
+	}
+	return 0;
+}
+
+static bool
+same_bar(const CkSite *a, const CkSite *b)
+{
+	return a->bar && a->bar == b->bar;
+}
+
+/* Parity a wait needs at occurrence j (per form): lin delta: (j + 1 - delta) mod 2; const 0: 1;
+ * const 1: 0. */
+static Z3_ast
+form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
+{
+	if (lin)
+		return pass_ck_mod(S, pass_ck_add(S, j, pass_ck_num(S, 1 - val)), 2);
+	return pass_ck_num(S, val ? 0 : 1);
+}
+
+static bool
+wait_form(Ck *k, CkSite *w)
+{
+	int64_t p = index_period(k, w);
+	if (!p)
+		return beyond(
+		    k, w->op,
+		    "the barrier index of this 'ave.mbar.wait' is not a one-to-one "
+		    "periodic function of the loop iteration (periods tried: 1, the barrier "
+		    "count and the 'mod'/'floordiv' constants it uses)");
+	CkWaitForm *f = ir_arena_alloc(&k->arena, sizeof *f);
+	w->wf = f;
+	f->period = p;
+	f->nclass = (int)p;
+	f->lin = ir_arena_alloc(&k->arena, sizeof *f->lin * (size_t)p);
+	f->val = ir_arena_alloc(&k->arena, sizeof *f->val * (size_t)p);
+	CkInst in = pass_ck_inst(k, w, "t");
+	Z3_ast occ = pass_ck_floordiv(S, in.t, p), par = pass_ck_parity(k, &in);
+	/* The first use's parity usually decides delta: 0 waits (delta 1), 1 does not (delta 0). */
+	CkInst i0 = pass_ck_inst_at(k, w, in.r, pass_ck_num(S, 0));
+	int64_t p0 = -1;
+	pass_ck_is_num(S, pass_ck_parity(k, &i0), &p0);
+	for (int delta = 1; delta >= 0; delta--) {
+		if (p0 >= 0 && delta != 1 - p0)
+			continue;
+		if (valid(k, pass_ck_eq(S, par, form_parity(k, true, delta, occ)))) {
+			f->uniform = true;
+			for (int c = 0; c < p; c++) {
+				f->lin[c] = true;
+				f->val[c] = delta;
+			}
+			return true;
+		}
+	}
+	/* Class by class: iterations t = j * p + c. */
+	for (int c = 0; c < p; c++) {
+		Z3_ast j = pass_ck_fresh(S, "j");
+		pass_ck_side(S, j, pass_ck_le(S, pass_ck_num(S, 0), j));
+		Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, p), pass_ck_num(S, c));
+		CkInst ic = pass_ck_inst_at(k, w, in.r, t);
+		Z3_ast exists = pass_ck_inst_exists(k, &ic), pc = pass_ck_parity(k, &ic);
+		static const struct {
+			bool lin;
+			int64_t val;
+		} forms[] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
+		bool found = false;
+		for (int i = 0; i < 4 && !found; i++) {
+			Z3_ast bad = pass_ck_and2(
+			    S, exists,
+			    pass_ck_not(
+			        S,
+			        pass_ck_eq(S, pc, form_parity(k, forms[i].lin, forms[i].val, j))));
+			if (pass_ck_check(S, bad, NULL) == CK_UNSAT) {
+				f->lin[c] = forms[i].lin;
+				f->val[c] = forms[i].val;
+				found = true;
+			}
+		}
+		if (!found) {
+			if (pass_ck_error_once(k, w->op))
+				ir_error(k->c, w->op->loc,
+				         "cannot tell which phase of '%%%s' this wait waits for: "
+				         "its parity "
+				         "neither alternates once per use of the barrier nor stays "
+				         "constant",
+				         pass_ck_vname(w->bar));
+			k->broken = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Do sites a and b name the same barrier in every instance (same replica and iteration)? */
+static bool
+same_index(Ck *k, CkSite *a, CkSite *b)
+{
+	CkInst ia = pass_ck_inst(k, a, "t");
+	CkInst ib = pass_ck_inst_at(k, b, ia.r, ia.t);
+	return valid(k, pass_ck_eq(S, pass_ck_bar_index(k, &ia), pass_ck_bar_index(k, &ib)));
+}
+
+/* The group of arrival site s: same role, barrier array and loop, and the same barrier in every
+ * iteration. */
+static CkGroup *
+group_of(Ck *k, CkSite *s)
+{
+	for (int i = 0; i < k->groups.len; i++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
+		if (g->role == s->role && g->bar == s->bar && g->loop == s->loop &&
+		    same_index(k, g->site[0], s))
+			return g;
+	}
+	CkGroup *g = ir_arena_alloc(&k->arena, sizeof *g);
+	g->role = s->role;
+	g->bar = s->bar;
+	g->loop = s->loop;
+	g->site = ir_arena_alloc(&k->arena, sizeof *g->site * (size_t)k->sites.len);
+	ir_vec_push(k->c->al, &k->groups, &g, sizeof g);
+	return g;
+}
+
+bool
+pass_ck_phases(Ck *k)
+{
+	/* A role's waits and arrivals sit in one role-level loop (or outside loops): the deadlock
+	 * check ranks them by its iteration. */
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		bool sync = s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
+		            s->kind == CK_COPY;
+		if (!sync || !s->loop)
+			continue;
+		if (s->role->sync_loop && s->role->sync_loop != s->loop)
+			return beyond(k, s->op,
+			              "waits and arrivals of one role in two different loops");
+		s->role->sync_loop = s->loop;
+		s->role->sync_seg = s->seg;
+	}
+	/* Waits: one role-level loop wait per role and barrier array, or top-level waits only. */
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *w = IR_VEC_AT(k->sites, CkSite *, i);
+		if (w->kind != CK_WAIT)
+			continue;
+		if (!w->bar)
+			return beyond(k, w->op,
+			              "a wait on a barrier that is not an 'ave.mbar.alloc' result");
+		if (w->cond || w->nested)
+			return beyond(k, w->op,
+			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
+			                      : "an 'ave.mbar.wait' in a nested loop");
+		for (int j = 0; j < k->sites.len; j++) {
+			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
+			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
+			    (o->loop || w->loop))
+				return beyond(
+				    k, o->op,
+				    "several waits of one role on one barrier array, one of "
+				    "them in a loop");
+		}
+		if (w->loop && !wait_form(k, w))
+			return false;
+	}
+	/* Arrivals: per role and barrier array, all in one loop (or all outside loops), once per
+	 * iteration, on the same barrier. */
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		if (s->kind != CK_ARRIVE && s->kind != CK_EXPECT && s->kind != CK_COPY)
+			continue;
+		if (!s->bar)
+			return beyond(k, s->op,
+			              "an arrival on a barrier that is not an 'ave.mbar.alloc' "
+			              "result");
+		if (s->cond || s->nested)
+			return beyond(k, s->op,
+			              s->cond ? "an arrival on a barrier under 'ave.if'"
+			                      : "an arrival on a barrier in a nested loop");
+		for (int j = 0; j < i; j++) {
+			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
+			if (o->group && o->role == s->role && o->bar == s->bar &&
+			    o->loop != s->loop)
+				return beyond(k, s->op,
+				              "arrivals of one role on one barrier array in "
+				              "different loops, or inside and outside a loop");
+		}
+		CkGroup *g = group_of(k, s);
+		g->site[g->nsite++] = s;
+		s->group = g;
+		if (s->kind == CK_COPY)
+			g->copy_bytes += s->bytes;
+		else
+			g->arrivals += s->count;
+	}
+	for (int i = 0; i < k->groups.len && !k->broken; i++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
+		CkSite *s0 = g->site[0];
+		g->period = 1;
+		if (g->loop && !(g->period = index_period(k, s0)))
+			return beyond(
+			    k, s0->op,
+			    "the barrier index of this arrival is not a one-to-one "
+			    "periodic function of the loop iteration (periods tried: 1, the "
+			    "barrier count and the 'mod'/'floordiv' constants it uses)");
+	}
+	return !k->broken;
+}
+
+/* Top-level waits: the guarantee of one, from the earlier ones of its role on its barrier. */
+static Z3_ast
+top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
+{
+	Z3_ast lo = pass_ck_num(S, 0);
+	for (int i = 0; i < k->sites.len; i++) { /* sites are in program order */
+		CkSite *o = IR_VEC_AT(k->sites, CkSite *, i);
+		if (o == w)
+			break;
+		if (o->kind != CK_WAIT || o->role != w->role || !same_bar(o, w))
+			continue;
+		CkInst oi = pass_ck_inst_at(k, o, r, NULL);
+		Z3_ast g = pass_ck_wait_g(k, &oi);
+		lo = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), idx), g, lo);
+	}
+	return lo;
+}
+
+Z3_ast
+pass_ck_wait_g(Ck *k, const CkInst *in)
+{
+	CkSite *w = in->site;
+	if (!w->loop) {
+		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
+		Z3_ast adv = pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
+		return pass_ck_add(S, lo, pass_ck_b2i(S, adv));
+	}
+	CkWaitForm *f = w->wf;
+	Z3_ast occ = pass_ck_floordiv(S, in->t, f->period);
+	if (f->uniform)
+		return pass_ck_add(S, occ, pass_ck_num(S, f->val[0]));
+	Z3_ast cls = pass_ck_mod(S, in->t, f->period), g = pass_ck_num(S, 0);
+	for (int c = f->nclass - 1; c >= 0; c--) {
+		Z3_ast gc = f->lin[c] ? pass_ck_add(S, occ, pass_ck_num(S, f->val[c]))
+		                      : pass_ck_num(S, f->val[c]);
+		g = pass_ck_ite(S, pass_ck_eq(S, cls, pass_ck_num(S, c)), gc, g);
+	}
+	return g;
+}
+
+Z3_ast
+pass_ck_wait_advances(Ck *k, const CkInst *in)
+{
+	CkSite *w = in->site;
+	if (!w->loop) {
+		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
+		return pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
+	}
+	CkWaitForm *f = w->wf;
+	Z3_ast occ = pass_ck_floordiv(S, in->t, f->period);
+	Z3_ast cls = pass_ck_mod(S, in->t, f->period), a = Z3_mk_false(S->z);
+	for (int c = f->nclass - 1; c >= 0; c--) {
+		Z3_ast ac;
+		if (f->lin[c])
+			ac = f->val[c] ? Z3_mk_true(S->z) : pass_ck_le(S, pass_ck_num(S, 1), occ);
+		else
+			ac = f->val[c] ? pass_ck_eq(S, occ, pass_ck_num(S, 0)) : Z3_mk_false(S->z);
+		if (f->uniform)
+			return ac;
+		a = pass_ck_ite(S, pass_ck_eq(S, cls, pass_ck_num(S, c)), ac, a);
+	}
+	return a;
+}
+
+Z3_ast
+pass_ck_phase(Ck *k, const CkInst *in)
+{
+	CkGroup *g = in->site->group;
+	if (!g || !g->loop)
+		return pass_ck_num(S, 0);
+	return pass_ck_floordiv(S, in->t, g->period);
+}
+
+/* The first iteration c in [0, p) at which the site's barrier index (replica r) is i; p if none. */
+static Z3_ast
+residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p)
+{
+	Z3_ast res = pass_ck_num(S, p);
+	bool identity = true;
+	for (int64_t c = p - 1; c >= 0; c--) {
+		CkInst in = pass_ck_inst_at(k, s, r, pass_ck_num(S, c));
+		Z3_ast x = pass_ck_bar_index(k, &in);
+		int64_t v;
+		identity &= pass_ck_is_num(S, x, &v) && v == c;
+		res = pass_ck_ite(S, pass_ck_eq(S, x, i), pass_ck_num(S, c), res);
+	}
+	/* Iteration c names barrier c (as with k mod p): the residue is i itself. */
+	if (identity)
+		return pass_ck_ite(S,
+		                   pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), i),
+		                                pass_ck_lt(S, i, pass_ck_num(S, p))),
+		                   i, pass_ck_num(S, p));
+	return res;
+}
+
+static Z3_ast
+exists_at(Ck *k, CkSite *s, Z3_ast r, Z3_ast t)
+{
+	CkInst in = pass_ck_inst_at(k, s, r, t);
+	return pass_ck_inst_exists(k, &in);
+}
+
+Z3_ast
+pass_ck_group_iter(Ck *k, CkGroup *g, Z3_ast r, Z3_ast i, Z3_ast n, Z3_ast *ok)
+{
+	CkSite *s0 = g->site[0];
+	if (!g->loop) {
+		CkInst in = pass_ck_inst_at(k, s0, r, NULL);
+		*ok = pass_ck_and2(S, pass_ck_eq(S, n, pass_ck_num(S, 0)),
+		                   pass_ck_eq(S, pass_ck_bar_index(k, &in), i));
+		return NULL;
+	}
+	Z3_ast rho = residue_of(k, s0, r, i, g->period);
+	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, n, g->period), rho);
+	Z3_ast conds[3] = {pass_ck_lt(S, rho, pass_ck_num(S, g->period)),
+	                   pass_ck_le(S, pass_ck_num(S, 0), n), exists_at(k, s0, r, t)};
+	*ok = pass_ck_and(S, 3, conds);
+	return t;
+}
+
+Z3_ast
+pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
+{
+	if (!w->loop) {
+		CkInst in = pass_ck_inst_at(k, w, r, NULL);
+		*ok = pass_ck_and2(S, pass_ck_eq(S, pass_ck_bar_index(k, &in), i),
+		                   pass_ck_le(S, m, pass_ck_wait_g(k, &in)));
+		return NULL;
+	}
+	CkWaitForm *f = w->wf;
+	Z3_ast rho = residue_of(k, w, r, i, f->period), j;
+	if (f->uniform) {
+		j = pass_ck_sub(S, m, pass_ck_num(S, f->val[0]));
+	} else {
+		j = pass_ck_num(S, -1);
+		for (int c = f->nclass - 1; c >= 0; c--) {
+			Z3_ast jc =
+			    f->lin[c] ? pass_ck_sub(S, m, pass_ck_num(S, f->val[c]))
+			              : pass_ck_ite(S, pass_ck_le(S, m, pass_ck_num(S, f->val[c])),
+			                            pass_ck_num(S, 0), pass_ck_num(S, -1));
+			j = pass_ck_ite(S, pass_ck_eq(S, rho, pass_ck_num(S, c)), jc, j);
+		}
+	}
+	/* lin: the first occurrence at or after j = m - delta; never before occurrence 0. */
+	j = pass_ck_ite(S, pass_ck_lt(S, j, pass_ck_num(S, 0)), f->uniform ? pass_ck_num(S, 0) : j,
+	                j);
+	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, f->period), rho);
+	Z3_ast conds[3] = {pass_ck_lt(S, rho, pass_ck_num(S, f->period)),
+	                   pass_ck_le(S, pass_ck_num(S, 0), j), exists_at(k, w, r, t)};
+	*ok = pass_ck_and(S, 3, conds);
+	return t;
+}

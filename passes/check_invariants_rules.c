@@ -1,0 +1,1844 @@
+/* check_invariants_rules.c — the invariants the checker proves and how it reports a failure: tag
+ * assertions (holds, eq..ge, ready), the built-in synchronization invariants (indices in range,
+ * every wait completes, byte and arrival counts per phase, no arrival before the previous phase
+ * completes, no unordered access to a slot, no ambiguous waiter), and symmetric-memory reads.
+ * Each check is one Z3 query "can it fail?"; a model becomes a minimal counterexample. */
+#include <stdlib.h>
+#include <string.h>
+
+#define PASS_CK_INTERNAL
+#include "passes.h"
+
+#define S (k->smt)
+
+/* ---- small helpers ---- */
+
+static int
+line_of(const IrOp *op)
+{
+	return op ? (int)op->loc.line : 0;
+}
+
+static int64_t
+ev(Ck *k, Z3_model m, Z3_ast t)
+{
+	int64_t v = 0;
+	if (t)
+		pass_ck_eval(S, m, t, &v);
+	return v;
+}
+
+static int64_t
+bar_count(Ck *k, const IrValue *bar)
+{
+	if (bar->kind != IR_VAL_RESULT || bar->op->code != IR_OP_MBAR_ALLOC)
+		return 1;
+	IrGroup *g = ir_op_group(bar->op, k->c->kw.count);
+	int64_t n = 1;
+	if (g)
+		ir_expr_eval_const(g->item[0].e, &n);
+	return n;
+}
+
+static CkSite *
+site_at(Ck *k, int i)
+{
+	return IR_VEC_AT(k->sites, CkSite *, i);
+}
+
+/* A model minimizing the instances' iterations and replicas first, then the program ids and
+ * the kernel arguments; the terms in `show` are mentioned so the model gives them values. */
+static Z3_model
+solve_min(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow)
+{
+	Z3_ast obj[64];
+	int no = 0;
+	for (int i = 0; i < n && no < 40; i++) {
+		for (CkEnv *e = in[i]->env; e && no < 40; e = e->parent) {
+			if (e->iter && e->scope == in[i]->site->loop)
+				obj[no++] = e->iter;
+		}
+		if (in[i]->site->role->nrep > 1)
+			obj[no++] = in[i]->r;
+	}
+	for (int d = 0; d < 3; d++)
+		if (k->pid[d])
+			obj[no++] = k->pid[d];
+	if (k->rank)
+		obj[no++] = k->rank;
+	IrBlock *kb = k->kernel->reg[0].block;
+	Z3_ast fc = pass_ck_closure(S, f);
+	for (int i = 0; i < kb->narg && no < 64; i++)
+		if (ir_type_is_int(kb->arg[i]->type)) {
+			Z3_ast a = pass_ck_value(k, k->root, kb->arg[i]);
+			if (a && pass_ck_mentions(S, fc, a))
+				obj[no++] = a;
+		}
+	Z3_ast g = f;
+	for (int i = 0; i < nshow; i++)
+		if (show[i])
+			g = pass_ck_and2(S, g, Z3_mk_eq(S->z, show[i], show[i]));
+	for (int i = 0; i < no; i++)
+		g = pass_ck_and2(S, g, Z3_mk_eq(S->z, obj[i], obj[i]));
+	Z3_model m = NULL;
+	if (pass_ck_minimize(S, g, no, obj, &m) != CK_SAT)
+		return NULL;
+	return m;
+}
+
+/* Adds a counterexample variable unless one of that name is there already. */
+static void
+cex_var(Ck *k, IrCex *x, const char *name, int64_t v)
+{
+	for (int i = 0; i < x->nvar; i++)
+		if (!strcmp(x->var[i].name, name))
+			return;
+	ir_cex_var(k->c, x, name, ir_ctx_printf(k->c, "%lld", (long long)v));
+}
+
+/* Counterexample variables of one instance: its loop variables and replica. */
+static void
+cex_inst(Ck *k, IrCex *x, Z3_model m, const CkInst *in, bool main)
+{
+	IrOp *loops[16];
+	CkEnv *envs[16];
+	int nl = 0;
+	for (CkEnv *e = in->env; e && nl < 16; e = e->parent)
+		if (e->scope && e->scope->code == IR_OP_FOR) {
+			loops[nl] = e->scope;
+			envs[nl++] = e;
+		}
+	const char *role = in->site->role->name;
+	for (int i = nl - 1; i >= 0; i--) {
+		IrValue *iv = loops[i]->reg[0].block->arg[0];
+		Z3_ast t = pass_ck_value(k, envs[i], iv);
+		char *name = main ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(iv))
+		                  : ir_ctx_printf(k->c, "%%%s in %s", pass_ck_vname(iv), role);
+		cex_var(k, x, name, ev(k, m, t));
+		/* A named upper bound tells how many iterations the counterexample needs. */
+		const IrExpr *ub = loops[i]->item[1].e;
+		if (main && ub->kind == IR_EX_VAL) {
+			IrValue *bv = ir_op_value(loops[i], ub->opnd);
+			Z3_ast bt = pass_ck_value(k, envs[i]->parent, bv);
+			if (bt && bv->name && !pass_ck_is_num(S, bt, &(int64_t){0}))
+				cex_var(k, x, ir_ctx_printf(k->c, "%%%s", bv->name), ev(k, m, bt));
+		}
+	}
+	if (in->site->role->nrep > 1) {
+		const char *rn =
+		    in->site->role->rep_val
+		        ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(in->site->role->rep_val))
+		        : "replica";
+		char *name = main ? (char *)rn : ir_ctx_printf(k->c, "%s in %s", rn, role);
+		cex_var(k, x, name, ev(k, m, in->r));
+	}
+}
+
+static void
+cex_globals(Ck *k, IrCex *x, Z3_model m, Z3_ast f)
+{
+	f = pass_ck_closure(S, f);
+	for (int d = 0; d < 3; d++)
+		if (k->pid[d] && k->pid_val[d] && pass_ck_mentions(S, f, k->pid[d]))
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[d])),
+			        ev(k, m, k->pid[d]));
+	if (k->rank && pass_ck_mentions(S, f, k->rank))
+		cex_var(k, x, "rank", ev(k, m, k->rank));
+	IrBlock *kb = k->kernel->reg[0].block;
+	for (int i = 0; i < kb->narg; i++) {
+		if (!ir_type_is_int(kb->arg[i]->type))
+			continue;
+		Z3_ast a = pass_ck_value(k, k->root, kb->arg[i]);
+		if (a && pass_ck_mentions(S, f, a))
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s", pass_ck_vname(kb->arg[i])),
+			        ev(k, m, a));
+	}
+}
+
+static void
+cex_show(Ck *k, IrCex *x, Z3_model m, const char *name, Z3_ast t)
+{
+	if (t)
+		cex_var(k, x, name, ev(k, m, t));
+}
+
+static const char *
+bar_str(Ck *k, Z3_model m, IrValue *bar, Z3_ast i)
+{
+	if (bar->type->kind == IR_TY_MBAR && bar->type->n == 1)
+		return ir_ctx_printf(k->c, "%%%s", pass_ck_vname(bar));
+	return ir_ctx_printf(k->c, "%%%s[%lld]", pass_ck_vname(bar), (long long)ev(k, m, i));
+}
+
+static const char *
+slot_str(Ck *k, Z3_model m, IrValue *mem, Z3_ast x)
+{
+	if (mem->type->kind != IR_TY_RING)
+		return ir_ctx_printf(k->c, "%%%s", pass_ck_vname(mem));
+	return ir_ctx_printf(k->c, "%%%s[%lld]", pass_ck_vname(mem), (long long)ev(k, m, x));
+}
+
+static const char *
+msg_suffix(Ck *k, IrOp *op)
+{
+	IrGroup *g = ir_op_group(op, k->c->kw.msg);
+	if (!g || g->item[0].kind != IR_IT_STRING)
+		return "";
+	return ir_ctx_printf(k->c, " (\"%s\")", g->item[0].s);
+}
+
+static const char *
+role_it(Ck *k, Z3_model m, const CkInst *in)
+{
+	const char *rep = "";
+	if (in->site->role->nrep > 1)
+		rep = ir_ctx_printf(k->c, " replica %lld", (long long)ev(k, m, in->r));
+	if (!in->t)
+		return ir_ctx_printf(k->c, "%s%s", in->site->role->name, rep);
+	IrValue *iv = in->site->loop->reg[0].block->arg[0];
+	CkEnv *e = in->env;
+	while (e && e->scope != in->site->loop)
+		e = e->parent;
+	return ir_ctx_printf(k->c, "%s%s at %%%s = %lld", in->site->role->name, rep,
+	                     pass_ck_vname(iv),
+	                     (long long)ev(k, m, e ? pass_ck_value(k, e, iv) : NULL));
+}
+
+/* Emits an unknown-answer error: the checker could not decide. */
+static void
+undecided(Ck *k, IrOp *op, const char *what)
+{
+	if (!pass_ck_error_once(k, op))
+		return;
+	if (S->rlimit)
+		ir_error(k->c, op->loc,
+		         "cannot prove %s: the solver gave up (%s) within its limits of "
+		         "%u ms and %u resource units per query",
+		         what, S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms,
+		         S->rlimit);
+	else
+		ir_error(k->c, op->loc,
+		         "cannot prove %s: the solver gave up (%s) within %u ms per query", what,
+		         S->unknown_reason ? S->unknown_reason : "unknown", S->timeout_ms);
+}
+
+/* Runs `fail`; true when it is unsatisfiable (the property holds). On unknown, reports. */
+static bool
+holds_query(Ck *k, IrOp *op, Z3_ast fail, const char *what)
+{
+	CkRes r = pass_ck_check(S, fail, NULL);
+	if (r == CK_UNKNOWN)
+		undecided(k, op, what);
+	return r == CK_UNSAT;
+}
+
+/* Iterative deepening over barrier hops: a check first builds its happens-before formulas with
+ * at most two hops (small, fast queries) and only when that fails rebuilds them with the
+ * configured maximum. attempt() runs one try; it returns true when done, with *proven telling
+ * whether the property holds (an undecided query is reported here and counts as done). */
+static int
+shallow_hops(Ck *k)
+{
+	return k->max_hops < 2 ? k->max_hops : 2;
+}
+
+static bool
+attempt(Ck *k, IrOp *op, Z3_ast fail, const char *what, bool *proven)
+{
+	CkRes r = pass_ck_check(S, fail, NULL);
+	*proven = r == CK_UNSAT;
+	if (r == CK_UNSAT)
+		return true;
+	if (k->hops < k->max_hops)
+		return false;
+	if (r == CK_UNKNOWN) {
+		undecided(k, op, what);
+		*proven = true; /* reported */
+	}
+	return true;
+}
+
+/* ---- labels ---- */
+
+typedef enum LabelKind { LB_TAG, LB_NONE, LB_UNKNOWN } LabelKind;
+
+typedef struct LabelOne {
+	IrStr f;
+	int n;
+	Z3_ast a[8];
+} LabelOne;
+
+/* The labels data may carry: TAG with one or more members (a compute result carries the union
+ * of its operands' labels), NONE (untagged), or UNKNOWN (a source the checker does not track). */
+typedef struct Label {
+	LabelKind kind;
+	int nm;
+	LabelOne m[4];
+} Label;
+
+static Label
+call_label(Ck *k, CkEnv *e, IrOp *op, const IrItem *call)
+{
+	Label l = {LB_TAG, 1, {{call->s, 0, {0}}}};
+	l.m[0].n = call->ncoord < 8 ? call->ncoord : 8;
+	for (int i = 0; i < l.m[0].n; i++)
+		l.m[0].a[i] = pass_ck_expr(k, e, op, call->coord[i].e);
+	return l;
+}
+
+static Label
+label_union(Label a, const Label *b)
+{
+	if (a.kind == LB_UNKNOWN || b->kind == LB_UNKNOWN || a.nm + b->nm > 4) {
+		a.kind = LB_UNKNOWN;
+		return a;
+	}
+	for (int i = 0; i < b->nm; i++)
+		a.m[a.nm++] = b->m[i];
+	a.kind = a.nm ? LB_TAG : LB_NONE;
+	return a;
+}
+
+/* The labels of a register value (SPEC 5.8): ave.tag sets them; compute ops carry the union of
+ * their operands' labels; global loads and constants carry none. */
+static Label
+reg_label(Ck *k, CkEnv *e, IrValue *v, int depth)
+{
+	Label none = {LB_NONE, 0, {{0}}}, unknown = {LB_UNKNOWN, 0, {{0}}};
+	if (depth > 64 || v->kind != IR_VAL_RESULT)
+		return ir_type_is_scalar(v->type) ? none : unknown;
+	IrOp *op = v->op;
+	switch (op->code) {
+	case IR_OP_TAG:
+		return call_label(k, e, op, &op->item[1]);
+	case IR_OP_LOAD:
+	case IR_OP_GET:
+	case IR_OP_ZEROS:
+	case IR_OP_CONST:
+	case IR_OP_INDEX:
+	case IR_OP_PROGRAM_ID:
+	case IR_OP_NUM_PROGRAMS:
+	case IR_OP_REPLICA_ID:
+	case IR_OP_RANK:
+	case IR_OP_WORLD_SIZE:
+		return none;
+	case IR_OP_SMEM_LOAD:
+	case IR_OP_FOR:
+	case IR_OP_IF:
+		return unknown;
+	default:
+		break;
+	}
+	if (ir_type_is_scalar(v->type))
+		return none;
+	/* Compute: the union over the operands (a shared-memory operand's labels are not derived
+	 * here, so they make it unknown). */
+	Label l = none;
+	for (int i = 0; i < op->nitem && l.kind != LB_UNKNOWN; i++) {
+		const IrItem *it = &op->item[i];
+		if (it->kind != IR_IT_VALUE)
+			continue;
+		if (it->suffix || ir_type_is_smem(ir_item_value(op, it)->type)) {
+			l = unknown;
+			break;
+		}
+		Label o = reg_label(k, e, ir_item_value(op, it), depth + 1);
+		l = label_union(l, &o);
+	}
+	return l;
+}
+
+/* The labels a write puts in its slot. */
+static Label
+write_label(Ck *k, const CkInst *w)
+{
+	Label l = {LB_NONE, 0, {{0}}};
+	IrOp *op = w->site->op;
+	if (op->code == IR_OP_COPY_ASYNC) {
+		IrGroup *g = ir_op_group(op, k->c->kw.tag);
+		if (g)
+			l = call_label(k, w->env, op, &g->item[0]);
+		return l;
+	}
+	return reg_label(k, w->env, ir_item_value(op, &op->item[0]), 0);
+}
+
+/* Does data labelled `a` hold exactly the single label `b`? */
+static Z3_ast
+label_eq(Ck *k, const Label *a, const Label *b)
+{
+	if (a->kind != LB_TAG || b->kind != LB_TAG || b->nm != 1)
+		return Z3_mk_false(S->z);
+	Z3_ast all[4];
+	for (int j = 0; j < a->nm; j++) {
+		const LabelOne *x = &a->m[j], *y = &b->m[0];
+		if (x->f != y->f || x->n != y->n)
+			return Z3_mk_false(S->z);
+		Z3_ast c[8];
+		for (int i = 0; i < x->n; i++)
+			c[i] = pass_ck_eq(S, x->a[i], y->a[i]);
+		all[j] = pass_ck_and(S, x->n, c);
+	}
+	return pass_ck_and(S, a->nm, all);
+}
+
+static const char *
+label_str(Ck *k, Z3_model m, const Label *l)
+{
+	if (l->kind == LB_NONE)
+		return "untagged data";
+	if (l->kind == LB_UNKNOWN)
+		return "data with labels the checker does not track";
+	char buf[512];
+	int n = l->nm > 1 ? snprintf(buf, sizeof buf, "a mix of ") : 0;
+	buf[n] = 0;
+	for (int j = 0; j < l->nm && n < (int)sizeof buf - 64; j++) {
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s@%s(", j ? " and " : "", l->m[j].f);
+		for (int i = 0; i < l->m[j].n && n < (int)sizeof buf - 32; i++)
+			n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "",
+				      (long long)ev(k, m, l->m[j].a[i]));
+		n += snprintf(buf + n, sizeof buf - (size_t)n, ")");
+	}
+	return ir_ctx_strdup(k->c, buf);
+}
+
+/* ---- instances relative to a point ---- */
+
+/* The last instance of site u (in the point's role and replica) before point p. */
+static bool
+last_before(Ck *k, CkSite *u, const CkPoint *p, CkInst *out, Z3_ast *ok)
+{
+	if (u->role != p->role || u->cond || u->nested)
+		return false;
+	if (u->seg < p->seg) {
+		if (!u->loop) {
+			*out = pass_ck_inst_at(k, u, p->r, NULL);
+			*ok = Z3_mk_true(S->z);
+			return true;
+		}
+		/* The last iteration: t with t + 1 not an iteration (-1 when there is none). */
+		Z3_ast t = pass_ck_fresh(S, "tl");
+		*out = pass_ck_inst_at(k, u, p->r, t);
+		CkInst nx = pass_ck_inst_at(k, u, p->r, pass_ck_add(S, t, pass_ck_num(S, 1)));
+		CkInst first = pass_ck_inst_at(k, u, p->r, pass_ck_num(S, 0));
+		Z3_ast ex = pass_ck_inst_exists(k, out);
+		pass_ck_side(
+		    S, t,
+		    pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, pass_ck_inst_exists(k, &nx))),
+		                pass_ck_and2(S, pass_ck_not(S, pass_ck_inst_exists(k, &first)),
+		                             pass_ck_eq(S, t, pass_ck_num(S, -1)))));
+		*ok = ex;
+		return true;
+	}
+	if (u->seg == p->seg && u->loop && p->t) {
+		Z3_ast t = u->pos < p->pos ? p->t : pass_ck_sub(S, p->t, pass_ck_num(S, 1));
+		*out = pass_ck_inst_at(k, u, p->r, t);
+		*ok = pass_ck_inst_exists(k, out);
+		return true;
+	}
+	return false;
+}
+
+static CkPoint
+landing_point(const CkInst *w)
+{
+	CkPoint p = pass_ck_point(w);
+	if (w->site->kind == CK_COPY)
+		p.landing = w;
+	return p;
+}
+
+/* ---- the checks ---- */
+
+static void
+check_ranges(Ck *k)
+{
+	/* One query for every index of the kernel; only when it fails, one per index. */
+	IrVec outs = {0}, ins = {0}, bars = {0};
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = site_at(k, i);
+		for (int which = 0; which < 2; which++) {
+			bool bar = which == 0;
+			if (bar ? !(s->bar && s->bar_it && s->bar_it->suffix)
+			        : !(s->mem && s->slot_it && s->mem->type->kind == IR_TY_RING))
+				continue;
+			int64_t n = bar ? s->bar->type->n : s->mem->type->n;
+			CkInst *in = ir_arena_alloc(&k->arena, sizeof *in);
+			*in = pass_ck_inst(k, s, "t");
+			Z3_ast x = bar ? pass_ck_bar_index(k, in) : pass_ck_slot(k, in);
+			Z3_ast out = pass_ck_or2(S, pass_ck_lt(S, x, pass_ck_num(S, 0)),
+			                         pass_ck_le(S, pass_ck_num(S, n), x));
+			ir_vec_push(k->c->al, &outs, &out, sizeof out);
+			ir_vec_push(k->c->al, &ins, &in, sizeof in);
+			ir_vec_push(k->c->al, &bars, &bar, sizeof bar);
+		}
+	}
+	Z3_ast any = pass_ck_or(S, outs.len, (Z3_ast *)outs.data);
+	if (pass_ck_check(S, any, NULL) != CK_UNSAT) {
+		for (int j = 0; j < outs.len; j++) {
+			CkInst *in = IR_VEC_AT(ins, CkInst *, j);
+			CkSite *s = in->site;
+			Z3_ast out = IR_VEC_AT(outs, Z3_ast, j);
+			bool bar = IR_VEC_AT(bars, bool, j);
+			int64_t n = bar ? s->bar->type->n : s->mem->type->n;
+			Z3_ast x = bar ? pass_ck_bar_index(k, in) : pass_ck_slot(k, in);
+			if (holds_query(k, s->op, out, "that the index is in range"))
+				continue;
+			if (!pass_ck_error_once(k, s->op))
+				continue;
+			CkInst *ins1[1] = {in};
+			Z3_model m = solve_min(k, out, ins1, 1, &x, 1);
+			IrDiag *d =
+			    ir_diag_begin(k->c, IR_SEV_ERROR, s->op->loc,
+			                  "%s index of '%%%s' may be out of range [0, %lld)",
+			                  bar ? "barrier" : "slot",
+			                  pass_ck_vname(bar ? s->bar : s->mem), (long long)n);
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, in, true);
+			cex_globals(k, cx, m, out);
+			cx->role = s->role->name;
+			cx->found = ir_ctx_printf(k->c, "index %lld", (long long)ev(k, m, x));
+			cx->expected = ir_ctx_printf(k->c, "an index in [0, %lld)", (long long)n);
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+			k->broken = true;
+		}
+	}
+	ir_vec_free(k->c->al, &outs, sizeof(Z3_ast));
+	ir_vec_free(k->c->al, &ins, sizeof(CkInst *));
+	ir_vec_free(k->c->al, &bars, sizeof(bool));
+}
+
+/* Per phase n of bar[i]: arrivals, bytes expected by expect_tx and bytes the copies deliver. */
+static void
+phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, Z3_ast *cp)
+{
+	*arr = *exp = *cp = pass_ck_num(S, 0);
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (g->bar != bar)
+			continue;
+		for (int64_t q = 0; q < g->role->nrep; q++) {
+			Z3_ast ok, r = pass_ck_num(S, q);
+			Z3_ast t = pass_ck_group_iter(k, g, r, i, n, &ok);
+			Z3_ast zero = pass_ck_num(S, 0);
+			*arr = pass_ck_add(S, *arr,
+			                   pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
+			*cp = pass_ck_add(S, *cp,
+			                  pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			for (int s = 0; s < g->nsite; s++) {
+				if (g->site[s]->kind != CK_EXPECT)
+					continue;
+				CkInst in = pass_ck_inst_at(k, g->site[s], r, t);
+				*exp = pass_ck_add(S, *exp,
+				                   pass_ck_ite(S, ok, pass_ck_bytes(k, &in), zero));
+			}
+		}
+	}
+}
+
+/* The wait instance needs a phase that never gets its arrivals or bytes. */
+static Z3_ast
+wait_dead(Ck *k, const CkInst *u)
+{
+	Z3_ast i = pass_ck_bar_index(k, u), g = pass_ck_wait_g(k, u);
+	Z3_ast arr, exp, cp;
+	phase_totals(k, u->site->bar, i, pass_ck_sub(S, g, pass_ck_num(S, 1)), &arr, &exp, &cp);
+	Z3_ast shortage =
+	    pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, bar_count(k, u->site->bar))),
+	                pass_ck_lt(S, cp, exp));
+	return pass_ck_and2(S, pass_ck_wait_advances(k, u), shortage);
+}
+
+/* The instance can run: the last instance of each wait before it in its thread returns (a
+ * wait that never returns makes what follows it unreachable). */
+static Z3_ast
+live(Ck *k, const CkInst *v)
+{
+	CkPoint p = pass_ck_point(v);
+	IrVec parts = {0};
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *u = site_at(k, i);
+		CkInst U;
+		Z3_ast ok;
+		if (u->kind != CK_WAIT || !u->may_block || !last_before(k, u, &p, &U, &ok))
+			continue;
+		Z3_ast alive = pass_ck_not(S, pass_ck_and2(S, ok, wait_dead(k, &U)));
+		ir_vec_push(k->c->al, &parts, &alive, sizeof alive);
+	}
+	Z3_ast res = pass_ck_and(S, parts.len, (Z3_ast *)parts.data);
+	ir_vec_free(k->c->al, &parts, sizeof(Z3_ast));
+	return res;
+}
+
+static const char *
+contributors(Ck *k, IrValue *bar)
+{
+	char buf[512];
+	int n = 0;
+	buf[0] = 0;
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (g->bar != bar || !g->arrivals)
+			continue;
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s: %lld per replica x %lld",
+		              n ? "; " : "", g->role->name, (long long)g->arrivals,
+		              (long long)g->role->nrep);
+		if (n >= (int)sizeof buf - 64)
+			break;
+	}
+	return n ? ir_ctx_strdup(k->c, buf) : "no arrivals at all";
+}
+
+/* Every wait that waits returns: the phase it needs gets its arrivals and its bytes. */
+static void
+check_waits_complete(Ck *k)
+{
+	for (int si = 0; si < k->sites.len; si++) {
+		CkSite *w = site_at(k, si);
+		if (w->kind != CK_WAIT)
+			continue;
+		CkInst in = pass_ck_inst(k, w, "t");
+		Z3_ast i = pass_ck_bar_index(k, &in), g = pass_ck_wait_g(k, &in);
+		Z3_ast n = pass_ck_sub(S, g, pass_ck_num(S, 1));
+		Z3_ast arr, exp, cp;
+		phase_totals(k, w->bar, i, n, &arr, &exp, &cp);
+		int64_t cnt = bar_count(k, w->bar);
+		Z3_ast shortage =
+		    pass_ck_or2(S, pass_ck_lt(S, arr, pass_ck_num(S, cnt)), pass_ck_lt(S, cp, exp));
+		Z3_ast fail = pass_ck_and2(S, pass_ck_wait_advances(k, &in), shortage);
+		if (holds_query(k, w->op, fail, "that this wait returns"))
+			continue;
+		w->may_block = true;
+		if (!pass_ck_error_once(k, w->op))
+			continue;
+		CkInst *ins[1] = {&in};
+		Z3_ast show[5] = {i, g, arr, exp, cp};
+		Z3_model m = solve_min(k, fail, ins, 1, show, 5);
+		int64_t a = ev(k, m, arr), e = ev(k, m, exp), c = ev(k, m, cp);
+		const char *b = bar_str(k, m, w->bar, i);
+		IrDiag *d;
+		if (a < cnt)
+			d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, w->op->loc,
+			    "this wait can never return: phase %lld of %s gets %lld arrival%s but "
+			    "the barrier counts %lld",
+			    (long long)(ev(k, m, g) - 1), b, (long long)a, a == 1 ? "" : "s",
+			    (long long)cnt);
+		else
+			d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, w->op->loc,
+			    "this wait can never return: phase %lld of %s expects %lld bytes but "
+			    "the copies deliver %lld",
+			    (long long)(ev(k, m, g) - 1), b, (long long)e, (long long)c);
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &in, true);
+		cex_globals(k, cx, m, fail);
+		cex_show(k, cx, m, "phase", n);
+		cx->role = w->role->name;
+		cx->found = a < cnt ? ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)a,
+		                                    contributors(k, w->bar))
+		                    : ir_ctx_printf(k->c, "%lld bytes from copies", (long long)c);
+		cx->expected = a < cnt ? ir_ctx_printf(k->c, "%lld arrivals", (long long)cnt)
+		                       : ir_ctx_printf(k->c, "%lld bytes", (long long)e);
+		ir_diag_note(k->c, d, w->bar->op->loc, "'%%%s' is allocated here with count(%lld)",
+		             pass_ck_vname(w->bar), (long long)cnt);
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
+/* Per phase: no more arrivals than the count, and expect_tx bytes equal the copies' bytes. */
+static void
+check_phase_totals(Ck *k)
+{
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		CkInst in = pass_ck_inst(k, g->site[0], "t");
+		Z3_ast i = pass_ck_bar_index(k, &in), n = pass_ck_phase(k, &in);
+		Z3_ast arr, exp, cp;
+		phase_totals(k, g->bar, i, n, &arr, &exp, &cp);
+		int64_t cnt = bar_count(k, g->bar);
+		CkSite *at = NULL;
+		for (int s = 0; s < g->nsite && !at; s++)
+			if (g->site[s]->kind != CK_COPY)
+				at = g->site[s];
+		Z3_ast over = pass_ck_lt(S, pass_ck_num(S, cnt), arr);
+		if (at && !holds_query(k, at->op, over, "the arrival count") &&
+		    pass_ck_error_once(k, at->op)) {
+			CkInst *ins[1] = {&in};
+			Z3_ast show[2] = {i, arr};
+			Z3_model m = solve_min(k, over, ins, 1, show, 2);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, at->op->loc,
+			    "phase %lld of %s gets %lld arrivals, more than the barrier's "
+			    "count(%lld)",
+			    (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
+			    (long long)ev(k, m, arr), (long long)cnt);
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, &in, true);
+			cex_globals(k, cx, m, over);
+			cx->role = g->role->name;
+			cx->found =
+			    ir_ctx_printf(k->c, "%lld arrivals (%s)", (long long)ev(k, m, arr),
+			                  contributors(k, g->bar));
+			cx->expected = ir_ctx_printf(k->c, "at most %lld", (long long)cnt);
+			ir_diag_note(k->c, d, g->bar->op->loc,
+			             "'%%%s' is allocated here with count(%lld)",
+			             pass_ck_vname(g->bar), (long long)cnt);
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+		}
+		CkSite *ex = NULL;
+		for (int s = 0; s < g->nsite && !ex; s++)
+			if (g->site[s]->kind == CK_EXPECT)
+				ex = g->site[s];
+		if (!ex) {
+			for (int s = 0; s < g->nsite && !ex; s++)
+				if (g->site[s]->kind == CK_COPY)
+					ex = g->site[s];
+		}
+		if (!ex)
+			continue;
+		Z3_ast diff = pass_ck_not(S, pass_ck_eq(S, exp, cp));
+		if (holds_query(k, ex->op, diff, "the byte count") ||
+		    !pass_ck_error_once(k, ex->op))
+			continue;
+		CkInst *ins[1] = {&in};
+		Z3_ast show[3] = {i, exp, cp};
+		Z3_model m = solve_min(k, diff, ins, 1, show, 3);
+		IrDiag *d =
+		    ir_diag_begin(k->c, IR_SEV_ERROR, ex->op->loc,
+		                  "phase %lld of %s expects %lld bytes (expect_tx) but the copies "
+		                  "arriving on it deliver %lld",
+		                  (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
+		                  (long long)ev(k, m, exp), (long long)ev(k, m, cp));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &in, true);
+		cex_globals(k, cx, m, diff);
+		cx->role = g->role->name;
+		cx->found = ir_ctx_printf(k->c, "%lld bytes from copies", (long long)ev(k, m, cp));
+		cx->expected = ir_ctx_printf(k->c, "%lld bytes", (long long)ev(k, m, exp));
+		for (int gi2 = 0; gi2 < k->groups.len; gi2++) {
+			CkGroup *h = IR_VEC_AT(k->groups, CkGroup *, gi2);
+			for (int s = 0; h->bar == g->bar && s < h->nsite; s++)
+				if (h->site[s]->kind == CK_COPY)
+					ir_diag_note(k->c, d, h->site[s]->op->loc,
+					             "this copy delivers %lld bytes",
+					             (long long)h->site[s]->bytes);
+		}
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
+/* An arrival (or copy) for phase n >= 1 of bar[i] comes after phase n - 1 completed, else it
+ * would count toward the earlier phase. */
+static void
+check_no_overflow(Ck *k)
+{
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (!g->loop)
+			continue;
+		bool reported = false;
+		for (int s = 0; s < g->nsite && !reported; s++) {
+			CkSite *c = g->site[s];
+			CkInst in;
+			Z3_ast i, n, fail;
+			bool proven;
+			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+				in = pass_ck_inst(k, c, "t");
+				CkPoint cp = pass_ck_point(&in);
+				i = pass_ck_bar_index(k, &in);
+				n = pass_ck_phase(k, &in);
+				IrVec alts = {0};
+				for (int wi = 0; wi < k->sites.len; wi++) {
+					CkSite *u = site_at(k, wi);
+					if (u->kind != CK_WAIT || u->bar != c->bar)
+						continue;
+					for (int64_t q = 0; q < u->role->nrep && q < 8; q++) {
+						Z3_ast ok;
+						Z3_ast t = pass_ck_wait_iter(
+						    k, u, pass_ck_num(S, q), i, n, &ok);
+						CkInst ui =
+						    pass_ck_inst_at(k, u, pass_ck_num(S, q), t);
+						CkPoint up = pass_ck_point(&ui);
+						Z3_ast alt =
+						    pass_ck_and2(S, ok, pass_ck_hb(k, &up, &cp));
+						ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+					}
+				}
+				Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+				ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+				fail =
+				    pass_ck_and(S, 3,
+				                (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n),
+				                           live(k, &in), pass_ck_not(S, ordered)});
+				if (attempt(k, c->op, fail,
+				            "that this arrival waits for the previous phase",
+				            &proven))
+					break;
+			}
+			if (proven || !pass_ck_error_once(k, c->op))
+				continue;
+			CkInst *ins[1] = {&in};
+			Z3_ast show[2] = {i, n};
+			Z3_model m = solve_min(k, fail, ins, 1, show, 2);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, c->op->loc,
+			    "this %s for phase %lld of %s may happen before phase %lld "
+			    "completes, so it may count toward the earlier phase",
+			    c->kind == CK_COPY ? "copy's arrival" : "arrival",
+			    (long long)ev(k, m, n), bar_str(k, m, c->bar, i),
+			    (long long)(ev(k, m, n) - 1));
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, &in, true);
+			cex_globals(k, cx, m, fail);
+			cx->role = c->role->name;
+			cx->culprit =
+			    ir_ctx_printf(k->c,
+			                  "no wait orders this op after the completion of phase "
+			                  "%lld of %s",
+			                  (long long)(ev(k, m, n) - 1), bar_str(k, m, c->bar, i));
+			ir_diag_emit(k->c, d);
+			reported = true;
+			pass_ck_model_free(S, m);
+		}
+	}
+}
+
+/* Iteration comparison for the deadlock check: both sites in role-level loops. */
+static bool
+cyc_dfs(int v, int n, const bool *edge, int *state)
+{
+	state[v] = 1;
+	for (int w = 0; w < n; w++) {
+		if (!edge[v * n + w])
+			continue;
+		if (state[w] == 1)
+			return true;
+		if (state[w] == 0 && cyc_dfs(w, n, edge, state))
+			return true;
+	}
+	state[v] = 2;
+	return false;
+}
+
+typedef struct Edge {
+	CkSite *wait;
+	CkGroup *group;
+	int64_t q;
+} Edge;
+
+/* Rank of an instance for the deadlock check: the iteration of its role's synchronization loop
+ * (-1 before that loop, "infinity" after it, 0 in a role without one). */
+static Z3_ast
+rank_t(Ck *k, const CkInst *in)
+{
+	CkSite *s = in->site;
+	if (s->loop)
+		return in->t;
+	if (!s->role->sync_loop)
+		return pass_ck_num(S, 0);
+	return pass_ck_num(S, s->seg < s->role->sync_seg ? -1 : (int64_t)1 << 40);
+}
+
+/* The dependency of wait `w` on group `g`'s replica q: the contributing instance `ci` for the
+ * phase an instance `in` of the wait needs, and the condition that it needs it. */
+static Z3_ast
+dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, CkInst *in, CkInst *ci)
+{
+	*in = pass_ck_inst(k, w, "t");
+	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
+	Z3_ast ok;
+	Z3_ast t = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
+	                              pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
+	CkSite *c = g->site[0];
+	for (int s = 0; s < g->nsite; s++)
+		if (g->site[s]->kind != CK_COPY)
+			c = g->site[s];
+	*ci = pass_ck_inst_at(k, c, pass_ck_num(S, q), t);
+	return pass_ck_and2(S, pass_ck_wait_advances(k, in), ok);
+}
+
+static void
+deadlock_report(Ck *k, CkInst *in, CkInst *ci, Z3_ast fail, const char *why)
+{
+	CkSite *w = in->site, *c = ci->site;
+	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
+	CkInst *ins[2] = {in, ci};
+	Z3_model m = solve_min(k, fail, ins, 2, &i, 1);
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, w->op->loc,
+	    "this wait may deadlock: it waits for phase %lld of %s, which needs an "
+	    "arrival from %s %s",
+	    (long long)(ev(k, m, gg) - 1), bar_str(k, m, w->bar, i), c->role->name, why);
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, in, true);
+	cex_inst(k, cx, m, ci, false);
+	cex_globals(k, cx, m, fail);
+	cx->role = w->role->name;
+	cx->culprit = ir_ctx_printf(k->c, "'%s' at line %d (%s)", ir_op_name(c->op->code),
+	                            line_of(c->op), role_it(k, m, ci));
+	cx->culprit_loc = c->op->loc;
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+static bool
+is_sync(const CkSite *s)
+{
+	return s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
+	       s->kind == CK_COPY;
+}
+
+/* Can two sync sites of one role run at the same rank, a before b? */
+static bool
+same_rank_before(const CkSite *a, const CkSite *b)
+{
+	if (a->role != b->role || (a->seg == b->seg && a->pos >= b->pos) || a->seg > b->seg)
+		return false;
+	if (a->loop || b->loop)
+		return a->loop == b->loop;
+	/* Outside loops: on the same side of the role's synchronization loop. */
+	int l = a->role->sync_loop ? a->role->sync_seg : -1;
+	return l < 0 || (a->seg < l) == (b->seg < l);
+}
+
+/* No wait waits for an arrival that can only come after it. Every instance gets a rank (rank_t,
+ * then its place in its thread); a wait must only need arrivals of lower rank, or of the same
+ * rank without a cycle of waits and arrivals through program order, so by induction every wait
+ * returns. Within a thread that is program order; across roles an arrival from a later
+ * iteration is a deadlock, and one from the same iteration adds an edge to the graph of sync ops
+ * (program order within a role, "needed by" across), which must stay acyclic. */
+static void
+check_deadlock_order(Ck *k)
+{
+	int ns = k->sites.len;
+	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
+	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));
+	bool *adj = ir_xalloc(k->c->al, sizeof *adj * (size_t)(ns * ns));
+	memset(adj, 0, sizeof *adj * (size_t)(ns * ns));
+	for (int a = 0; a < ns; a++)
+		for (int b = 0; b < ns; b++)
+			if (is_sync(site_at(k, a)) && is_sync(site_at(k, b)) &&
+			    same_rank_before(site_at(k, a), site_at(k, b)))
+				adj[a * ns + b] = true;
+	for (int si = 0; si < ns; si++) {
+		CkSite *w = site_at(k, si);
+		if (w->kind != CK_WAIT)
+			continue;
+		for (int gi = 0; gi < k->groups.len; gi++) {
+			CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+			if (g->bar != w->bar)
+				continue;
+			for (int64_t q = 0; q < g->role->nrep && q < 8; q++) {
+				CkInst in, ci;
+				Z3_ast need = dependency(k, w, g, q, &in, &ci);
+				Z3_ast tw = rank_t(k, &in), tc = rank_t(k, &ci);
+				Z3_ast later;
+				bool same_role = g->role == w->role;
+				CkSite *c = ci.site;
+				if (same_role) {
+					/* The same replica: program order; another replica: the
+					 * rank. */
+					CkPoint cp = pass_ck_point(&ci), wp = pass_ck_point(&in);
+					later =
+					    pass_ck_and2(S, pass_ck_eq(S, in.r, ci.r),
+					                 pass_ck_not(S, pass_ck_po(k, &cp, &wp)));
+					bool c_after = c->seg > w->seg ||
+					               (c->seg == w->seg && c->pos >= w->pos);
+					Z3_ast other = pass_ck_and2(
+					    S, pass_ck_not(S, pass_ck_eq(S, in.r, ci.r)),
+					    pass_ck_or2(S, pass_ck_lt(S, tw, tc),
+					                c_after ? pass_ck_eq(S, tw, tc)
+					                        : Z3_mk_false(S->z)));
+					later = pass_ck_or2(S, later, other);
+				} else {
+					later = pass_ck_lt(S, tw, tc);
+				}
+				Z3_ast fail = pass_ck_and2(S, need, later);
+				if (!holds_query(k, w->op, fail,
+				                 "that this wait cannot deadlock")) {
+					if (pass_ck_error_once(k, w->op))
+						deadlock_report(k, &in, &ci, fail,
+						                "that comes after it");
+					continue;
+				}
+				if (same_role)
+					continue;
+				Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, tw, tc));
+				if (pass_ck_check(S, tie, NULL) == CK_UNSAT)
+					continue;
+				for (int s = 0; s < g->nsite; s++) {
+					int from = g->site[s]->id;
+					adj[from * ns + si] = true;
+					if (!edge[from * ns + si].wait)
+						edge[from * ns + si] = (Edge){w, g, q};
+				}
+			}
+		}
+	}
+	int *state = ir_xalloc(k->c->al, sizeof *state * (size_t)ns);
+	memset(state, 0, sizeof *state * (size_t)ns);
+	for (int v = 0; v < ns; v++) {
+		if (state[v] || !cyc_dfs(v, ns, adj, state))
+			continue;
+		/* Report at the first wait (in source order) whose dependency edge lies on a cycle.
+		 */
+		Edge *at = NULL;
+		for (int a = 0; a < ns * ns; a++) {
+			if (!edge[a].wait)
+				continue;
+			int from = a / ns, to = a % ns;
+			int *st = ir_xalloc(k->c->al, sizeof *st * (size_t)ns);
+			memset(st, 0, sizeof *st * (size_t)ns);
+			/* On a cycle: `from` is reachable from `to`. */
+			int *stack = ir_xalloc(k->c->al, sizeof *stack * (size_t)ns);
+			int sp = 0;
+			bool back = false;
+			stack[sp++] = to;
+			st[to] = 1;
+			while (sp && !back) {
+				int x = stack[--sp];
+				for (int y = 0; y < ns; y++)
+					if (adj[x * ns + y] && !st[y]) {
+						st[y] = 1;
+						stack[sp++] = y;
+						back |= y == from;
+					}
+				back |= x == from;
+			}
+			ir_xfree(k->c->al, stack, sizeof *stack * (size_t)ns);
+			ir_xfree(k->c->al, st, sizeof *st * (size_t)ns);
+			if (back && (!at || edge[a].wait->op->loc.line < at->wait->op->loc.line))
+				at = &edge[a];
+		}
+		if (at && pass_ck_error_once(k, at->wait->op)) {
+			CkInst in, ci;
+			Z3_ast need = dependency(k, at->wait, at->group, at->q, &in, &ci);
+			Z3_ast tie =
+			    pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
+			deadlock_report(
+			    k, &in, &ci, tie,
+			    "that itself waits, directly or through other roles, for this wait to "
+			    "return (check the initial parity of the phase)");
+		}
+		break;
+	}
+	ir_xfree(k->c->al, state, sizeof *state * (size_t)ns);
+	ir_xfree(k->c->al, adj, sizeof *adj * (size_t)(ns * ns));
+	ir_xfree(k->c->al, edge, sizeof *edge * (size_t)(ns * ns));
+}
+
+/* A waiter never falls two or more phases behind: the phase after the one it waits for cannot
+ * complete before it returns. */
+static void
+check_ambiguity(Ck *k)
+{
+	for (int si = 0; si < k->sites.len; si++) {
+		CkSite *w = site_at(k, si);
+		if (w->kind != CK_WAIT)
+			continue;
+		CkInst in;
+		Z3_ast i, g, fail;
+		bool proven;
+		for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+			in = pass_ck_inst(k, w, "t");
+			CkPoint wp = pass_ck_point(&in);
+			i = pass_ck_bar_index(k, &in);
+			g = pass_ck_wait_g(k, &in);
+			IrVec all = {0};
+			int ngroups = 0;
+			for (int gi = 0; gi < k->groups.len; gi++) {
+				CkGroup *gr = IR_VEC_AT(k->groups, CkGroup *, gi);
+				if (gr->bar != w->bar)
+					continue;
+				ngroups++;
+				for (int64_t q = 0; q < gr->role->nrep && q < 8; q++) {
+					Z3_ast ok;
+					Z3_ast t =
+					    pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
+					for (int s = 0; s < gr->nsite; s++) {
+						CkInst ci = pass_ck_inst_at(k, gr->site[s],
+						                            pass_ck_num(S, q), t);
+						CkPoint cp = pass_ck_point(&ci);
+						Z3_ast bad = pass_ck_and2(
+						    S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
+						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
+					}
+				}
+			}
+			Z3_ast alive = live(k, &in);
+			ir_vec_push(k->c->al, &all, &alive, sizeof alive);
+			fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data)
+			               : Z3_mk_false(S->z);
+			ir_vec_free(k->c->al, &all, sizeof(Z3_ast));
+			if (attempt(k, w->op, fail, "that this wait is never two phases behind",
+			            &proven))
+				break;
+		}
+		if (proven || !pass_ck_error_once(k, w->op))
+			continue;
+		CkInst *ins[1] = {&in};
+		Z3_ast show[2] = {i, g};
+		Z3_model m = solve_min(k, fail, ins, 1, show, 2);
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, w->op->loc,
+		    "this wait may fall behind: phase %lld of %s may complete before it "
+		    "returns, and then its parity no longer tells the phases apart (it is "
+		    "two phases behind, or blocks on a phase it meant to skip)",
+		    (long long)ev(k, m, g), bar_str(k, m, w->bar, i));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &in, true);
+		cex_globals(k, cx, m, fail);
+		cex_show(k, cx, m, "completed phases it relies on", g);
+		cx->role = w->role->name;
+		cx->culprit = "no arrival of that later phase is ordered after this wait";
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
+/* ---- races on shared memory ---- */
+
+static void
+race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
+{
+	CkInst *ins[2] = {w, x};
+	Z3_ast sw = pass_ck_slot(k, w);
+	Z3_model m = solve_min(k, fail, ins, 2, &sw, 1);
+	bool overwrite = waw || (w->t && x->t && ev(k, m, w->t) > ev(k, m, x->t));
+	if (waw && w->t && x->t && ev(k, m, w->t) < ev(k, m, x->t)) {
+		CkInst *tmp = w;
+		w = x;
+		x = tmp;
+	}
+	const char *slot = slot_str(k, m, w->site->mem, sw);
+	IrOp *at = overwrite ? w->site->op : x->site->op;
+	if (!pass_ck_error_once(k, at)) {
+		pass_ck_model_free(S, m);
+		return;
+	}
+	IrDiag *d;
+	if (waw)
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this write may overwrite %s before the data of the earlier write into it "
+		    "(line %d) has been consumed",
+		    slot, line_of(x->site->op));
+	else if (overwrite)
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this write may overwrite %s while %s may still read it (line %d)", slot,
+		    x->site->role->name, line_of(x->site->op));
+	else
+		d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, at->loc,
+		    "this read of %s may happen before the write into it (line %d) has "
+		    "landed, or while it is being overwritten",
+		    slot, line_of(w->site->op));
+	IrCex *cx = ir_diag_cex(k->c, d);
+	CkInst *main = overwrite ? w : x, *other = overwrite ? x : w;
+	cex_inst(k, cx, m, main, true);
+	cex_inst(k, cx, m, other, main->site->role == other->site->role ? false : false);
+	cex_globals(k, cx, m, fail);
+	cx->role = main->site->role->name;
+	cx->slot = slot;
+	IrOp *cul = other->site->op;
+	cx->culprit =
+	    ir_ctx_printf(k->c, "nothing orders '%s' (line %d, %s) and '%s' (line %d, %s)",
+	                  ir_op_name(w->site->op->code), line_of(w->site->op), role_it(k, m, w),
+	                  ir_op_name(x->site->op->code), line_of(x->site->op), role_it(k, m, x));
+	cx->culprit_loc = cul->loc;
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+static void
+check_races(Ck *k)
+{
+	for (int a = 0; a < k->sites.len; a++) {
+		CkSite *w = site_at(k, a);
+		if ((w->kind != CK_COPY && w->kind != CK_STORE) || !w->mem)
+			continue;
+		for (int b = 0; b < k->sites.len; b++) {
+			CkSite *x = site_at(k, b);
+			if (!x->mem || x->mem != w->mem)
+				continue;
+			bool waw = x->kind == CK_COPY || x->kind == CK_STORE;
+			if (x->kind != CK_READ && !(waw && b >= a))
+				continue;
+			if (waw && a == b && !w->loop && w->role->nrep == 1)
+				continue;
+			CkInst wi, xi;
+			Z3_ast fail;
+			bool proven;
+			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
+				wi = pass_ck_inst(k, w, "t");
+				xi = pass_ck_inst(k, x, "t");
+				Z3_ast same =
+				    pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
+				Z3_ast distinct = Z3_mk_true(S->z);
+				if (waw && a == b) {
+					Z3_ast rlt = pass_ck_lt(S, wi.r, xi.r);
+					distinct =
+					    w->loop ? pass_ck_or2(
+					                  S, pass_ck_lt(S, wi.t, xi.t),
+					                  pass_ck_and2(S, pass_ck_eq(S, wi.t, xi.t),
+					                               rlt))
+					            : rlt;
+				}
+				CkPoint wl = landing_point(&wi), wiss = pass_ck_point(&wi);
+				if (waw) {
+					CkPoint xl = landing_point(&xi), xiss = pass_ck_point(&xi);
+					fail = pass_ck_and(
+					    S, 6,
+					    (Z3_ast[]){same, distinct, live(k, &wi), live(k, &xi),
+					               pass_ck_not(S, pass_ck_hb(k, &wl, &xiss)),
+					               pass_ck_not(S, pass_ck_hb(k, &xl, &wiss))});
+				} else {
+					CkPoint xs = pass_ck_point(&xi),
+					        xe = pass_ck_point_end(k, &xi);
+					Z3_ast after = pass_ck_point_never(&xe)
+					                   ? Z3_mk_false(S->z)
+					                   : pass_ck_hb(k, &xe, &wiss);
+					fail = pass_ck_and(
+					    S, 5,
+					    (Z3_ast[]){same, live(k, &wi), live(k, &xi),
+					               pass_ck_not(S, pass_ck_hb(k, &wl, &xs)),
+					               pass_ck_not(S, after)});
+				}
+				if (attempt(k, waw ? w->op : x->op, fail,
+				            "that this access is ordered", &proven))
+					break;
+			}
+			if (proven)
+				continue;
+			race_report(k, fail, &wi, &xi, waw);
+		}
+	}
+}
+
+/* ---- tag assertions ---- */
+
+typedef struct Cand {
+	Z3_ast ok;    /* the candidate write landed before the point, into the slot, labelled L */
+	CkInst w;     /* the write */
+	CkSite *wait; /* the wait that orders it (NULL: program order) */
+	CkInst wi;    /* ... its instance */
+} Cand;
+
+/* Where a `holds` assertion or the load it follows reads: a site, instance and memory. */
+typedef struct Reader {
+	CkInst in;
+	IrValue *mem;
+	Z3_ast slot;
+} Reader;
+
+static void
+holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, Cand *c, int nc,
+             IrVec *bads, IrVec *badw)
+{
+	if (!pass_ck_error_once(k, as))
+		return;
+	CkInst *ins[9];
+	int ni = 0;
+	ins[ni++] = (CkInst *)&rd->in;
+	for (int i = 0; i < bads->len && ni < 9; i++)
+		ins[ni++] = IR_VEC_AT(*badw, CkInst *, i);
+	Z3_model m = solve_min(k, fail, ins, ni, (Z3_ast *)&rd->slot, 1);
+	const char *slot = slot_str(k, m, rd->mem, rd->slot);
+	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, as->loc,
+	                          "'holds' assertion may fail%s: %s may not hold %s",
+	                          msg_suffix(k, as), slot, label_str(k, m, want));
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, (CkInst *)&rd->in, true);
+	cx->role = rd->in.site->role->name;
+	cx->slot = slot;
+	cx->expected = label_str(k, m, want);
+	int any = -1;
+	for (int i = 0; i < nc && any < 0; i++)
+		if (ev(k, m, c[i].ok))
+			any = i;
+	if (any < 0) {
+		/* No write with the label is known to have landed: explain with the wait. */
+		Cand *why = NULL;
+		for (int i = 0; i < nc && !why; i++)
+			if (c[i].wait)
+				why = &c[i];
+		if (!why) {
+			cx->found =
+			    "nothing known: no wait before this point orders it after a write into "
+			    "the slot";
+		} else {
+			CkInst *u = &why->wi;
+			Z3_ast g = pass_ck_wait_g(k, u), ui = pass_ck_bar_index(k, u);
+			Z3_ast par = pass_ck_parity(k, u);
+			int64_t gv = ev(k, m, g);
+			const char *b = bar_str(k, m, why->wait->bar, ui);
+			const IrExpr *pe = ir_op_group(why->wait->op, k->c->kw.parity)->item[0].e;
+			IrValue *pv =
+			    pe->kind == IR_EX_VAL ? ir_op_value(why->wait->op, pe->opnd) : NULL;
+			cex_show(k, cx, m,
+			         pv && pv->name ? ir_ctx_printf(k->c, "%%%s", pv->name)
+			                        : ir_ctx_printf(k->c, "parity at line %d",
+			                                        line_of(why->wait->op)),
+			         par);
+			if (gv < 1) {
+				cx->found = "nothing, or an older tile: no copy into the slot is "
+				            "known to have "
+				            "landed";
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s with parity %lld (line %d) is "
+				    "vacuous here: it waits for no phase",
+				    b, (long long)ev(k, m, par), line_of(why->wait->op));
+			} else if (!why->w.site) {
+				cx->found = ir_ctx_printf(
+				    k->c,
+				    "nothing known: no write into %%%s arrives on "
+				    "%%%s",
+				    pass_ck_vname(rd->mem), pass_ck_vname(why->wait->bar));
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s (line %d) orders nothing that "
+				    "writes %%%s",
+				    b, line_of(why->wait->op), pass_ck_vname(rd->mem));
+			} else {
+				Label wl = write_label(k, &why->w);
+				Z3_ast ws = pass_ck_slot(k, &why->w);
+				Z3_ast wex = pass_ck_inst_exists(k, &why->w);
+				if (ev(k, m, wex))
+					cx->found = ir_ctx_printf(
+					    k->c, "%s written into %s (line %d, %s)",
+					    label_str(k, m, &wl), slot_str(k, m, rd->mem, ws),
+					    line_of(why->w.site->op), role_it(k, m, &why->w));
+				else
+					cx->found =
+					    "nothing: the phase it waits for carries no such write";
+				cx->culprit = ir_ctx_printf(
+				    k->c,
+				    "the wait on %s with parity %lld (line %d) "
+				    "waits for phase %lld of it, which does not "
+				    "carry %s",
+				    b, (long long)ev(k, m, par), line_of(why->wait->op),
+				    (long long)(gv - 1), label_str(k, m, want));
+			}
+			cx->culprit_loc = why->wait->op->loc;
+		}
+	} else {
+		for (int i = 0; i < bads->len; i++) {
+			if (!ev(k, m, IR_VEC_AT(*bads, Z3_ast, i)))
+				continue;
+			CkInst *v = IR_VEC_AT(*badw, CkInst *, i);
+			Label vl = write_label(k, v);
+			cex_inst(k, cx, m, v, false);
+			cx->found = ir_ctx_printf(k->c, "%s (line %d, %s)", label_str(k, m, &vl),
+			                          line_of(v->site->op), role_it(k, m, v));
+			cx->culprit =
+			    ir_ctx_printf(k->c,
+			                  "nothing orders '%s' at line %d (%s) before the "
+			                  "write of %s or after this point",
+			                  ir_op_name(v->site->op->code), line_of(v->site->op),
+			                  role_it(k, m, v), label_str(k, m, want));
+			cx->culprit_loc = v->site->op->loc;
+			break;
+		}
+	}
+	cex_globals(k, cx, m, fail);
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+/* holds(mem[slot], want) at the reader's point: true when proved, or when done reporting. */
+static bool
+holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
+{
+	CkPoint ap = pass_ck_point(&rd->in);
+	IrVec cands = {0};
+	for (int ui = 0; ui < k->sites.len; ui++) {
+		CkSite *u = site_at(k, ui);
+		CkInst U;
+		Z3_ast oku;
+		if (u->kind != CK_WAIT || !last_before(k, u, &ap, &U, &oku))
+			continue;
+		Z3_ast g = pass_ck_wait_g(k, &U), i = pass_ck_bar_index(k, &U);
+		Z3_ast n = pass_ck_sub(S, g, pass_ck_num(S, 1));
+		Z3_ast base = pass_ck_and2(S, oku, pass_ck_le(S, pass_ck_num(S, 1), g));
+		for (int wi = 0; wi < k->sites.len; wi++) {
+			CkSite *w = site_at(k, wi);
+			if (w->mem != rd->mem || (w->kind != CK_COPY && w->kind != CK_STORE))
+				continue;
+			for (int gi = 0; gi < k->groups.len; gi++) {
+				CkGroup *gr = IR_VEC_AT(k->groups, CkGroup *, gi);
+				if (gr->bar != u->bar || gr->role != w->role)
+					continue;
+				if (w->kind == CK_COPY && w->group != gr)
+					continue;
+				CkSite *rel = NULL;
+				for (int s = 0; s < gr->nsite && !rel; s++)
+					if (gr->site[s]->kind != CK_COPY)
+						rel = gr->site[s];
+				if (w->kind == CK_STORE && !rel)
+					continue;
+				for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+					Z3_ast okg;
+					Z3_ast r = pass_ck_num(S, q);
+					Z3_ast t = pass_ck_group_iter(k, gr, r, i, n, &okg);
+					Cand c = {NULL, {0}, u, U};
+					Z3_ast okw = Z3_mk_true(S->z);
+					if (w->kind == CK_COPY) {
+						c.w = pass_ck_inst_at(k, w, r, t);
+					} else {
+						CkInst ri = pass_ck_inst_at(k, rel, r, t);
+						CkPoint rp = pass_ck_point(&ri);
+						if (!last_before(k, w, &rp, &c.w, &okw))
+							continue;
+					}
+					Label wl = write_label(k, &c.w);
+					Z3_ast parts[5] = {
+					    base, okg, okw,
+					    pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+					    label_eq(k, &wl, want)};
+					c.ok = pass_ck_and(S, 5, parts);
+					ir_vec_push(k->c->al, &cands, &c, sizeof c);
+				}
+			}
+		}
+		/* Keep the wait for the explanation even when no write matches it. */
+		bool any = false;
+		for (int ci = 0; ci < cands.len; ci++)
+			any |= IR_VEC_AT(cands, Cand, ci).wait == u;
+		if (!any) {
+			Cand c = {Z3_mk_false(S->z), {0}, u, U};
+			ir_vec_push(k->c->al, &cands, &c, sizeof c);
+		}
+	}
+	/* A role barrier: the last store of another replica before the last barrier of the role
+	 * before the point. */
+	for (int bi = 0; bi < k->sites.len && rd->in.site->role->nrep > 1; bi++) {
+		CkSite *b = site_at(k, bi);
+		CkInst B;
+		Z3_ast okb;
+		if (b->kind != CK_BARRIER || !last_before(k, b, &ap, &B, &okb))
+			continue;
+		for (int wi = 0; wi < k->sites.len; wi++) {
+			CkSite *w = site_at(k, wi);
+			if (w->mem != rd->mem || w->kind != CK_STORE || w->role != b->role)
+				continue;
+			for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+				CkPoint bp = pass_ck_point(&B);
+				bp.r = pass_ck_num(S, q);
+				Cand c = {NULL, {0}, NULL, {0}};
+				Z3_ast okw;
+				if (!last_before(k, w, &bp, &c.w, &okw))
+					continue;
+				Label wl = write_label(k, &c.w);
+				c.ok = pass_ck_and(
+				    S, 4,
+				    (Z3_ast[]){okb, okw,
+				               pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+				               label_eq(k, &wl, want)});
+				ir_vec_push(k->c->al, &cands, &c, sizeof c);
+			}
+		}
+	}
+	/* Fork: the last store of the code before ave.warp_specialize, for a point in a role. */
+	CkRole *kr = &k->roles[0];
+	if (rd->in.site->role != kr && kr->ws_seg >= 0) {
+		CkPoint fork;
+		memset(&fork, 0, sizeof fork);
+		fork.role = kr;
+		fork.r = pass_ck_num(S, 0);
+		fork.seg = kr->ws_seg;
+		for (int wi = 0; wi < k->sites.len; wi++) {
+			CkSite *w = site_at(k, wi);
+			Cand c = {NULL, {0}, NULL, {0}};
+			Z3_ast okw;
+			if (w->mem != rd->mem || w->kind != CK_STORE ||
+			    !last_before(k, w, &fork, &c.w, &okw))
+				continue;
+			Label wl = write_label(k, &c.w);
+			c.ok = pass_ck_and(
+			    S, 3,
+			    (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+			               label_eq(k, &wl, want)});
+			ir_vec_push(k->c->al, &cands, &c, sizeof c);
+		}
+	}
+	/* Program order: the last store by this thread. */
+	for (int wi = 0; wi < k->sites.len; wi++) {
+		CkSite *w = site_at(k, wi);
+		Cand c = {NULL, {0}, NULL, {0}};
+		Z3_ast okw;
+		if (w->mem != rd->mem || w->kind != CK_STORE || !last_before(k, w, &ap, &c.w, &okw))
+			continue;
+		Label wl = write_label(k, &c.w);
+		c.ok = pass_ck_and(S, 3,
+		                   (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
+		                              label_eq(k, &wl, want)});
+		ir_vec_push(k->c->al, &cands, &c, sizeof c);
+	}
+	/* fail = for every candidate: it does not apply, or some other write is unordered. */
+	IrVec conj = {0}, bads = {0}, badw = {0};
+	for (int ci = 0; ci < cands.len; ci++) {
+		Cand *c = &IR_VEC_AT(cands, Cand, ci);
+		if (pass_ck_is_false(S, c->ok))
+			continue;
+		CkPoint wp = pass_ck_point(&c->w);
+		IrVec alts = {0};
+		for (int vi = 0; vi < k->sites.len; vi++) {
+			CkSite *v = site_at(k, vi);
+			if (v->mem != rd->mem || (v->kind != CK_COPY && v->kind != CK_STORE))
+				continue;
+			CkInst *V = ir_arena_alloc(&k->arena, sizeof *V);
+			*V = pass_ck_inst(k, v, "tw");
+			Label vl = write_label(k, V);
+			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
+			Z3_ast parts[5] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
+			                   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
+			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
+			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss))};
+			Z3_ast bad = pass_ck_and(S, 5, parts);
+			ir_vec_push(k->c->al, &alts, &bad, sizeof bad);
+			ir_vec_push(k->c->al, &bads, &bad, sizeof bad);
+			ir_vec_push(k->c->al, &badw, &V, sizeof V);
+		}
+		Z3_ast term = pass_ck_or2(S, pass_ck_not(S, c->ok),
+		                          pass_ck_or(S, alts.len, (Z3_ast *)alts.data));
+		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+		ir_vec_push(k->c->al, &conj, &term, sizeof term);
+	}
+	Z3_ast alive = live(k, &rd->in);
+	ir_vec_push(k->c->al, &conj, &alive, sizeof alive);
+	Z3_ast fail = pass_ck_and(S, conj.len, (Z3_ast *)conj.data);
+	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
+	bool proven, done = attempt(k, as, fail, "this 'holds' assertion", &proven);
+	if (done && !proven)
+		holds_report(k, as, rd, want, fail, (Cand *)cands.data, cands.len, &bads, &badw);
+	ir_vec_free(k->c->al, &cands, sizeof(Cand));
+	ir_vec_free(k->c->al, &bads, sizeof(Z3_ast));
+	ir_vec_free(k->c->al, &badw, sizeof(CkInst *));
+	return done;
+}
+
+static void
+check_holds_at(Ck *k, IrOp *as, const Reader *rd, const Label *want)
+{
+	for (k->hops = shallow_hops(k);; k->hops = k->max_hops)
+		if (holds_at_once(k, as, rd, want))
+			break;
+}
+
+static CkSite *
+site_of_op(Ck *k, IrOp *op)
+{
+	for (int i = 0; i < k->sites.len; i++)
+		if (site_at(k, i)->op == op)
+			return site_at(k, i);
+	return NULL;
+}
+
+static void
+check_holds(Ck *k, CkSite *as, const IrGroup *g)
+{
+	CkInst in = pass_ck_inst(k, as, "t");
+	Label want = call_label(k, in.env, as->op, &g->item[1]);
+	const IrItem *x = &g->item[0];
+	Reader rd;
+	memset(&rd, 0, sizeof rd);
+	if (ir_item_value(as->op, x) && !x->suffix &&
+	    ir_type_is_reg_tile(ir_item_value(as->op, x)->type)) {
+		IrValue *v = ir_item_value(as->op, x);
+		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_TAG) {
+			Label have = call_label(k, in.env, v->op, &v->op->item[1]);
+			Z3_ast fail = pass_ck_not(S, label_eq(k, &have, &want));
+			if (holds_query(k, as->op, fail, "this 'holds' assertion") ||
+			    !pass_ck_error_once(k, as->op))
+				return;
+			CkInst *ins[1] = {&in};
+			Z3_model m = solve_min(k, fail, ins, 1, NULL, 0);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, as->op->loc,
+			    "'holds' assertion may fail%s: '%%%s' is labelled %s, not %s",
+			    msg_suffix(k, as->op), pass_ck_vname(v), label_str(k, m, &have),
+			    label_str(k, m, &want));
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, &in, true);
+			cex_globals(k, cx, m, fail);
+			cx->role = as->role->name;
+			cx->found = label_str(k, m, &have);
+			cx->expected = label_str(k, m, &want);
+			cx->culprit = ir_ctx_printf(k->c, "'ave.tag' at line %d", line_of(v->op));
+			cx->culprit_loc = v->op->loc;
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+			return;
+		}
+		CkSite *ld = v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SMEM_LOAD
+		                 ? site_of_op(k, v->op)
+		                 : NULL;
+		if (!ld || ld->role != as->role || (ld->loop && ld->loop != as->loop) || !ld->mem) {
+			if (pass_ck_error_once(k, as->op))
+				ir_error(k->c, as->op->loc,
+				         "cannot prove 'holds' on '%%%s': the checker tracks "
+				         "labels of register "
+				         "values made by 'ave.tag' or loaded with 'ave.smem.load' "
+				         "in the same "
+				         "loop body",
+				         pass_ck_vname(v));
+			return;
+		}
+		rd.in = pass_ck_inst_at(k, ld, in.r, ld->loop ? in.t : NULL);
+		rd.mem = ld->mem;
+		rd.slot = pass_ck_slot(k, &rd.in);
+		want = call_label(k, in.env, as->op, &g->item[1]);
+		check_holds_at(k, as->op, &rd, &want);
+		return;
+	}
+	CkSite tmp = *as;
+	tmp.mem = NULL;
+	tmp.slot_op = NULL;
+	tmp.slot_it = NULL;
+	if (!ir_item_value(as->op, x) || !ir_type_is_smem(ir_item_value(as->op, x)->type)) {
+		if (pass_ck_error_once(k, as->op))
+			ir_error(k->c, as->op->loc,
+			         "cannot prove 'holds' on global memory: labels are tracked "
+			         "in shared memory and registers");
+		return;
+	}
+	if (!pass_ck_mem(k, &tmp, as->op, x))
+		return;
+	rd.in = in;
+	rd.in.site = &tmp;
+	rd.mem = tmp.mem;
+	rd.slot = pass_ck_slot(k, &rd.in);
+	check_holds_at(k, as->op, &rd, &want);
+}
+
+static void
+check_compare(Ck *k, CkSite *as, const IrGroup *g)
+{
+	IrKeywords *kw = &k->c->kw;
+	CkInst in = pass_ck_inst(k, as, "t");
+	Z3_ast a = pass_ck_expr(k, in.env, as->op, g->item[0].e);
+	Z3_ast b = pass_ck_expr(k, in.env, as->op, g->item[1].e);
+	Z3_ast claim = g->kw == kw->eq   ? pass_ck_eq(S, a, b)
+	               : g->kw == kw->ne ? pass_ck_not(S, pass_ck_eq(S, a, b))
+	               : g->kw == kw->lt ? pass_ck_lt(S, a, b)
+	               : g->kw == kw->le ? pass_ck_le(S, a, b)
+	               : g->kw == kw->gt ? pass_ck_lt(S, b, a)
+	                                 : pass_ck_le(S, b, a);
+	Z3_ast fail = pass_ck_and2(S, live(k, &in), pass_ck_not(S, claim));
+	if (holds_query(k, as->op, fail, "this assertion") || !pass_ck_error_once(k, as->op))
+		return;
+	CkInst *ins[1] = {&in};
+	Z3_ast show[2] = {a, b};
+	Z3_model m = solve_min(k, fail, ins, 1, show, 2);
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, as->op->loc,
+	    "'%s' assertion may fail%s: the left side is %lld and the right side %lld", g->kw,
+	    msg_suffix(k, as->op), (long long)ev(k, m, a), (long long)ev(k, m, b));
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, &in, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = as->role->name;
+	cx->found =
+	    ir_ctx_printf(k->c, "%lld vs %lld", (long long)ev(k, m, a), (long long)ev(k, m, b));
+	cx->expected = ir_ctx_printf(k->c, "%s", g->kw);
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+/* ---- symmetric memory: ready regions and reads ---- */
+
+typedef struct Region {
+	IrStr buf;
+	int n;
+	Z3_ast lo[IR_MAX_RANK], len[IR_MAX_RANK];
+} Region;
+
+static Region
+region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
+{
+	Region r = {it->s, 0, {0}, {0}};
+	r.n = it->ncoord < IR_MAX_RANK ? it->ncoord : IR_MAX_RANK;
+	for (int d = 0; d < r.n; d++) {
+		r.lo[d] = pass_ck_expr(k, e, op, it->coord[d].e);
+		int64_t len = it->coord[d].len >= 0 ? it->coord[d].len
+		                                    : (tile && d < tile->rank ? tile->dims[d] : 1);
+		r.len[d] = pass_ck_num(S, len);
+	}
+	return r;
+}
+
+/* The region of chunk `call` (evaluated with its parameters bound to the call's arguments). */
+static bool
+chunk_region(Ck *k, CkEnv *e, IrOp *user, const IrItem *call, Region *out)
+{
+	IrOp *ch = ir_symbol_lookup(k->c, user, call->s);
+	if (!ch || ch->code != IR_OP_CHUNK)
+		return false;
+	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
+	pe->parent = NULL;
+	pe->scope = NULL;
+	ir_map_init(&pe->memo, k->c->al);
+	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
+	const IrItem *d = &ch->item[0];
+	for (int i = 0; i < d->nparam && i < call->ncoord; i++)
+		ir_map_put(&pe->memo, ir_hash_ptr(d->param[i]), d->param[i],
+		           (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
+	*out = region_of(k, pe, ch, &ir_op_group(ch, k->c->kw.region)->item[0], NULL);
+	return true;
+}
+
+static Z3_ast
+covers(Ck *k, const Region *outer, const Region *in)
+{
+	if (outer->buf != in->buf || outer->n != in->n)
+		return Z3_mk_false(S->z);
+	Z3_ast c[2 * IR_MAX_RANK];
+	for (int d = 0; d < in->n; d++) {
+		c[2 * d] = pass_ck_le(S, outer->lo[d], in->lo[d]);
+		c[2 * d + 1] = pass_ck_le(S, pass_ck_add(S, in->lo[d], in->len[d]),
+		                          pass_ck_add(S, outer->lo[d], outer->len[d]));
+	}
+	return pass_ck_and(S, 2 * in->n, c);
+}
+
+/* Covered by the chunks this thread has waited for (last instance of each chunk.wait before the
+ * point), or by the rank's own chunk under an all_gather schedule. */
+static Z3_ast
+ready_cover(Ck *k, const CkInst *in, const Region *r)
+{
+	CkPoint p = pass_ck_point(in);
+	IrVec alts = {0};
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *cw = site_at(k, i);
+		CkInst ci;
+		Z3_ast ok;
+		if (cw->kind != CK_CHUNK || !last_before(k, cw, &p, &ci, &ok))
+			continue;
+		Region cr;
+		if (!chunk_region(k, ci.env, cw->op, &cw->op->item[0], &cr))
+			continue;
+		Z3_ast alt = pass_ck_and2(S, ok, covers(k, &cr, r));
+		ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+	}
+	IrOp *mod = ir_op_parent_op(k->kernel);
+	for (IrOp *op = mod && mod->code == IR_OP_MODULE ? mod->reg[0].block->first : NULL; op;
+	     op = op->next) {
+		IrGroup *t =
+		    op->code == IR_OP_CHUNK_SCHEDULE ? ir_op_group(op, k->c->kw.template_) : NULL;
+		if (!t || strncmp(t->item[0].s, "all_gather.", 11))
+			continue;
+		IrGroup *f = ir_op_group(op, k->c->kw.for_);
+		IrOp *ch = ir_symbol_lookup(k->c, op, f->item[0].s);
+		if (!ch || ch->code != IR_OP_CHUNK || ch->item[0].nparam != 1)
+			continue;
+		/* Rank r owns chunk r. */
+		pass_ck_world(k);
+		CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
+		ir_map_init(&pe->memo, k->c->al);
+		ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
+		ir_map_put(&pe->memo, ir_hash_ptr(ch->item[0].param[0]), ch->item[0].param[0],
+		           (void *)k->rank, NULL);
+		Region own = region_of(k, pe, ch, &ir_op_group(ch, k->c->kw.region)->item[0], NULL);
+		Z3_ast alt = covers(k, &own, r);
+		ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+	}
+	Z3_ast res = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+	ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+	return res;
+}
+
+static bool
+awaiting_overlap(Ck *k, const char *buf)
+{
+	IrAttr *ov = ir_op_attr(k->kernel, k->c->kw.overlap);
+	IrAttr *opnd = ir_op_attr(k->kernel, k->c->kw.overlap_operand);
+	if (!ov || !opnd || opnd->kind != IR_ATTR_SYM || opnd->s != buf)
+		return false;
+	for (int i = 0; i < k->sites.len; i++)
+		if (site_at(k, i)->kind == CK_CHUNK)
+			return false;
+	return true;
+}
+
+static void
+check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_assert)
+{
+	if (!is_assert && awaiting_overlap(k, it->s))
+		return;
+	CkInst in = pass_ck_inst(k, s, "t");
+	Region r = region_of(k, in.env, s->op, it, tile);
+	Z3_ast fail = pass_ck_not(S, ready_cover(k, &in, &r));
+	if (holds_query(k, s->op, fail, "that the region is ready") ||
+	    !pass_ck_error_once(k, s->op))
+		return;
+	CkInst *ins[1] = {&in};
+	Z3_model m = solve_min(k, fail, ins, 1, r.lo, r.n);
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "@%s[", it->s);
+	for (int d = 0; d < r.n && n < 200; d++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
+		              (long long)ev(k, m, r.lo[d]), (long long)ev(k, m, r.len[d]));
+	snprintf(buf + n, sizeof buf - (size_t)n, "]");
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, s->op->loc,
+	    is_assert ? "'ready' assertion may fail%s: %s is not covered by a completed "
+	                "'ave.chunk.wait' or by the rank's own chunk"
+	              : "this read of symmetric memory%s (%s) is not covered by a completed "
+	                "'ave.chunk.wait' or by the rank's own chunk",
+	    is_assert ? msg_suffix(k, s->op) : "", buf);
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, &in, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = s->role->name;
+	cx->found = "no covering chunk wait";
+	cx->expected = ir_ctx_strdup(k->c, buf);
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+static void
+check_asserts(Ck *k)
+{
+	IrKeywords *kw = &k->c->kw;
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = site_at(k, i);
+		if (s->kind != CK_ASSERT)
+			continue;
+		for (int gi = 0; gi < s->op->ngroup; gi++) {
+			const IrGroup *g = &s->op->group[gi];
+			if (g->kw == kw->holds)
+				check_holds(k, s, g);
+			else if (g->kw == kw->ready)
+				check_ready(k, s, &g->item[0], NULL, true);
+			else if (g->kw != kw->msg)
+				check_compare(k, s, g);
+		}
+	}
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = site_at(k, i);
+		if (s->kind == CK_SYMM)
+			check_ready(k, s, &s->op->item[0], s->op->res[0].type, false);
+	}
+}
+
+void
+pass_ck_check_kernel(Ck *k)
+{
+	check_ranges(k);
+	if (k->broken || !pass_ck_phases(k))
+		return;
+	check_waits_complete(k);
+	check_deadlock_order(k);
+	check_asserts(k);
+	check_phase_totals(k);
+	check_no_overflow(k);
+	check_races(k);
+	check_ambiguity(k);
+}

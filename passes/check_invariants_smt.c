@@ -1,0 +1,559 @@
+/* check_invariants_smt.c — the invariant checker's link to Z3 (C API): integer terms with exact
+ * floordiv and mod by constants, side conditions that travel with the variables they constrain,
+ * timed queries with a per-query timeout, and counterexample minimization. */
+#include <string.h>
+
+#define PASS_CK_INTERNAL
+#include "passes.h"
+
+static Z3_ast with_sides(CkSmt *s, Z3_ast f);
+
+static void
+on_z3_error(Z3_context z, Z3_error_code e)
+{
+	/* Recorded by Z3 (Z3_get_error_code); the calls that can fail check it. */
+	(void)z;
+	(void)e;
+}
+
+void
+pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
+                 PassCkStats *st)
+{
+	memset(s, 0, sizeof *s);
+	s->al = al;
+	Z3_config cfg = Z3_mk_config();
+	Z3_set_param_value(cfg, "model", "true");
+	s->z = Z3_mk_context(cfg);
+	Z3_del_config(cfg);
+	Z3_set_error_handler(s->z, on_z3_error);
+	s->is = Z3_mk_int_sort(s->z);
+	s->bs = Z3_mk_bool_sort(s->z);
+	ir_map_init(&s->side, al);
+	ir_map_init(&s->divs, al);
+	ir_arena_init(&s->arena, al);
+	s->timeout_ms = timeout_ms ? timeout_ms : 2000;
+	s->rlimit = rlimit;
+	s->st = st;
+}
+
+void
+pass_ck_smt_free(CkSmt *s)
+{
+	ir_map_free(&s->side);
+	ir_map_free(&s->divs);
+	ir_arena_free(&s->arena);
+	if (s->solver)
+		Z3_solver_dec_ref(s->z, s->solver);
+	Z3_del_context(s->z);
+}
+
+bool
+pass_ck_is_num(CkSmt *s, Z3_ast a, int64_t *v)
+{
+	return Z3_is_numeral_ast(s->z, a) && Z3_get_numeral_int64(s->z, a, v);
+}
+
+bool
+pass_ck_is_true(CkSmt *s, Z3_ast a)
+{
+	return Z3_is_app(s->z, a) &&
+	       Z3_get_decl_kind(s->z, Z3_get_app_decl(s->z, Z3_to_app(s->z, a))) == Z3_OP_TRUE;
+}
+
+bool
+pass_ck_is_false(CkSmt *s, Z3_ast a)
+{
+	return Z3_is_app(s->z, a) &&
+	       Z3_get_decl_kind(s->z, Z3_get_app_decl(s->z, Z3_to_app(s->z, a))) == Z3_OP_FALSE;
+}
+
+Z3_ast
+pass_ck_num(CkSmt *s, int64_t v)
+{
+	return Z3_mk_int64(s->z, v, s->is);
+}
+
+Z3_ast
+pass_ck_fresh(CkSmt *s, const char *prefix)
+{
+	return Z3_mk_fresh_const(s->z, prefix, s->is);
+}
+
+void
+pass_ck_side(CkSmt *s, Z3_ast var, Z3_ast cond)
+{
+	uint64_t h = ir_hash_ptr(var);
+	Z3_ast old = ir_map_get(&s->side, h, var, NULL);
+	if (old)
+		cond = pass_ck_and2(s, old, cond);
+	ir_map_put(&s->side, h, var, (void *)cond, NULL);
+}
+
+Z3_ast
+pass_ck_add(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t x, y;
+	bool na = pass_ck_is_num(s, a, &x), nb = pass_ck_is_num(s, b, &y);
+	if (na && nb)
+		return pass_ck_num(s, x + y);
+	if (na && x == 0)
+		return b;
+	if (nb && y == 0)
+		return a;
+	Z3_ast args[2] = {a, b};
+	return Z3_mk_add(s->z, 2, args);
+}
+
+Z3_ast
+pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t x, y;
+	bool na = pass_ck_is_num(s, a, &x), nb = pass_ck_is_num(s, b, &y);
+	if (na && nb)
+		return pass_ck_num(s, x - y);
+	if (nb && y == 0)
+		return a;
+	if (a == b)
+		return pass_ck_num(s, 0);
+	Z3_ast args[2] = {a, b};
+	return Z3_mk_sub(s->z, 2, args);
+}
+
+Z3_ast
+pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c)
+{
+	int64_t x;
+	if (pass_ck_is_num(s, a, &x))
+		return pass_ck_num(s, x * c);
+	if (c == 0)
+		return pass_ck_num(s, 0);
+	if (c == 1)
+		return a;
+	Z3_ast args[2] = {pass_ck_num(s, c), a};
+	return Z3_mk_mul(s->z, 2, args);
+}
+
+typedef struct DivKey {
+	Z3_ast a;
+	int64_t c;
+} DivKey;
+
+static bool
+div_eq(const void *x, const void *y)
+{
+	const DivKey *p = x, *q = y;
+	return p->a == q->a && p->c == q->c;
+}
+
+/* q = floordiv(a, c) for c > 0, as a fresh variable with c*q <= a < c*q + c. */
+Z3_ast
+pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c)
+{
+	int64_t x;
+	if (pass_ck_is_num(s, a, &x))
+		return pass_ck_num(s, ir_floordiv(x, c));
+	if (c == 1)
+		return a;
+	DivKey key = {a, c};
+	uint64_t h = ir_hash_mix(ir_hash_ptr(a), (uint64_t)c);
+	Z3_ast q = ir_map_get(&s->divs, h, &key, div_eq);
+	if (q)
+		return q;
+	q = pass_ck_fresh(s, "fd");
+	Z3_ast cq = pass_ck_mulc(s, q, c);
+	pass_ck_side(s, q,
+	             pass_ck_and2(s, pass_ck_le(s, cq, a),
+	                          pass_ck_lt(s, a, pass_ck_add(s, cq, pass_ck_num(s, c)))));
+	DivKey *k = ir_arena_alloc(&s->arena, sizeof *k);
+	*k = key;
+	ir_map_put(&s->divs, h, k, (void *)q, div_eq);
+	return q;
+}
+
+Z3_ast
+pass_ck_mod(CkSmt *s, Z3_ast a, int64_t c)
+{
+	int64_t x;
+	if (pass_ck_is_num(s, a, &x))
+		return pass_ck_num(s, ir_mod(x, c));
+	if (c == 1)
+		return pass_ck_num(s, 0);
+	return pass_ck_sub(s, a, pass_ck_mulc(s, pass_ck_floordiv(s, a, c), c));
+}
+
+Z3_ast
+pass_ck_ite(CkSmt *s, Z3_ast b, Z3_ast x, Z3_ast y)
+{
+	if (pass_ck_is_true(s, b) || x == y)
+		return x;
+	if (pass_ck_is_false(s, b))
+		return y;
+	return Z3_mk_ite(s->z, b, x, y);
+}
+
+Z3_ast
+pass_ck_eq(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t x, y;
+	if (a == b)
+		return Z3_mk_true(s->z);
+	if (pass_ck_is_num(s, a, &x) && pass_ck_is_num(s, b, &y))
+		return x == y ? Z3_mk_true(s->z) : Z3_mk_false(s->z);
+	return Z3_mk_eq(s->z, a, b);
+}
+
+Z3_ast
+pass_ck_lt(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t x, y;
+	if (pass_ck_is_num(s, a, &x) && pass_ck_is_num(s, b, &y))
+		return x < y ? Z3_mk_true(s->z) : Z3_mk_false(s->z);
+	if (a == b)
+		return Z3_mk_false(s->z);
+	return Z3_mk_lt(s->z, a, b);
+}
+
+Z3_ast
+pass_ck_le(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t x, y;
+	if (pass_ck_is_num(s, a, &x) && pass_ck_is_num(s, b, &y))
+		return x <= y ? Z3_mk_true(s->z) : Z3_mk_false(s->z);
+	if (a == b)
+		return Z3_mk_true(s->z);
+	return Z3_mk_le(s->z, a, b);
+}
+
+Z3_ast
+pass_ck_not(CkSmt *s, Z3_ast a)
+{
+	if (pass_ck_is_true(s, a))
+		return Z3_mk_false(s->z);
+	if (pass_ck_is_false(s, a))
+		return Z3_mk_true(s->z);
+	return Z3_mk_not(s->z, a);
+}
+
+/* Conjunction (is_and) or disjunction with constant folding; n may be 0. */
+static Z3_ast
+junction(CkSmt *s, bool is_and, int n, Z3_ast *a)
+{
+	enum { MAX = 64 };
+	Z3_ast buf[MAX], *keep = n <= MAX ? buf : ir_xalloc(s->al, sizeof *keep * (size_t)n);
+	int m = 0;
+	Z3_ast res = NULL;
+	for (int i = 0; i < n && !res; i++) {
+		bool t = pass_ck_is_true(s, a[i]), f = pass_ck_is_false(s, a[i]);
+		if (is_and ? f : t)
+			res = a[i];
+		else if (!(is_and ? t : f))
+			keep[m++] = a[i];
+	}
+	if (!res) {
+		if (m == 0)
+			res = is_and ? Z3_mk_true(s->z) : Z3_mk_false(s->z);
+		else if (m == 1)
+			res = keep[0];
+		else
+			res = is_and ? Z3_mk_and(s->z, (unsigned)m, keep)
+			             : Z3_mk_or(s->z, (unsigned)m, keep);
+	}
+	if (keep != buf)
+		ir_xfree(s->al, keep, sizeof *keep * (size_t)n);
+	return res;
+}
+
+Z3_ast
+pass_ck_and(CkSmt *s, int n, Z3_ast *a)
+{
+	return junction(s, true, n, a);
+}
+
+Z3_ast
+pass_ck_or(CkSmt *s, int n, Z3_ast *a)
+{
+	return junction(s, false, n, a);
+}
+
+Z3_ast
+pass_ck_and2(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	Z3_ast x[2] = {a, b};
+	return junction(s, true, 2, x);
+}
+
+Z3_ast
+pass_ck_or2(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	Z3_ast x[2] = {a, b};
+	return junction(s, false, 2, x);
+}
+
+Z3_ast
+pass_ck_b2i(CkSmt *s, Z3_ast b)
+{
+	return pass_ck_ite(s, b, pass_ck_num(s, 1), pass_ck_num(s, 0));
+}
+
+/* ---- walking terms: side conditions and mentions ---- */
+
+typedef struct Walk {
+	CkSmt *s;
+	IrMap seen;
+	IrVec stack; /* Z3_ast */
+	IrVec sides; /* Z3_ast: side conditions met */
+	Z3_ast find; /* for mentions */
+	bool found;
+} Walk;
+
+static void
+walk_push(Walk *w, Z3_ast a)
+{
+	uint64_t h = ir_hash_ptr(a);
+	if (ir_map_get(&w->seen, h, a, NULL))
+		return;
+	ir_map_put(&w->seen, h, a, (void *)a, NULL);
+	ir_vec_push(w->s->al, &w->stack, &a, sizeof a);
+}
+
+/* Visits every subterm of `a`; with `sides`, also the side conditions of the constants met
+ * (and theirs, transitively). */
+static void
+walk_run(Walk *w, Z3_ast a, bool sides)
+{
+	Z3_context z = w->s->z;
+	walk_push(w, a);
+	while (w->stack.len) {
+		Z3_ast t = IR_VEC_AT(w->stack, Z3_ast, --w->stack.len);
+		if (t == w->find)
+			w->found = true;
+		if (Z3_get_ast_kind(z, t) != Z3_APP_AST)
+			continue;
+		Z3_app app = Z3_to_app(z, t);
+		unsigned n = Z3_get_app_num_args(z, app);
+		if (n == 0) {
+			if (!sides)
+				continue;
+			Z3_ast cond = ir_map_get(&w->s->side, ir_hash_ptr(t), t, NULL);
+			if (cond) {
+				ir_vec_push(w->s->al, &w->sides, &cond, sizeof cond);
+				walk_push(w, cond);
+			}
+			continue;
+		}
+		for (unsigned i = 0; i < n; i++)
+			walk_push(w, Z3_get_app_arg(z, app, i));
+	}
+}
+
+static void
+walk_init(Walk *w, CkSmt *s)
+{
+	memset(w, 0, sizeof *w);
+	w->s = s;
+	ir_map_init(&w->seen, s->al);
+}
+
+static void
+walk_free(Walk *w)
+{
+	ir_map_free(&w->seen);
+	ir_vec_free(w->s->al, &w->stack, sizeof(Z3_ast));
+	ir_vec_free(w->s->al, &w->sides, sizeof(Z3_ast));
+}
+
+bool
+pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x)
+{
+	Walk w;
+	walk_init(&w, s);
+	w.find = x;
+	walk_run(&w, a, false);
+	bool found = w.found;
+	walk_free(&w);
+	return found;
+}
+
+bool
+pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x)
+{
+	Walk w;
+	walk_init(&w, s);
+	w.find = x;
+	walk_run(&w, a, true);
+	bool found = w.found;
+	walk_free(&w);
+	return found;
+}
+
+/* `f` conjoined with the side conditions of every variable it mentions. */
+static Z3_ast
+with_sides(CkSmt *s, Z3_ast f)
+{
+	Walk w;
+	walk_init(&w, s);
+	walk_run(&w, f, true);
+	ir_vec_push(s->al, &w.sides, &f, sizeof f);
+	Z3_ast all = pass_ck_and(s, w.sides.len, (Z3_ast *)w.sides.data);
+	walk_free(&w);
+	return all;
+}
+
+Z3_ast
+pass_ck_closure(CkSmt *s, Z3_ast f)
+{
+	return with_sides(s, f);
+}
+
+static void
+account(CkSmt *s, double t0, CkRes r)
+{
+	if (!s->st)
+		return;
+	double dt = ir_now() - t0;
+	s->st->queries++;
+	s->st->solver_s += dt;
+	if (dt > s->st->max_query_s)
+		s->st->max_query_s = dt;
+	if (r == CK_SAT)
+		s->st->sat++;
+	else if (r == CK_UNSAT)
+		s->st->unsat++;
+	else
+		s->st->unknown++;
+}
+
+static Z3_params
+mk_params(CkSmt *s)
+{
+	Z3_params p = Z3_mk_params(s->z);
+	Z3_params_inc_ref(s->z, p);
+	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), s->timeout_ms);
+	if (s->rlimit)
+		Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "rlimit"), s->rlimit);
+	return p;
+}
+
+static Z3_solver solver(CkSmt *s);
+static CkRes timed_check(CkSmt *s, Z3_solver sv);
+static Z3_model take_model(CkSmt *s, Z3_solver sv, Z3_model old);
+
+CkRes
+pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
+{
+	if (model)
+		*model = NULL;
+	if (pass_ck_is_false(s, f))
+		return CK_UNSAT;
+	Z3_solver sv = solver(s);
+	Z3_solver_push(s->z, sv);
+	Z3_solver_assert(s->z, sv, with_sides(s, f));
+	CkRes res = timed_check(s, sv);
+	if (res == CK_SAT && model)
+		*model = take_model(s, sv, NULL);
+	Z3_solver_pop(s->z, sv, 1);
+	return res;
+}
+
+static Z3_solver
+solver(CkSmt *s)
+{
+	if (!s->solver) {
+		/* One incremental solver (the SMT core, no preprocessing) serves every query: each
+		 * query is a push, an assertion, a check and a pop. */
+		s->solver = Z3_mk_simple_solver(s->z);
+		Z3_solver_inc_ref(s->z, s->solver);
+		Z3_params p = mk_params(s);
+		Z3_solver_set_params(s->z, s->solver, p);
+		Z3_params_dec_ref(s->z, p);
+	}
+	return s->solver;
+}
+
+static CkRes
+timed_check(CkSmt *s, Z3_solver sv)
+{
+	double t0 = ir_now();
+	Z3_lbool r = Z3_solver_check(s->z, sv);
+	CkRes res = r == Z3_L_TRUE ? CK_SAT : r == Z3_L_FALSE ? CK_UNSAT : CK_UNKNOWN;
+	if (res == CK_UNKNOWN)
+		s->unknown_reason = Z3_solver_get_reason_unknown(s->z, sv);
+	account(s, t0, res);
+	return res;
+}
+
+static Z3_model
+take_model(CkSmt *s, Z3_solver sv, Z3_model old)
+{
+	if (old)
+		Z3_model_dec_ref(s->z, old);
+	Z3_model m = Z3_solver_get_model(s->z, sv);
+	Z3_model_inc_ref(s->z, m);
+	return m;
+}
+
+/* Lexicographic minimization by tightening: for each objective in turn, a binary search on its
+ * absolute value with the earlier ones fixed at their minimum. */
+CkRes
+pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
+{
+	*model = NULL;
+	Z3_solver sv = solver(s);
+	Z3_solver_push(s->z, sv);
+	Z3_solver_assert(s->z, sv, with_sides(s, f));
+	CkRes res = timed_check(s, sv);
+	if (res != CK_SAT) {
+		Z3_solver_pop(s->z, sv, 1);
+		return res;
+	}
+	Z3_model m = take_model(s, sv, NULL);
+	for (int i = 0; i < nobj; i++) {
+		Z3_ast zero = pass_ck_num(s, 0);
+		Z3_ast abs = Z3_mk_ite(s->z, Z3_mk_lt(s->z, obj[i], zero),
+		                       Z3_mk_unary_minus(s->z, obj[i]), obj[i]);
+		int64_t hi, lo = 0;
+		if (!pass_ck_eval(s, m, abs, &hi))
+			continue;
+		for (int steps = 0; lo < hi && steps < 24; steps++) {
+			int64_t mid = lo + (hi - lo) / 2;
+			Z3_solver_push(s->z, sv);
+			Z3_solver_assert(s->z, sv, Z3_mk_le(s->z, abs, pass_ck_num(s, mid)));
+			CkRes r = timed_check(s, sv);
+			if (r == CK_SAT) {
+				m = take_model(s, sv, m);
+				if (!pass_ck_eval(s, m, abs, &hi))
+					hi = mid;
+			} else {
+				lo = mid + 1;
+			}
+			Z3_solver_pop(s->z, sv, 1);
+			if (r == CK_UNKNOWN)
+				break;
+		}
+		Z3_solver_assert(s->z, sv, Z3_mk_eq(s->z, abs, pass_ck_num(s, hi)));
+	}
+	Z3_solver_pop(s->z, sv, 1);
+	*model = m;
+	return CK_SAT;
+}
+
+bool
+pass_ck_eval(CkSmt *s, Z3_model m, Z3_ast t, int64_t *out)
+{
+	Z3_ast v = NULL;
+	if (!m || !Z3_model_eval(s->z, m, t, true, &v) || !v)
+		return false;
+	if (Z3_get_sort_kind(s->z, Z3_get_sort(s->z, v)) == Z3_BOOL_SORT) {
+		*out = pass_ck_is_true(s, v);
+		return pass_ck_is_true(s, v) || pass_ck_is_false(s, v);
+	}
+	return pass_ck_is_num(s, v, out);
+}
+
+void
+pass_ck_model_free(CkSmt *s, Z3_model m)
+{
+	if (m)
+		Z3_model_dec_ref(s->z, m);
+}

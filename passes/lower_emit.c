@@ -1,0 +1,295 @@
+/* lower_emit.c — one compilation from IR to the target's output: lower every kernel into one
+ * LLVM module, verify it, run LLVM's pipeline at -O<n>, and hand it to the target's code
+ * generator; then the kernels' metadata as JSON for the runtime and for users. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "passes.h"
+
+LLVMTargetMachineRef
+lower_target_machine(IrCtx *c, const LowerTarget *t, int opt)
+{
+	IrLoc none = {0, 0, 0};
+	if (t->llvm_init)
+		t->llvm_init();
+	LLVMTargetRef T;
+	char *err = NULL;
+	if (LLVMGetTargetFromTriple(t->triple, &T, &err)) {
+		ir_error(c, none, "LLVM has no target for '%s': %s", t->triple, err ? err : "");
+		LLVMDisposeMessage(err);
+		return NULL;
+	}
+	LLVMCodeGenOptLevel lv = opt <= 0   ? LLVMCodeGenLevelNone
+	                         : opt == 1 ? LLVMCodeGenLevelLess
+	                         : opt == 2 ? LLVMCodeGenLevelDefault
+	                                    : LLVMCodeGenLevelAggressive;
+	return LLVMCreateTargetMachine(T, t->triple, t->cpu, t->features, lv, LLVMRelocDefault,
+	                               LLVMCodeModelDefault);
+}
+
+typedef struct Kernels {
+	const char *only;
+	IrVec ops; /* IrOp* */
+} Kernels;
+
+static void
+find_kernels(IrCtx *c, IrBlock *b, Kernels *k)
+{
+	for (IrOp *op = b->first; op; op = op->next) {
+		if (op->code == IR_OP_MODULE)
+			find_kernels(c, op->reg[0].block, k);
+		else if (op->code == IR_OP_KERNEL && (!k->only || !strcmp(k->only, op->item[0].s)))
+			ir_vec_push(c->al, &k->ops, &op, sizeof op);
+	}
+}
+
+static char *
+dup_bytes(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+bool
+lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r)
+{
+	IrCtx *c = m->ctx;
+	IrLoc none = {0, 0, 0};
+	memset(r, 0, sizeof *r);
+	r->target = t;
+	r->al = c->al;
+	const LowerTargetFacts *facts = lower_target_facts(t->name);
+	Kernels ks = {o->kernel, {0}};
+	find_kernels(c, m->body, &ks);
+	if (!ks.ops.len) {
+		if (o->kernel)
+			ir_error(c, none, "no kernel '@%s' in the input", o->kernel);
+		else
+			ir_error(c, none, "the input has no kernel");
+		return false;
+	}
+	double t0 = ir_now();
+	LLVMTargetMachineRef tm = lower_target_machine(c, t, o->opt);
+	if (!tm)
+		return false;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "ave", ctx);
+	LLVMSetTarget(mod, t->triple);
+	LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(mod, dl);
+	LLVMDisposeTargetData(dl);
+	r->kernels = calloc((size_t)ks.ops.len, sizeof(LowerKernelInfo));
+	bool ok = true;
+	for (int i = 0; i < ks.ops.len && ok; i++) {
+		Lower L;
+		memset(&L, 0, sizeof L);
+		L.c = c;
+		L.m = m;
+		L.kernel = IR_VEC_AT(ks.ops, IrOp *, i);
+		L.t = t;
+		L.facts = facts;
+		L.o = o;
+		L.ctx = ctx;
+		L.mod = mod;
+		ok = lower_kernel(&L);
+		r->kernels[r->nkernels++] = L.info;
+		ir_arena_free(&L.arena);
+	}
+	ir_vec_free(c->al, &ks.ops, sizeof(IrOp *));
+	char *msg = NULL;
+	if (ok && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		ir_error(c, none,
+		         "internal error: the LLVM module for target '%s' does not verify: %s",
+		         t->name, msg ? msg : "");
+		ok = false;
+	}
+	if (msg)
+		LLVMDisposeMessage(msg);
+	double t1 = ir_now();
+	r->t[LOWER_T_IRBUILD] = t1 - t0;
+	if (ok && o->opt > 0) {
+		/* Kernels are straight-line code over fragments plus a few loops: the cleanups that
+		 * matter (SROA, CSE, instcombine, GVN) at a fraction of default<O3>'s time. No
+		 * LICM: hoisting address arithmetic out of loops costs registers the fragments need
+		 * (gemm.ave on sm_90a before prefetch: 167 registers here, 220 with LICM, 210 with
+		 * default<O3>). */
+		const char *pipeline = o->opt == 1 ? "function(sroa,early-cse<memssa>,instcombine<"
+		                                     "no-verify-fixpoint>,simplifycfg)"
+		                                   : "function(sroa,early-cse<memssa>,instcombine<"
+		                                     "no-verify-fixpoint>,simplifycfg,"
+		                                     "gvn,adce)";
+		const char *env = getenv("AVE_LLVM_PASSES");
+		if (env && *env)
+			pipeline = env;
+		LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+		LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
+		LLVMDisposePassBuilderOptions(po);
+		if (e) {
+			char *em = LLVMGetErrorMessage(e);
+			ir_error(c, none, "internal error: LLVM passes failed: %s", em);
+			LLVMDisposeErrorMessage(em);
+			ok = false;
+		}
+	}
+	double t2 = ir_now();
+	r->t[LOWER_T_OPT] = t2 - t1;
+	if (ok && !strcmp(o->emit, "llvm")) {
+		char *s = LLVMPrintModuleToString(mod);
+		r->len = strlen(s);
+		r->data = dup_bytes(s, r->len);
+		LLVMDisposeMessage(s);
+	} else if (ok) {
+		ok = t->codegen(c, mod, tm, o->emit, o, r->kernels, r->nkernels, &r->data, &r->len,
+		                r->t);
+	}
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(ctx);
+	LLVMDisposeTargetMachine(tm);
+	return ok;
+}
+
+void
+lower_result_free(LowerResult *r)
+{
+	const IrAllocator *al = r->al;
+	for (int i = 0; i < r->nkernels; i++) {
+		LowerKernelInfo *k = &r->kernels[i];
+		ir_vec_free(al, &k->params, sizeof(LowerParam));
+		ir_vec_free(al, &k->buffers, sizeof(LowerSmemBuf));
+		for (int j = 0; j < k->diags.len; j++)
+			free(IR_VEC_AT(k->diags, char *, j));
+		ir_vec_free(al, &k->diags, sizeof(char *));
+		for (int j = 0; j < k->roles.len; j++)
+			free(IR_VEC_AT(k->roles, char *, j));
+		ir_vec_free(al, &k->roles, sizeof(char *));
+		free(k->target_json);
+	}
+	free(r->kernels);
+	free(r->data);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON ---- */
+
+static void
+jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch == '\t')
+			fputs("\\t", f);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",  "size",   "stride", "scalar",
+                                                       "symm", "target", "grid"};
+
+void
+lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
+{
+	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": ");
+	jstr(f, r->target->name);
+	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [", r->target->warp);
+	for (int i = 0; i < r->nkernels; i++) {
+		const LowerKernelInfo *k = &r->kernels[i];
+		fprintf(f, "%s\n    {\n      \"name\": ", i ? "," : "");
+		jstr(f, k->name);
+		fprintf(f,
+		        ",\n      \"threads\": %d,\n      \"block\": [%d, 1, 1],\n      "
+		        "\"grid_dims\": %d,\n",
+		        k->threads, k->threads, k->grid_dims);
+		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
+		if (k->persistent)
+			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
+		fprintf(f, "      \"params\": [");
+		const LowerParam *ps = k->params.data;
+		for (int j = 0; j < k->params.len; j++) {
+			const LowerParam *p = &ps[j];
+			fprintf(f, "%s\n        {\"index\": %d, \"kind\": \"%s\"", j ? "," : "", j,
+			        param_kinds[p->kind]);
+			if (p->name) {
+				fprintf(f, ", \"%s\": ",
+				        p->kind == LOWER_P_SYMM ? "symbol"
+				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID
+				            ? "name"
+				            : "arg");
+				jstr(f, p->name);
+			}
+			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)
+				fprintf(f, ", \"arg_index\": %d", p->arg);
+			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE ||
+			    p->kind == LOWER_P_GRID)
+				fprintf(f, ", \"dim\": %d", p->dim);
+			if (p->kind == LOWER_P_GRID)
+				fprintf(f, ", \"ctype\": \"int32\"");
+			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR ||
+			                p->kind == LOWER_P_SYMM)) {
+				fprintf(f, ", \"type\": ");
+				jstr(f, ir_type_str(c, p->type));
+			}
+			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE)
+				fprintf(f, ", \"ctype\": \"int64\"");
+			if (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SYMM)
+				fprintf(f, ", \"bytes\": 8");
+			if (p->kind == LOWER_P_TARGET)
+				fprintf(f, ", \"bytes\": %lld, \"align\": %lld, \"desc\": %s",
+				        (long long)p->bytes, (long long)p->align,
+				        p->json ? p->json : "null");
+			fprintf(f, "}");
+		}
+		fprintf(f, "\n      ],\n      \"buffers\": [");
+		const LowerSmemBuf *bs = k->buffers.data;
+		for (int j = 0; j < k->buffers.len; j++) {
+			fprintf(f, "%s\n        {\"name\": ", j ? "," : "");
+			jstr(f, bs[j].name);
+			fprintf(f, ", \"offset\": %lld, \"bytes\": %lld, \"align\": %lld}",
+			        (long long)bs[j].offset, (long long)bs[j].bytes,
+			        (long long)bs[j].align);
+		}
+		fprintf(f, "\n      ],\n      \"setmaxnreg\": %s",
+		        k->setmaxnreg ? "true" : "false");
+		if (k->roles.len) {
+			fprintf(f, ",\n      \"roles\": [");
+			for (int j = 0; j < k->roles.len; j++)
+				fprintf(f, "%s%s", j ? ", " : "", IR_VEC_AT(k->roles, char *, j));
+			fprintf(f, "]");
+		}
+		if (k->stats)
+			fprintf(f,
+			        ",\n      \"registers\": %d,\n      \"barriers\": %d,\n      "
+			        "\"stack_frame\": %lld,\n"
+			        "      \"spill_stores\": %lld,\n      \"spill_loads\": %lld,\n     "
+			        " \"static_shared\": %lld",
+			        k->regs, k->barriers, (long long)k->stack,
+			        (long long)k->spill_stores, (long long)k->spill_loads,
+			        (long long)k->static_smem);
+		fprintf(f, ",\n      \"diagnostics\": [");
+		for (int j = 0; j < k->diags.len; j++) {
+			fprintf(f, "%s", j ? ", " : "");
+			jstr(f, IR_VEC_AT(k->diags, char *, j));
+		}
+		fprintf(f, "]");
+		if (k->target_json)
+			fprintf(f, ",\n      \"%s\": %s", r->target->name, k->target_json);
+		fprintf(f, "\n    }");
+	}
+	fprintf(f, "\n  ]\n}\n");
+}

@@ -1,0 +1,310 @@
+/* cmd_compile.c — `ave compile FILE --target=T`: parse, verify, run the compile pipeline, lower
+ * to LLVM IR and the target's output (PTX, cubin, ...), and write the kernels' metadata. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frontend/frontend.h"
+#include "../passes/passes.h"
+#include "driver.h"
+
+#ifdef AVE_HAVE_NVPTX
+#include "../backend-nvptx/nvptx.h"
+#endif
+
+static const LowerTarget *const targets[] = {
+#ifdef AVE_HAVE_NVPTX
+    &nvptx_sm90a,
+    &nvptx_sm80,
+#endif
+    NULL,
+};
+
+/* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
+static const char *const pipeline[] = {
+    "canonicalize",    "cse",       "dce",      "pipeline",
+    "warp-specialize", "overlap",   "prefetch", "check-invariants",
+    "regalloc",        "smem-alloc"};
+
+typedef struct Opts {
+	DriverCommon common;
+	const char *target, *emit, *out, *kernel, *meta, *assembler;
+	bool want_meta, time, verbose, no_check;
+	int opt;
+} Opts;
+
+static void
+usage(FILE *f)
+{
+	fputs(
+	    "usage: ave compile FILE --target=T [options]\n"
+	    "\n"
+	    "Compiles the kernels of FILE for target T and writes the result.\n"
+	    "\n"
+	    "options:\n"
+	    "  --target=T              sm_90a or sm_80 (wins over a kernel's 'target' attribute)\n"
+	    "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin "
+	    "(default)\n"
+	    "  -o OUT                  output file ('-' for standard output; text outputs default "
+	    "to it,\n"
+	    "                          a cubin to FILE's stem with .cubin)\n"
+	    "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
+	    "  --kernel=@name          only this kernel\n"
+	    "  --emit-metadata[=FILE]  write the kernels' metadata as JSON (default: OUT.json)\n"
+	    "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; "
+	    "refuses\n"
+	    "                          kernels with per-role register budgets)\n"
+	    "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
+	    "  --time                  print the time of each stage to standard error\n"
+	    "  -v                      --time, and report remarks (shared-memory use, ...)\n"
+	    "  --diagnostics-format=F  text (default) or json\n",
+	    f);
+}
+
+typedef struct Filter {
+	DiagSink *sink;
+	bool remarks;
+} Filter;
+
+static void
+filter_handler(void *ud, const IrDiag *d)
+{
+	Filter *f = ud;
+	if (d->sev == IR_SEV_REMARK && !f->remarks)
+		return;
+	diag_sink_handler(f->sink, d);
+}
+
+static bool
+write_out(const char *path, const char *data, size_t len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+	if (!f) {
+		fprintf(stderr, "ave compile: cannot write '%s'\n", path);
+		return false;
+	}
+	bool ok = fwrite(data, 1, len, f) == len;
+	if (f != stdout)
+		ok &= fclose(f) == 0;
+	else
+		fflush(f);
+	if (!ok)
+		fprintf(stderr, "ave compile: cannot write '%s'\n", path);
+	return ok;
+}
+
+static const LowerTarget *
+find_target(const char *name)
+{
+	for (int i = 0; targets[i]; i++)
+		if (!strcmp(targets[i]->name, name))
+			return targets[i];
+	return NULL;
+}
+
+/* The target of the first kernel that names one. */
+static const char *
+attr_target(IrCtx *c, IrBlock *b)
+{
+	for (IrOp *op = b->first; op; op = op->next) {
+		if (op->code == IR_OP_MODULE) {
+			const char *t = attr_target(c, op->reg[0].block);
+			if (t)
+				return t;
+		}
+		if (op->code == IR_OP_KERNEL) {
+			IrAttr *a = ir_op_attr(op, c->kw.target);
+			if (a && a->kind == IR_ATTR_STR)
+				return a->s;
+		}
+	}
+	return NULL;
+}
+
+static int
+parse_args(int argc, char **argv, Opts *o)
+{
+	o->emit = "cubin";
+	o->opt = 3;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (driver_common_opt(&o->common, a))
+			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strncmp(a, "--target=", 9))
+			o->target = a + 9;
+		else if (!strncmp(a, "--emit=", 7))
+			o->emit = a + 7;
+		else if (!strcmp(a, "-o") && i + 1 < argc)
+			o->out = argv[++i];
+		else if (!strncmp(a, "-o", 2) && a[2])
+			o->out = a + 2;
+		else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3])
+			o->opt = a[2] - '0';
+		else if (!strncmp(a, "--kernel=", 9))
+			o->kernel = a[9] == '@' ? a + 10 : a + 9;
+		else if (!strcmp(a, "--emit-metadata"))
+			o->want_meta = true;
+		else if (!strncmp(a, "--emit-metadata=", 16)) {
+			o->want_meta = true;
+			o->meta = a + 16;
+		} else if (!strncmp(a, "--assembler=", 12))
+			o->assembler = a + 12;
+		else if (!strcmp(a, "--time"))
+			o->time = true;
+		else if (!strcmp(a, "-v"))
+			o->time = o->verbose = true;
+		else if (!strcmp(a, "--no-check"))
+			o->no_check = true;
+		else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ave compile: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		} else if (o->common.input) {
+			fprintf(stderr, "ave compile: more than one input file\n");
+			return 2;
+		} else {
+			o->common.input = a;
+		}
+	}
+	if (!o->common.input) {
+		fprintf(stderr, "ave compile: no input file\n");
+		return 2;
+	}
+	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink")) {
+		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas or nvjitlink)\n",
+		        o->assembler);
+		return 2;
+	}
+	return -1;
+}
+
+static char *
+default_out(const char *input, const char *ext)
+{
+	const char *base = strrchr(input, '/');
+	base = base ? base + 1 : input;
+	size_t n = strlen(base);
+	const char *dot = strrchr(base, '.');
+	if (dot)
+		n = (size_t)(dot - base);
+	char *s = malloc(n + strlen(ext) + 2);
+	snprintf(s, n + strlen(ext) + 2, "%.*s.%s", (int)n, base, ext);
+	return s;
+}
+
+int
+cmd_compile(int argc, char **argv)
+{
+	Opts o = {0};
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	DiagSink sink;
+	IrCtx *c = driver_ctx(&o.common, &sink);
+	Filter filter = {&sink, o.verbose};
+	ir_diag_set_handler(c, filter_handler, &filter);
+	double t0 = ir_now();
+	IrModule *m = fe_parse_file(c, o.common.input);
+	bool ok = m && ir_verify(m);
+	double t1 = ir_now();
+	const char *tname = o.target ? o.target : m ? attr_target(c, m->body) : NULL;
+	const LowerTarget *t = NULL;
+	char *out_alloc = NULL;
+	IrLoc none = {0, 0, 0};
+	if (ok && !tname) {
+		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80");
+		ok = false;
+	} else if (ok && !(t = find_target(tname))) {
+		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s%s)",
+		         tname, targets[0] ? " " : " none", targets[0] ? "sm_90a, sm_80" : "");
+		ok = false;
+	}
+	if (ok) {
+		bool known = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm");
+		for (int i = 0; t->emits[i] && !known; i++)
+			known = !strcmp(t->emits[i], o.emit);
+		if (!known) {
+			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit,
+			         t->name);
+			ok = false;
+		}
+	}
+	/* The compile pipeline. */
+	if (ok) {
+		char pl[512] = "";
+		for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++)
+			if (!(o.no_check && !strcmp(pipeline[i], "check-invariants")) &&
+			    ir_pass_find(pass_registry, pass_registry_count, pipeline[i],
+			                 strlen(pipeline[i]))) {
+				if (pl[0])
+					strcat(pl, ",");
+				strcat(pl, pipeline[i]);
+			}
+		IrPassOpts po = {0};
+		po.verify_each = true;
+		po.target = t->name;
+		po.dump = stderr;
+		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
+	}
+	double t2 = ir_now();
+	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx");
+	const char *out = o.out;
+	if (!out)
+		out = text ? "-" : (out_alloc = default_out(o.common.input, o.emit));
+	LowerResult res = {0};
+	if (ok && !strcmp(o.emit, "ir")) {
+		FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+		if (!f) {
+			fprintf(stderr, "ave compile: cannot write '%s'\n", out);
+			ok = false;
+		} else {
+			ir_module_print(m, f, NULL);
+			if (f != stdout)
+				fclose(f);
+		}
+	} else if (ok) {
+		LowerOptions lo = {0};
+		lo.emit = o.emit;
+		lo.opt = o.opt;
+		lo.kernel = o.kernel;
+		lo.assembler = o.assembler;
+		ok = lower_compile(m, t, &lo, &res);
+		if (ok)
+			ok = write_out(out, res.data, res.len);
+		if (ok && o.want_meta) {
+			char *mp = o.meta ? NULL : malloc(strlen(out) + 6);
+			if (mp)
+				snprintf(mp, strlen(out) + 6, "%s.json",
+				         strcmp(out, "-") ? out : "kernels");
+			const char *path = o.meta ? o.meta : mp;
+			FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+			if (!f) {
+				fprintf(stderr, "ave compile: cannot write '%s'\n", path);
+				ok = false;
+			} else {
+				lower_write_metadata(c, &res, f);
+				if (f != stdout)
+					fclose(f);
+			}
+			free(mp);
+		}
+	}
+	if (o.time) {
+		fprintf(stderr, "ave compile: %s for %s\n", o.common.input, t ? t->name : "?");
+		fprintf(stderr, "  parse+verify   %8.3f ms\n", (t1 - t0) * 1e3);
+		fprintf(stderr, "  passes         %8.3f ms\n", (t2 - t1) * 1e3);
+		fprintf(stderr, "  LLVM IR        %8.3f ms\n", res.t[LOWER_T_IRBUILD] * 1e3);
+		fprintf(stderr, "  LLVM opt       %8.3f ms\n", res.t[LOWER_T_OPT] * 1e3);
+		fprintf(stderr, "  LLVM codegen   %8.3f ms\n", res.t[LOWER_T_CODEGEN] * 1e3);
+		fprintf(stderr, "  ptxas          %8.3f ms\n", res.t[LOWER_T_ASSEMBLE] * 1e3);
+		fprintf(stderr, "  total          %8.3f ms\n", (ir_now() - t0) * 1e3);
+	}
+	lower_result_free(&res);
+	free(out_alloc);
+	ir_module_free(m);
+	ir_ctx_free(c);
+	return ok ? 0 : 1;
+}
