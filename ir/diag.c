@@ -117,8 +117,10 @@ release(IrCtx *c, IrDiag *d)
 void
 ir_diag_emit(IrCtx *c, IrDiag *d)
 {
-	if (d->sev == IR_SEV_ERROR)
+	if (d->sev == IR_SEV_ERROR) {
 		c->nerrors++;
+		c->last_code = d->code;
+	}
 	else if (d->sev == IR_SEV_WARNING)
 		c->nwarnings++;
 	c->handler(c->handler_ud, d);

@@ -153,6 +153,7 @@ struct IrCtx {
 	void *handler_ud;
 	const char *code; /* default diagnostic category for this phase */
 	int nerrors, nwarnings;
+	const char *last_code; /* category of the last error emitted */
 	IrKeywords kw;
 	IrOpInfo *opinfo; /* parsed op table, one entry per opcode */
 	IrMap opnames;    /* interned op name -> opcode + 1 */

@@ -199,6 +199,56 @@ jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+char *
+lower_args_json(IrCtx *c, IrOp *kernel)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	IrBlock *b = kernel->reg[0].block;
+	fputc('[', f);
+	for (int i = 0; i < b->narg; i++) {
+		IrValue *a = b->arg[i];
+		IrType *t = a->type;
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		jstr(f, a->name ? a->name : "");
+		const char *kind = t->kind == IR_TY_TENSOR ? "tensor"
+				   : t->kind == IR_TY_PTR  ? "pointer"
+				   : ir_type_is_float(t)   ? "float"
+							   : "int";
+		fprintf(f, ", \"kind\": \"%s\", \"type\": ", kind);
+		jstr(f, ir_type_str(c, ir_type_elem(t)));
+		int rank = t->kind == IR_TY_TENSOR ? t->rank : 0;
+		fprintf(f, ", \"rank\": %d", rank);
+		if (rank) {
+			fputs(", \"dims\": [", f);
+			for (int d = 0; d < rank; d++)
+				fprintf(f, "%s%lld", d ? ", " : "",
+					t->dims[d] == IR_DYN ? -1LL : (long long)t->dims[d]);
+			fputs("], \"strides\": [", f);
+			for (int d = 0; d < rank; d++) {
+				long long st = -1;
+				if (t->strides) {
+					st = t->strides[d] == IR_DYN ? -1 : t->strides[d];
+				} else {
+					/* Row-major default: known when every inner dimension is. */
+					st = 1;
+					for (int e = d + 1; e < rank && st >= 0; e++)
+						st = t->dims[e] == IR_DYN ? -1 : st * t->dims[e];
+				}
+				fprintf(f, "%s%lld", d ? ", " : "", st);
+			}
+			fputc(']', f);
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+	fclose(f);
+	char *out = ir_ctx_strdup(c, buf);
+	free(buf);
+	return out;
+}
+
 static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",  "size",   "stride", "scalar",
                                                        "symm", "target", "grid"};
 
@@ -217,6 +267,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		        "\"grid_dims\": %d,\n",
 		        k->threads, k->threads, k->grid_dims);
 		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
+		if (k->args_json)
+			fprintf(f, "      \"args\": %s,\n", k->args_json);
 		if (k->persistent)
 			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
 		fprintf(f, "      \"params\": [");

@@ -333,6 +333,7 @@ typedef struct LowerKernelInfo {
 	int64_t stack, spill_stores, spill_loads, static_smem;
 	IrVec diags;              /* char*: tool messages worth keeping (ptxas C-codes, warnings) */
 	char *target_json;        /* extra JSON members for the target, or NULL */
+	char *args_json;          /* the kernel's arguments (lower_args_json) */
 } LowerKernelInfo;
 
 typedef struct LowerOptions {
@@ -502,8 +503,11 @@ struct Lower {
  * and produce o->emit ("llvm" or one of target->emits). Diagnostics go to the context. */
 bool lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r);
 void lower_result_free(LowerResult *r);
-/* Writes the kernels' metadata as JSON. */
+/* Writes the kernels' metadata as JSON (docs/targets.md). */
 void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
+/* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
+ * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
+char *lower_args_json(IrCtx *c, IrOp *kernel);
 /* Creates the target machine (initializing LLVM's targets once); NULL after an error. */
 LLVMTargetMachineRef lower_target_machine(IrCtx *c, const LowerTarget *t, int opt);
 

@@ -3,6 +3,7 @@
 #ifndef AVE_JIT_H
 #define AVE_JIT_H
 
+#include "../passes/passes.h"
 #include "rt.h"
 
 /* What a backend produces for one kernel: the binary (cubin, HSACO, or `.ave` text for host)
@@ -18,14 +19,25 @@ typedef struct JitRequest {
 	IrOp *kernel;
 	const char *target; /* "sm_90a", ... */
 	int opt;            /* 0..3 */
-	const char *pipeline; /* extra passes before lowering, or NULL */
+	const char *pipeline; /* extra passes before the compile pipeline, or NULL */
+	bool check;         /* run check-invariants (a failure stops the compile) */
 } JitRequest;
 
-/* Compiles for a GPU target; false after emitting diagnostics through the module's context. */
-typedef bool (*JitBackend)(const JitRequest *rq, JitOutput *out);
+/* ---- jit_backends.c ---- */
 
-/* The backend for a GPU target, or NULL when this build has none (jit_backends.c). */
-JitBackend jit_gpu_backend(const char *target);
+/* The lowering target of that name in this build, or NULL; the names, for messages. */
+const LowerTarget *jit_lower_target(const char *name);
+const char *jit_target_names(void);
+/* Runs the compile pipeline (SPEC §1, the passes this build has) before lowering for `target`,
+ * after the `extra` comma-separated passes. */
+bool jit_compile_pipeline(IrModule *m, const char *target, bool check, const char *extra);
+/* Compiles rq->kernel for a GPU target into its binary and metadata. */
+bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
+
+/* ---- jit_compile.c ---- */
+
+/* Compiles for any target, host included (what `ave compile --emit=bundle` and the JIT use). */
+bool jit_build(const JitRequest *rq, JitOutput *out);
 
 /* The metadata of a kernel compiled for `host` (its signature; the runtime's schema). */
 char *jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target);

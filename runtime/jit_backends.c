@@ -1,11 +1,131 @@
-/* jit_backends.c — which GPU backends this build of libave has. */
+/* jit_backends.c — the targets this build can compile for and the compile pipeline, shared by
+ * `ave compile` and aveKernelCompile so that both produce the same binaries and metadata. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jit.h"
 
-JitBackend
-jit_gpu_backend(const char *target)
+#ifdef AVE_HAVE_NVPTX
+#include "../backend-nvptx/nvptx.h"
+#endif
+#ifdef AVE_HAVE_AMDGPU
+#include "../backend-amdgpu/amdgpu.h"
+#endif
+
+static const LowerTarget *const targets[] = {
+#ifdef AVE_HAVE_NVPTX
+	&nvptx_sm90a,
+	&nvptx_sm80,
+#endif
+#ifdef AVE_HAVE_AMDGPU
+	&amdgpu_gfx942,
+	&amdgpu_gfx90a,
+#endif
+	NULL,
+};
+
+const LowerTarget *
+jit_lower_target(const char *name)
 {
-	(void)target;
+	for (int i = 0; targets[i]; i++)
+		if (!strcmp(targets[i]->name, name))
+			return targets[i];
 	return NULL;
+}
+
+const char *
+jit_target_names(void)
+{
+	static char buf[256];
+	if (!buf[0]) {
+		strcpy(buf, "host");
+		for (int i = 0; targets[i]; i++) {
+			strcat(buf, ", ");
+			strcat(buf, targets[i]->name);
+		}
+	}
+	return buf;
+}
+
+/* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
+static const char *const pipeline[] = {"canonicalize", "cse",      "dce",
+				       "pipeline",     "warp-specialize", "overlap",
+				       "prefetch",     "check-invariants", "regalloc",
+				       "smem-alloc"};
+
+bool
+jit_compile_pipeline(IrModule *m, const char *target, bool check, const char *extra)
+{
+	char pl[1024] = "";
+	if (extra && *extra)
+		snprintf(pl, sizeof pl, "%s", extra);
+	for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++) {
+		if (!check && !strcmp(pipeline[i], "check-invariants"))
+			continue;
+		/* Shared memory is a GPU concern; the interpreter needs none of this. */
+		if (!strcmp(target, "host") && strcmp(pipeline[i], "check-invariants") &&
+		    strcmp(pipeline[i], "canonicalize") && strcmp(pipeline[i], "cse") &&
+		    strcmp(pipeline[i], "dce"))
+			continue;
+		if (!ir_pass_find(pass_registry, pass_registry_count, pipeline[i], strlen(pipeline[i])))
+			continue;
+		if (strlen(pl) + strlen(pipeline[i]) + 2 >= sizeof pl)
+			return false;
+		if (pl[0])
+			strcat(pl, ",");
+		strcat(pl, pipeline[i]);
+	}
+	IrPassOpts po = {0};
+	po.verify_each = true;
+	po.target = target;
+	po.dump = stderr;
+	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
+}
+
+/* The binary a bundle carries for a target. */
+static const char *
+binary_kind(const LowerTarget *t)
+{
+	for (int i = 0; t->emits[i]; i++)
+		if (!strcmp(t->emits[i], "cubin") || !strcmp(t->emits[i], "hsaco"))
+			return t->emits[i];
+	return NULL;
+}
+
+bool
+jit_build_gpu(const JitRequest *rq, JitOutput *out)
+{
+	IrCtx *c = rq->m->ctx;
+	const LowerTarget *t = jit_lower_target(rq->target);
+	IrLoc none = {0, 0, 0};
+	if (!t || !binary_kind(t)) {
+		ir_error(c, none, "target '%s' is not available in this build (targets: %s)",
+			 rq->target, jit_target_names());
+		return false;
+	}
+	if (!jit_compile_pipeline(rq->m, t->name, rq->check, rq->pipeline))
+		return false;
+	LowerOptions lo = {0};
+	lo.emit = binary_kind(t);
+	lo.opt = rq->opt;
+	lo.kernel = rq->kernel->item[0].s;
+	LowerResult res = {0};
+	bool ok = lower_compile(rq->m, t, &lo, &res);
+	if (ok && res.nkernels != 1) {
+		ir_error(c, none, "compiling '@%s' for '%s' produced %d kernels", lo.kernel, t->name,
+			 res.nkernels);
+		ok = false;
+	}
+	if (ok) {
+		size_t n = 0;
+		FILE *f = open_memstream(&out->meta, &n);
+		lower_write_metadata(c, &res, f);
+		fclose(f);
+		out->binary = malloc(res.len ? res.len : 1);
+		memcpy(out->binary, res.data, res.len);
+		out->binary_len = res.len;
+	}
+	lower_result_free(&res);
+	return ok;
 }

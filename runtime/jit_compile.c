@@ -83,13 +83,8 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 
 /* ---- metadata for the host target ---- */
 
-static void
-json_type(FILE *f, IrCtx *c, const IrType *t)
-{
-	fprintf(f, "\"%s\"", ir_type_str(c, t));
-}
-
-/* The kernel's signature as the runtime reads it (docs/jit.md, "metadata"). */
+/* The kernel's record in the schema the backends write (docs/targets.md): the interpreter needs
+ * no parameters or buffers, only the signature. */
 char *
 jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target)
 {
@@ -97,48 +92,12 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target)
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 	IrAttr *th = ir_op_attr(kernel, c->kw.threads);
-	fprintf(f, "{\"kernel\":\"%s\",\"target\":\"%s\",\"threads\":%lld,\"shared_bytes\":0,"
-		   "\"registers\":0,\"spill_bytes\":0,\"args\":[",
-		kernel->item[0].s, target, th ? (long long)th->i : 0LL);
-	IrBlock *b = kernel->reg[0].block;
-	for (int i = 0; i < b->narg; i++) {
-		IrValue *a = b->arg[i];
-		IrType *t = a->type;
-		fprintf(f, "%s{\"name\":\"%s\",", i ? "," : "", a->name ? a->name : "");
-		if (t->kind == IR_TY_TENSOR) {
-			fputs("\"kind\":\"tensor\",\"type\":", f);
-			json_type(f, c, t->elem);
-			fprintf(f, ",\"rank\":%d,\"dims\":[", t->rank);
-			for (int d = 0; d < t->rank; d++)
-				fprintf(f, "%s%lld", d ? "," : "", t->dims[d] == IR_DYN ? -1LL : (long long)t->dims[d]);
-			fputs("],\"strides\":[", f);
-			for (int d = 0; d < t->rank; d++) {
-				long long s = -1;
-				if (t->strides)
-					s = t->strides[d] == IR_DYN ? -1 : t->strides[d];
-				else if (d == t->rank - 1)
-					s = 1;
-				else {
-					/* Row-major default: static when every inner dimension is. */
-					long long p = 1;
-					for (int e = d + 1; e < t->rank && p >= 0; e++)
-						p = t->dims[e] == IR_DYN ? -1 : p * t->dims[e];
-					s = p;
-				}
-				fprintf(f, "%s%lld", d ? "," : "", s);
-			}
-			fputs("]}", f);
-		} else if (t->kind == IR_TY_PTR) {
-			fputs("\"kind\":\"pointer\",\"type\":", f);
-			json_type(f, c, t->elem);
-			fputs(",\"rank\":0}", f);
-		} else {
-			fprintf(f, "\"kind\":\"%s\",\"type\":", ir_type_is_float(t) ? "float" : "int");
-			json_type(f, c, t);
-			fputs(",\"rank\":0}", f);
-		}
-	}
-	fputs("]}", f);
+	long long threads = th ? (long long)th->i : 0LL;
+	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": \"%s\",\n  \"warp_size\": 32,\n"
+		   "  \"kernels\": [\n    {\n      \"name\": \"%s\",\n      \"threads\": %lld,\n"
+		   "      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n      \"args\": %s,\n"
+		   "      \"params\": []\n    }\n  ]\n}\n",
+		target, kernel->item[0].s, threads, threads, lower_args_json(c, kernel));
 	fclose(f);
 	return buf;
 }
@@ -175,7 +134,7 @@ cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len,
 	unsigned major = 0, minor = 0, patch = 0;
 	LLVMGetVersion(&major, &minor, &patch);
 	char head[512];
-	int n = snprintf(head, sizeof head, "ave-cache-v1\n%s\nllvm %u.%u.%u\n%s\n-O%d\n%s\n%s\n",
+	int n = snprintf(head, sizeof head, "ave-cache-v2\n%s\nllvm %u.%u.%u\n%s\n-O%d\n%s\n%s\n",
 			 AVE_VERSION, major, minor, patch, o->target, o->opt,
 			 o->pipeline ? o->pipeline : "", kernel);
 	RtSha256 s;
@@ -190,8 +149,7 @@ cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len,
 static bool
 compile_host(const JitRequest *rq, JitOutput *out)
 {
-	IrPassOpts po = {.verify_each = true};
-	if (rq->pipeline && !ir_run_pipeline(rq->m, pass_registry, pass_registry_count, rq->pipeline, &po))
+	if (!jit_compile_pipeline(rq->m, "host", rq->check, rq->pipeline))
 		return false;
 	size_t len;
 	char *text = module_text(rq->m, &len);
@@ -201,12 +159,19 @@ compile_host(const JitRequest *rq, JitOutput *out)
 	return true;
 }
 
-static JitBackend
-backend_for(const char *target)
+/* What a failed compile was: an invariant that could not be proved, or anything else. */
+static AveResult
+jit_failure_kind(IrCtx *ir, int errs)
 {
-	if (!strcmp(target, "host"))
-		return compile_host;
-	return jit_gpu_backend(target);
+	(void)errs;
+	return ir->last_code && !strcmp(ir->last_code, "check-invariants") ? AVE_ERROR_CHECK
+									 : AVE_ERROR_COMPILE;
+}
+
+bool
+jit_build(const JitRequest *rq, JitOutput *out)
+{
+	return !strcmp(rq->target, "host") ? compile_host(rq, out) : jit_build_gpu(rq, out);
 }
 
 AveResult
@@ -238,16 +203,22 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	size_t size;
 	uint8_t *bundle = rt_cache_get(&c->cache, key, &size);
 	if (bundle) {
-		free(text);
+		/* An entry that verifies but does not load (written by another version of the
+		 * metadata schema) is stale: count it with the corrupt ones and compile again. */
 		RtKernel *rk;
-		AveResult r = rt_kernel_from_bundle(c, bundle, size, &rk);
-		out->ptr = r ? NULL : rk;
-		return r;
+		if (rt_kernel_load_quiet(c, bundle, size, &rk) == AVE_SUCCESS) {
+			free(text);
+			out->ptr = rk;
+			return AVE_SUCCESS;
+		}
+		pthread_mutex_lock(&c->cache.mu);
+		c->cache.stats.corrupt++;
+		pthread_mutex_unlock(&c->cache.mu);
 	}
 
-	JitBackend backend = backend_for(o->target);
-	if (!backend) {
-		rt_error(c, "target '%s' is not available in this build of ave", o->target);
+	if (strcmp(o->target, "host") && !jit_lower_target(o->target)) {
+		rt_error(c, "target '%s' is not available in this build of ave (targets: %s)",
+			 o->target, jit_target_names());
 		free(text);
 		return AVE_ERROR_UNSUPPORTED;
 	}
@@ -261,9 +232,10 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		rt_error(c, "internal error: the module does not re-parse from its printed form");
 		r = AVE_ERROR_COMPILE;
 	} else {
-		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline};
-		if (!backend(&rq, &jo))
-			r = AVE_ERROR_COMPILE;
+		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline, true};
+		int errs = ir->nerrors;
+		if (!jit_build(&rq, &jo))
+			r = jit_failure_kind(ir, errs);
 	}
 	ir_module_free(copy);
 	rt_ir_ctx_free(ir);

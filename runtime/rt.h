@@ -157,7 +157,9 @@ typedef struct RtKernel {
 	RtBundle bundle;
 	IrArena arena;
 	RtJson *meta;
+	RtJson *rec;           /* the kernel's record in meta */
 	const char *meta_text; /* NUL-terminated copy of the metadata section */
+	int64_t persistent;    /* CTAs of a persistent kernel, or 0 */
 	const char *name, *target;
 	int threads, registers;
 	uint64_t shared_bytes, spill_bytes;
@@ -169,6 +171,8 @@ typedef struct RtKernel {
 
 /* Takes ownership of the encoded bundle (data) and reads its metadata. */
 AveResult rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out);
+/* The same, reporting nothing on failure (for probing cache entries). */
+AveResult rt_kernel_load_quiet(RtCtx *c, uint8_t *data, size_t size, RtKernel **out);
 void rt_kernel_free(RtKernel *k);
 
 /* ---- rt_device.c and rt_{host,cuda,hip}.c: devices ---- */
@@ -237,11 +241,13 @@ typedef struct RtLaunchParams {
 	uint8_t *storage; /* 64-byte aligned slots */
 } RtLaunchParams;
 
-/* Encodes a tensor-map parameter (a 128-byte TMA descriptor) for a tensor argument. */
-typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtJson *map, const RtArg *a, void *out128);
+/* Encodes a target parameter (a 128-byte TMA descriptor) from its description; `vals` holds the
+ * launch's value of every parameter so far (pointers and integers as int64). */
+typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals,
+				  void *out);
 
-AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, RtLaunchParams *lp,
-			  RtMapEncoder encode);
+AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
+			  RtLaunchParams *lp, RtMapEncoder encode);
 void rt_params_free(RtLaunchParams *lp);
 
 #endif

@@ -271,57 +271,84 @@ cuda_unload(RtDevice *d, void *handle)
 	free(l);
 }
 
-static const struct {
-	const char *name;
-	int code; /* CUtensorMapDataType */
-	int bytes;
-} tma_types[] = {
-	{"u8", 0, 1},    {"i8", 0, 1},   {"f8e4m3", 0, 1}, {"f8e5m2", 0, 1}, {"u16", 1, 2},
-	{"i16", 1, 2},   {"u32", 2, 4},  {"i32", 3, 4},    {"u64", 4, 8},    {"i64", 5, 8},
-	{"f16", 6, 2},   {"f32", 7, 4},  {"f64", 8, 8},    {"bf16", 9, 2},
-};
+/* A value of the descriptor's small expression language: {"value": n}, {"param": i} or
+ * {"times": t, "factors": [...]} (the product). */
+static bool
+eval(const RtJson *e, const int64_t *vals, int nvals, int64_t *out)
+{
+	if (!e || e->kind != RT_JSON_OBJECT)
+		return false;
+	RtJson *v = rt_json_get(e, "value"), *p = rt_json_get(e, "param"), *f = rt_json_get(e, "factors");
+	if (v && v->kind == RT_JSON_NUMBER) {
+		*out = v->i;
+		return true;
+	}
+	if (p && p->kind == RT_JSON_NUMBER) {
+		if (p->i < 0 || p->i >= nvals)
+			return false;
+		*out = vals[p->i];
+		return true;
+	}
+	if (f && f->kind == RT_JSON_ARRAY) {
+		int64_t x = rt_json_int(e, "times", 1);
+		for (int i = 0; i < f->n; i++) {
+			int64_t y;
+			if (!eval(f->items[i], vals, nvals, &y))
+				return false;
+			x *= y;
+		}
+		*out = x;
+		return true;
+	}
+	return false;
+}
 
-/* Encodes the TMA descriptor `map` (metadata) for the tensor argument `a` into out128. */
+/* Encodes a TMA tensor map ("cuda_tensor_map" in the metadata) with the launch's values. */
 static AveResult
-encode_map(RtDevice *d, const RtJson *map, const RtArg *a, void *out128)
+encode_map(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals, void *out)
 {
 	Cuda *cu = d->impl;
+	const char *kind = rt_json_str(desc, "kind");
+	if (!kind || strcmp(kind, "cuda_tensor_map")) {
+		rt_error(d->ctx, "cuda: unknown kernel parameter description '%s'", kind ? kind : "?");
+		return AVE_ERROR_LAUNCH;
+	}
 	if (!cu->cuTensorMapEncodeTiled) {
 		rt_error(d->ctx, "cuda: the driver has no cuTensorMapEncodeTiled (needs CUDA 12.0+)");
 		return AVE_ERROR_DEVICE;
 	}
-	const char *dt = rt_json_str(map, "dtype");
-	int code = -1, bytes = 0;
-	for (size_t i = 0; dt && i < sizeof tma_types / sizeof tma_types[0]; i++)
-		if (!strcmp(dt, tma_types[i].name)) {
-			code = tma_types[i].code;
-			bytes = tma_types[i].bytes;
-		}
-	RtJson *box = rt_json_get(map, "box"), *es = rt_json_get(map, "elem_strides");
-	int rank = a->rank;
-	if (code < 0 || !box || box->kind != RT_JSON_ARRAY || box->n != rank || rank < 1 || rank > 5) {
-		rt_error(d->ctx, "cuda: kernel '%s' has a malformed tensor map description",
-			 "(metadata)");
-		return AVE_ERROR_LAUNCH;
-	}
-	/* TMA lists dimensions innermost first; strides (in bytes) for all but the innermost. */
-	uint64_t dims[5], strides[5];
+	int rank = (int)rt_json_int(desc, "rank", 0);
+	int64_t base = 0;
+	RtJson *dims = rt_json_get(desc, "dims"), *box = rt_json_get(desc, "box"),
+	       *es = rt_json_get(desc, "element_strides");
+	bool ok = rank >= 1 && rank <= 5 && dims && dims->kind == RT_JSON_ARRAY && dims->n == rank &&
+		  box && box->kind == RT_JSON_ARRAY && box->n == rank;
+	int bp = (int)rt_json_int(desc, "base_param", -1);
+	ok = ok && bp >= 0 && bp < nvals;
+	uint64_t gdims[5], gstrides[5];
 	unsigned boxd[5], estr[5];
-	for (int i = 0; i < rank; i++) {
-		int src = rank - 1 - i;
-		dims[i] = (uint64_t)a->sizes[src];
+	for (int i = 0; ok && i < rank; i++) {
+		int64_t size, stride;
+		ok = eval(rt_json_get(dims->items[i], "size"), vals, nvals, &size) &&
+		     eval(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals, &stride);
+		gdims[i] = (uint64_t)size;
 		if (i)
-			strides[i - 1] = (uint64_t)a->strides[src] * (uint64_t)bytes;
+			gstrides[i - 1] = (uint64_t)stride;
 		boxd[i] = (unsigned)box->items[i]->i;
 		estr[i] = es && es->kind == RT_JSON_ARRAY && es->n == rank ? (unsigned)es->items[i]->i : 1;
 	}
-	RtBuffer *b = a->buffer;
+	if (!ok) {
+		rt_error(d->ctx, "cuda: malformed tensor map description in the kernel metadata");
+		return AVE_ERROR_LAUNCH;
+	}
+	base = vals[bp];
 	return check(d,
-		     cu->cuTensorMapEncodeTiled(out128, code, (unsigned)rank, b->ptr, dims, strides, boxd,
-						estr, (int)rt_json_int(map, "interleave", 0),
-						(int)rt_json_int(map, "swizzle_mode", 0),
-						(int)rt_json_int(map, "l2_promotion", 2),
-						(int)rt_json_int(map, "oob_fill", 0)),
+		     cu->cuTensorMapEncodeTiled(out, (int)rt_json_int(desc, "dtype", -1), (unsigned)rank,
+						(void *)(uintptr_t)base, gdims, gstrides, boxd, estr,
+						(int)rt_json_int(desc, "interleave", 0),
+						(int)rt_json_int(desc, "swizzle", 0),
+						(int)rt_json_int(desc, "l2_promotion", 2),
+						(int)rt_json_int(desc, "oob_fill", 0)),
 		     "cuTensorMapEncodeTiled");
 }
 
@@ -333,12 +360,18 @@ cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 	Cuda *cu = d->impl;
 	CudaLoaded *l = handle;
 	RtLaunchParams lp;
-	AveResult r = rt_build_params(k, d, args, &lp, encode_map);
+	AveResult r = rt_build_params(k, d, args, grid, &lp, encode_map);
 	if (r)
 		return r;
+	/* A persistent kernel runs its CTAs over the logical grid passed as parameters. */
+	uint32_t g[3] = {grid[0], grid[1], grid[2]};
+	if (k->persistent > 0) {
+		g[0] = (uint32_t)k->persistent;
+		g[1] = g[2] = 1;
+	}
 	cu->cuCtxSetCurrent(cu->ctx);
 	r = check(d,
-		  cu->cuLaunchKernel(l->fn, grid[0], grid[1], grid[2], (unsigned)k->threads, 1, 1,
+		  cu->cuLaunchKernel(l->fn, g[0], g[1], g[2], (unsigned)k->threads, 1, 1,
 				     (unsigned)k->shared_bytes, stream, lp.ptrs, NULL),
 		  "cuLaunchKernel");
 	rt_params_free(&lp);

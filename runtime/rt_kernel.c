@@ -30,8 +30,30 @@ read_dims(const RtJson *a, int64_t *out, int rank)
 	return true;
 }
 
+static AveResult kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out,
+				    bool quiet);
+
 AveResult
 rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
+{
+	return kernel_from_bundle(c, data, size, out, false);
+}
+
+AveResult
+rt_kernel_load_quiet(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
+{
+	return kernel_from_bundle(c, data, size, out, true);
+}
+
+/* rt_error unless quiet (a cache probe reports nothing: the caller recompiles). */
+#define FAIL(...)                                  \
+	do {                                       \
+		if (!quiet)                        \
+			rt_error(c, __VA_ARGS__);  \
+	} while (0)
+
+static AveResult
+kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool quiet)
 {
 	RtKernel *k = calloc(1, sizeof *k);
 	const char *err = NULL;
@@ -39,27 +61,40 @@ rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
 	ir_arena_init(&k->arena, NULL);
 	pthread_mutex_init(&k->mu, NULL);
 	if (!rt_bundle_decode(data, size, &k->bundle, &err)) {
-		rt_error(c, "cannot load bundle: %s", err);
+		FAIL("cannot load bundle: %s", err);
 		free(data);
 		rt_kernel_free(k);
 		return AVE_ERROR_IO;
 	}
 	k->meta = rt_json_parse(&k->arena, k->bundle.meta, k->bundle.meta_len, &err);
 	if (!k->meta || k->meta->kind != RT_JSON_OBJECT) {
-		rt_error(c, "bundle metadata is not a JSON object: %s", err ? err : "wrong type");
+		FAIL("bundle metadata is not a JSON object: %s", err ? err : "wrong type");
 		rt_kernel_free(k);
 		return AVE_ERROR_IO;
 	}
 	k->meta_text = ir_arena_strndup(&k->arena, k->bundle.meta, k->bundle.meta_len);
-	k->name = rt_json_str(k->meta, "kernel");
+	/* The backends' schema (docs/targets.md): {"format": "ave-kernels-1", "target", "kernels":
+	 * [one kernel record]}. */
+	const char *format = rt_json_str(k->meta, "format");
+	RtJson *kernels = rt_json_get(k->meta, "kernels");
+	if (!format || strcmp(format, "ave-kernels-1") || !kernels || kernels->kind != RT_JSON_ARRAY ||
+	    kernels->n != 1 || kernels->items[0]->kind != RT_JSON_OBJECT) {
+		FAIL("bundle metadata is not an 'ave-kernels-1' record of one kernel");
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	RtJson *rec = kernels->items[0];
+	k->rec = rec;
 	k->target = rt_json_str(k->meta, "target");
-	k->threads = (int)rt_json_int(k->meta, "threads", 0);
-	k->shared_bytes = (uint64_t)rt_json_int(k->meta, "shared_bytes", 0);
-	k->registers = (int)rt_json_int(k->meta, "registers", 0);
-	k->spill_bytes = (uint64_t)rt_json_int(k->meta, "spill_bytes", 0);
-	RtJson *args = rt_json_get(k->meta, "args");
+	k->name = rt_json_str(rec, "name");
+	k->threads = (int)rt_json_int(rec, "threads", 0);
+	k->shared_bytes = (uint64_t)rt_json_int(rec, "shared_bytes", 0);
+	k->registers = (int)rt_json_int(rec, "registers", 0);
+	k->spill_bytes = (uint64_t)(rt_json_int(rec, "spill_stores", 0) + rt_json_int(rec, "spill_loads", 0));
+	k->persistent = rt_json_int(rec, "persistent", 0);
+	RtJson *args = rt_json_get(rec, "args");
 	if (!k->name || !k->target || k->threads <= 0 || !args || args->kind != RT_JSON_ARRAY) {
-		rt_error(c, "bundle metadata lacks kernel, target, threads or args");
+		FAIL("bundle metadata lacks the kernel's name, target, threads or args");
 		rt_kernel_free(k);
 		return AVE_ERROR_IO;
 	}
@@ -75,7 +110,7 @@ rt_kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
 		if (!info->name || info->rank < 0 || info->rank > IR_MAX_RANK ||
 		    !read_dims(rt_json_get(a, "dims"), info->dims, info->rank) ||
 		    !read_dims(rt_json_get(a, "strides"), info->strides, info->rank)) {
-			rt_error(c, "bundle metadata: malformed argument %d", i);
+			FAIL("bundle metadata: malformed argument %d", i);
 			rt_kernel_free(k);
 			return AVE_ERROR_IO;
 		}

@@ -1,71 +1,15 @@
-/* rt_params.c — builds a launch's parameter list in the kernel's ABI order. The metadata's
- * "params" array says what each parameter is: {"kind":"ptr","arg":i}, {"kind":"size","arg":i,
- * "dim":d}, {"kind":"stride","arg":i,"dim":d}, {"kind":"int"|"float","arg":i,"type":T},
- * {"kind":"tensor_map","arg":i,"map":{...}}. Without it the SPEC §4 ABI is assumed: a tensor
- * is its base pointer, then its `?` sizes, then its `?` strides (i64 each); scalars follow. */
+/* rt_params.c — builds a launch's parameter list in the kernel's ABI order, as the metadata's
+ * "params" list describes it (docs/targets.md): "ptr" (a tensor's or pointer's buffer), "size"
+ * and "stride" (of dimension "dim", int64), "scalar" (of IR type "type"), "grid" (a persistent
+ * kernel's logical grid, int32) and "target" (a descriptor the device builds, e.g. a TMA tensor
+ * map). A record without "params" (host bundles) needs none. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/interp.h"
 #include "rt.h"
 
 enum { SLOT = 128 };
-
-static int
-type_bytes(const char *t)
-{
-	if (!t)
-		return 8;
-	if (!strcmp(t, "i1") || !strcmp(t, "i8"))
-		return 1;
-	if (!strcmp(t, "i16") || !strcmp(t, "f16") || !strcmp(t, "bf16"))
-		return 2;
-	if (!strcmp(t, "i32") || !strcmp(t, "f32"))
-		return 4;
-	return 8;
-}
-
-static void
-put_int(uint8_t *slot, const char *type, int64_t v)
-{
-	switch (type_bytes(type)) {
-	case 1: {
-		int8_t x = (int8_t)v;
-		memcpy(slot, &x, 1);
-		break;
-	}
-	case 2: {
-		int16_t x = (int16_t)v;
-		memcpy(slot, &x, 2);
-		break;
-	}
-	case 4: {
-		int32_t x = (int32_t)v;
-		memcpy(slot, &x, 4);
-		break;
-	}
-	default:
-		memcpy(slot, &v, 8);
-	}
-}
-
-static void
-put_float(uint8_t *slot, const char *type, double v)
-{
-	if (type && !strcmp(type, "f32")) {
-		float x = (float)v;
-		memcpy(slot, &x, 4);
-	} else {
-		memcpy(slot, &v, 8);
-	}
-}
-
-void
-rt_params_free(RtLaunchParams *lp)
-{
-	free(lp->ptrs);
-	free(lp->storage);
-	memset(lp, 0, sizeof *lp);
-}
 
 static uint8_t *
 next_slot(RtLaunchParams *lp, int *cap)
@@ -83,73 +27,105 @@ next_slot(RtLaunchParams *lp, int *cap)
 	return lp->storage + (size_t)lp->n++ * SLOT;
 }
 
+void
+rt_params_free(RtLaunchParams *lp)
+{
+	free(lp->ptrs);
+	free(lp->storage);
+	memset(lp, 0, sizeof *lp);
+}
+
+/* Stores scalar argument `a` as IR type `type` ("i32", "index", "f16", ...). */
+static bool
+put_scalar(uint8_t *slot, const char *type, const RtArg *a)
+{
+	if (!type)
+		return false;
+	int64_t i = a->kind == AVE_ARG_FLOAT ? (int64_t)a->f : a->i;
+	double f = a->kind == AVE_ARG_FLOAT ? a->f : (double)a->i;
+	if (!strcmp(type, "index") || !strcmp(type, "i64")) {
+		memcpy(slot, &i, 8);
+	} else if (!strcmp(type, "i32")) {
+		int32_t x = (int32_t)i;
+		memcpy(slot, &x, 4);
+	} else if (!strcmp(type, "i16")) {
+		int16_t x = (int16_t)i;
+		memcpy(slot, &x, 2);
+	} else if (!strcmp(type, "i8") || !strcmp(type, "i1")) {
+		int8_t x = (int8_t)(!strcmp(type, "i1") ? i != 0 : i);
+		memcpy(slot, &x, 1);
+	} else if (!strcmp(type, "f32")) {
+		float x = (float)f;
+		memcpy(slot, &x, 4);
+	} else if (!strcmp(type, "f64")) {
+		memcpy(slot, &f, 8);
+	} else if (!strcmp(type, "f16") || !strcmp(type, "bf16")) {
+		uint16_t x = (uint16_t)interp_f64_to_bits(!strcmp(type, "f16") ? IR_F16 : IR_BF16, f);
+		memcpy(slot, &x, 2);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 AveResult
-rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, RtLaunchParams *lp,
-		RtMapEncoder encode)
+rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
+		RtLaunchParams *lp, RtMapEncoder encode)
 {
 	memset(lp, 0, sizeof *lp);
 	int cap = 0;
-	RtJson *params = rt_json_get(k->meta, "params");
-	if (params && params->kind == RT_JSON_ARRAY) {
-		for (int i = 0; i < params->n; i++) {
-			RtJson *p = params->items[i];
-			const char *kind = rt_json_str(p, "kind");
-			int ai = (int)rt_json_int(p, "arg", -1), dim = (int)rt_json_int(p, "dim", 0);
-			if (!kind || ai < 0 || ai >= args->n || dim < 0 || dim >= IR_MAX_RANK) {
-				rt_error(d->ctx, "kernel '%s': malformed parameter %d in its metadata", k->name, i);
-				rt_params_free(lp);
-				return AVE_ERROR_LAUNCH;
+	RtJson *params = rt_json_get(k->rec, "params");
+	int n = params && params->kind == RT_JSON_ARRAY ? params->n : 0;
+	int64_t *vals = calloc((size_t)(n ? n : 1), sizeof *vals);
+	AveResult r = AVE_SUCCESS;
+	for (int i = 0; i < n && !r; i++) {
+		RtJson *p = params->items[i];
+		const char *kind = rt_json_str(p, "kind");
+		int ai = (int)rt_json_int(p, "arg_index", -1), dim = (int)rt_json_int(p, "dim", 0);
+		uint8_t *slot = next_slot(lp, &cap);
+		const RtArg *a = ai >= 0 && ai < args->n ? &args->arg[ai] : NULL;
+		bool needs_arg = kind && strcmp(kind, "target") && strcmp(kind, "grid");
+		if (!kind || (needs_arg && !a) || dim < 0 || dim >= IR_MAX_RANK) {
+			rt_error(d->ctx, "kernel '%s': malformed parameter %d in its metadata", k->name, i);
+			r = AVE_ERROR_LAUNCH;
+		} else if (!strcmp(kind, "ptr")) {
+			RtBuffer *b = a->buffer;
+			int64_t v = (int64_t)(uintptr_t)b->ptr;
+			memcpy(slot, &v, 8);
+			vals[i] = v;
+		} else if (!strcmp(kind, "size") || !strcmp(kind, "stride")) {
+			vals[i] = !strcmp(kind, "size") ? a->sizes[dim] : a->strides[dim];
+			memcpy(slot, &vals[i], 8);
+		} else if (!strcmp(kind, "scalar")) {
+			if (!put_scalar(slot, rt_json_str(p, "type"), a)) {
+				rt_error(d->ctx, "kernel '%s': parameter %d has an unknown scalar type", k->name,
+					 i);
+				r = AVE_ERROR_LAUNCH;
 			}
-			const RtArg *a = &args->arg[ai];
-			uint8_t *slot = next_slot(lp, &cap);
-			if (!strcmp(kind, "ptr")) {
-				RtBuffer *b = a->buffer;
-				memcpy(slot, &b->ptr, sizeof b->ptr);
-			} else if (!strcmp(kind, "size")) {
-				memcpy(slot, &a->sizes[dim], 8);
-			} else if (!strcmp(kind, "stride")) {
-				memcpy(slot, &a->strides[dim], 8);
-			} else if (!strcmp(kind, "int")) {
-				put_int(slot, rt_json_str(p, "type"), a->i);
-			} else if (!strcmp(kind, "float")) {
-				put_float(slot, rt_json_str(p, "type"), a->f);
-			} else if (!strcmp(kind, "tensor_map")) {
-				AveResult r;
-				if (!encode) {
-					rt_error(d->ctx, "kernel '%s' needs tensor maps, which device '%s' cannot "
-						 "build", k->name, d->name);
-					rt_params_free(lp);
-					return AVE_ERROR_UNSUPPORTED;
-				}
-				if ((r = encode(d, rt_json_get(p, "map"), a, slot))) {
-					rt_params_free(lp);
-					return r;
-				}
+			vals[i] = a->i;
+		} else if (!strcmp(kind, "grid")) {
+			int32_t g = (int32_t)grid[dim < 3 ? dim : 0];
+			memcpy(slot, &g, 4);
+			vals[i] = g;
+		} else if (!strcmp(kind, "target")) {
+			RtJson *desc = rt_json_get(p, "desc");
+			if (!encode || rt_json_int(p, "bytes", 0) > SLOT) {
+				rt_error(d->ctx, "kernel '%s' needs a '%s' parameter, which device '%s' cannot "
+					 "build", k->name, desc ? rt_json_str(desc, "kind") : "target", d->name);
+				r = AVE_ERROR_UNSUPPORTED;
 			} else {
-				rt_error(d->ctx, "kernel '%s': unknown parameter kind '%s'", k->name, kind);
-				rt_params_free(lp);
-				return AVE_ERROR_LAUNCH;
+				r = encode(d, desc, vals, i, slot);
 			}
+		} else {
+			rt_error(d->ctx, "kernel '%s': parameter %d of kind '%s' is not supported by the "
+				 "runtime", k->name, i, kind);
+			r = AVE_ERROR_UNSUPPORTED;
 		}
-	} else {
-		for (int ai = 0; ai < args->n; ai++) {
-			const RtArg *a = &args->arg[ai];
-			const RtArgInfo *info = &k->args[ai];
-			if (a->kind == AVE_ARG_TENSOR || a->kind == AVE_ARG_POINTER) {
-				RtBuffer *b = a->buffer;
-				memcpy(next_slot(lp, &cap), &b->ptr, sizeof b->ptr);
-				for (int i = 0; a->kind == AVE_ARG_TENSOR && i < info->rank; i++)
-					if (info->dims[i] < 0)
-						memcpy(next_slot(lp, &cap), &a->sizes[i], 8);
-				for (int i = 0; a->kind == AVE_ARG_TENSOR && i < info->rank; i++)
-					if (info->strides[i] < 0)
-						memcpy(next_slot(lp, &cap), &a->strides[i], 8);
-			} else if (a->kind == AVE_ARG_INT) {
-				put_int(next_slot(lp, &cap), info->type, a->i);
-			} else {
-				put_float(next_slot(lp, &cap), info->type, a->f);
-			}
-		}
+	}
+	free(vals);
+	if (r) {
+		rt_params_free(lp);
+		return r;
 	}
 	lp->ptrs = malloc(sizeof(void *) * (size_t)(lp->n ? lp->n : 1));
 	for (int i = 0; i < lp->n; i++)
