@@ -473,11 +473,7 @@ check_roles(Lower *L, IrOp *ws)
 		if ((g = ir_op_group(r, c->kw.replicate)))
 			ir_expr_eval_const(g->item[0].e, &rep);
 		if ((g = ir_op_group(r, c->kw.regs))) {
-			ir_expr_eval_const(g->item[0].e, &regs);
-			if (regs < 1 || regs > AMDGPU_REGS)
-				return lower_error(L, r->loc, "role '@%s' asks for regs(%lld); target '%s' has 1 to %d "
-						   "registers per lane", r->item[0].s, (long long)regs, L->t->name,
-						   AMDGPU_REGS);
+			ir_expr_eval_const(g->item[0].e, &regs); /* the verifier bounds it to [24, 256] */
 			if (regs > s->max_role_regs)
 				s->max_role_regs = regs;
 		}
