@@ -28,14 +28,17 @@ typedef struct AmdState {
 	int waves_per_eu;            /* amdgpu-waves-per-eu bound from it, or 0 */
 	LLVMValueRef bars;           /* the LDS words of the emulated group barriers, or NULL */
 	bool s_barrier;              /* an s_barrier was emitted */
-	int group_barriers;          /* emulated group barriers emitted */
-	IrVec nrec;                  /* AmdRecords: buffer sizes of kernel-argument tensors */
+	bool group_barrier;          /* an emulated group barrier was emitted */
+	int group_ids;               /* group barrier ids the roles may use (1..group_ids) */
+	int nrec;
+	struct AmdRecords *rec;      /* buffer sizes of kernel-argument tensors (arena) */
 } AmdState;
 
-typedef struct AmdRecords {
+struct AmdRecords {
 	const LowerTensor *t;
 	LLVMValueRef bytes;          /* i32 num_records */
-} AmdRecords;
+};
+typedef struct AmdRecords AmdRecords;
 
 static inline AmdState *
 amd_state(Lower *L)

@@ -108,7 +108,7 @@ group_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nwaves)
 	if (!s->bars)
 		return lower_error(L, at->loc, "internal error: a group barrier without barrier words on target '%s'",
 				   L->t->name);
-	s->group_barriers = s->group_barriers < AMDGPU_GROUP_BARRIERS - 1 ? s->group_barriers + 1 : s->group_barriers;
+	s->group_barrier = true;
 	LLVMValueRef cnt = bar_word(L, id, 0), gen = bar_word(L, id, 1);
 	wg_fence(L, AMD_FENCE_WG_RELEASE);
 	LLVMValueRef g0 = L->t->uniform(L, helper(L, AMD_LDS_LOAD32, &gen, 1));
@@ -191,6 +191,7 @@ amdgpu_sync_entry(Lower *L)
 	ir_walk_op(L->kernel, scan_ids, &n);
 	if (!n.multi)
 		return true;
+	s->group_ids = (int)(n.ids - 1 < AMDGPU_GROUP_BARRIERS - 1 ? n.ids - 1 : AMDGPU_GROUP_BARRIERS - 1);
 	/* The words of the emulated group barriers: static LDS, zeroed before the body. */
 	LLVMTypeRef at = LLVMArrayType(LLVMArrayType(L->i32, 2), AMDGPU_GROUP_BARRIERS);
 	char name[160];

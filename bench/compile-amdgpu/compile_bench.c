@@ -1,7 +1,7 @@
 /* compile_bench.c — compile latency of a kernel file to an HSACO (or another --emit kind) for an
  * AMDGPU target, stage by stage: the median (and minimum) over N compilations in one process,
  * plus the process CPU time per compilation, which the load of a shared machine disturbs less
- * than wall time. Usage: compile-amdgpu-bench FILE [--target=gfx942] [--emit=hsaco] [-n 10]. */
+ * than wall time. Usage: compile-amdgpu-bench FILE [--target=gfx942] [--emit=hsaco] [-O3] [-n 10]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +40,7 @@ on_diag(void *ud, const IrDiag *d)
 
 /* One compilation from text; fills the stage times (seconds). */
 static bool
-compile_once(const char *path, const LowerTarget *t, const char *emit, double *st)
+compile_once(const char *path, const LowerTarget *t, const char *emit, int opt, double *st)
 {
 	IrCtx *c = ir_ctx_new(NULL);
 	ir_diag_set_handler(c, on_diag, c);
@@ -56,7 +56,7 @@ compile_once(const char *path, const LowerTarget *t, const char *emit, double *s
 	double t2 = ir_now();
 	LowerOptions lo = {0};
 	lo.emit = emit;
-	lo.opt = 3;
+	lo.opt = opt;
 	LowerResult r = {0};
 	if (ok)
 		ok = lower_compile(m, t, &lo, &r);
@@ -80,12 +80,14 @@ int
 main(int argc, char **argv)
 {
 	const char *path = NULL, *target = "gfx942", *emit = "hsaco";
-	int n = 10;
+	int n = 10, opt = 3;
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--target=", 9))
 			target = argv[i] + 9;
 		else if (!strncmp(argv[i], "--emit=", 7))
 			emit = argv[i] + 7;
+		else if (argv[i][0] == '-' && argv[i][1] == 'O' && argv[i][2] >= '0' && argv[i][2] <= '3' && !argv[i][3])
+			opt = argv[i][2] - '0';
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			n = atoi(argv[++i]);
 		else
@@ -93,17 +95,17 @@ main(int argc, char **argv)
 	}
 	const LowerTarget *t = !strcmp(target, "gfx90a") ? &amdgpu_gfx90a : !strcmp(target, "gfx942") ? &amdgpu_gfx942 : NULL;
 	if (!path || !t || n < 1) {
-		fprintf(stderr, "usage: compile-amdgpu-bench FILE [--target=gfx942|gfx90a] [--emit=hsaco|asm|llvm] [-n N]\n");
+		fprintf(stderr, "usage: compile-amdgpu-bench FILE [--target=gfx942|gfx90a] [--emit=hsaco|asm|llvm] [-O0..3] [-n N]\n");
 		return 2;
 	}
 	double *s = calloc((size_t)n * ST_COUNT, sizeof *s), first[ST_COUNT];
 	for (int i = 0; i < n; i++)
-		if (!compile_once(path, t, emit, s + (size_t)i * ST_COUNT)) {
+		if (!compile_once(path, t, emit, opt, s + (size_t)i * ST_COUNT)) {
 			fprintf(stderr, "compile-amdgpu-bench: %s does not compile for %s\n", path, target);
 			return 1;
 		}
 	memcpy(first, s, sizeof first);
-	printf("%s -> %s for %s, %d compilations in one process (ms)\n", path, emit, target, n);
+	printf("%s -> %s for %s at -O%d, %d compilations in one process (ms)\n", path, emit, target, opt, n);
 	printf("  %-14s %9s %9s %9s\n", "stage", "median", "min", "first");
 	double *col = calloc((size_t)n, sizeof *col);
 	for (int k = 0; k < ST_COUNT; k++) {
