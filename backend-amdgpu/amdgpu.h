@@ -23,7 +23,6 @@ enum {
 
 /* Per-kernel state (Lower.tstate). */
 typedef struct AmdState {
-	bool gfx942;
 	int64_t max_role_regs;       /* the largest regs(...) of the kernel's roles, or 0 */
 	int waves_per_eu;            /* amdgpu-waves-per-eu bound from it, or 0 */
 	LLVMValueRef bars;           /* the LDS words of the emulated group barriers, or NULL */
@@ -47,7 +46,6 @@ amd_state(Lower *L)
 }
 
 /* target.c */
-bool amdgpu_is_gfx942(const Lower *L);
 /* The buffer resource (ptr addrspace(8)) of a tensor, spanning its elements. */
 LLVMValueRef amdgpu_rsrc(Lower *L, const LowerTensor *t);
 /* A buffer load of `ty` (1 to 16 bytes) at byte offset `off` (i32) of rsrc; NULL on a type it
@@ -95,8 +93,8 @@ typedef enum AmdMfma {
 } AmdMfma;
 
 typedef struct AmdMfmaInfo {
-	const char *intrinsic;       /* valid on gfx90a and gfx942 in LLVM 19 */
-	const char *isa90a, *isa942; /* the instruction it becomes */
+	const char *intrinsic;       /* valid on gfx90a and gfx942 in LLVM 19 (docs/amdgpu.md lists
+					the instructions they become) */
 	int m, n, k;
 	int ab_elems;                /* elements of A (and B) per lane: 4 (<4 x i16>/<4 x half>) or 1 */
 	IrFloatKind ab;              /* operand type */

@@ -305,6 +305,7 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 	return ok;
 }
 
+/* --emit=asm: the assembly; --emit=hsaco: object, link, metadata read back into the infos. */
 bool
 amdgpu_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *emit, const LowerOptions *o,
 	       LowerKernelInfo *infos, int ninfo, char **out, size_t *outlen, double *timings)

@@ -108,6 +108,8 @@ chunks(Lower *L, const LowerCopy *cp, int ce, int nwaves, LLVMValueRef rsrc)
 	return true;
 }
 
+/* copy.async: the issuing waves move the tile (16-byte chunks when the tensor allows at run time,
+ * else elements) and complete their bytes on the barrier; the other waves skip. */
 bool
 amdgpu_copy_async(Lower *L, const LowerCopy *cp)
 {

@@ -11,18 +11,12 @@
 #include "amdgpu.h"
 
 static const AmdMfmaInfo mfma[AMD_MFMA_COUNT] = {
-	[AMD_MFMA_32X32X8_BF16] = {"llvm.amdgcn.mfma.f32.32x32x8bf16.1k", "v_mfma_f32_32x32x8bf16_1k",
-				   "v_mfma_f32_32x32x8_bf16", 32, 32, 8, 4, IR_BF16},
-	[AMD_MFMA_16X16X16_BF16] = {"llvm.amdgcn.mfma.f32.16x16x16bf16.1k", "v_mfma_f32_16x16x16bf16_1k",
-				    "v_mfma_f32_16x16x16_bf16", 16, 16, 16, 4, IR_BF16},
-	[AMD_MFMA_32X32X8_F16] = {"llvm.amdgcn.mfma.f32.32x32x8f16", "v_mfma_f32_32x32x8f16",
-				  "v_mfma_f32_32x32x8_f16", 32, 32, 8, 4, IR_F16},
-	[AMD_MFMA_16X16X16_F16] = {"llvm.amdgcn.mfma.f32.16x16x16f16", "v_mfma_f32_16x16x16f16",
-				   "v_mfma_f32_16x16x16_f16", 16, 16, 16, 4, IR_F16},
-	[AMD_MFMA_32X32X2_F32] = {"llvm.amdgcn.mfma.f32.32x32x2f32", "v_mfma_f32_32x32x2f32",
-				  "v_mfma_f32_32x32x2_f32", 32, 32, 2, 1, IR_F32},
-	[AMD_MFMA_16X16X4_F32] = {"llvm.amdgcn.mfma.f32.16x16x4f32", "v_mfma_f32_16x16x4f32",
-				  "v_mfma_f32_16x16x4_f32", 16, 16, 4, 1, IR_F32},
+	[AMD_MFMA_32X32X8_BF16] = {"llvm.amdgcn.mfma.f32.32x32x8bf16.1k", 32, 32, 8, 4, IR_BF16},
+	[AMD_MFMA_16X16X16_BF16] = {"llvm.amdgcn.mfma.f32.16x16x16bf16.1k", 16, 16, 16, 4, IR_BF16},
+	[AMD_MFMA_32X32X8_F16] = {"llvm.amdgcn.mfma.f32.32x32x8f16", 32, 32, 8, 4, IR_F16},
+	[AMD_MFMA_16X16X16_F16] = {"llvm.amdgcn.mfma.f32.16x16x16f16", 16, 16, 16, 4, IR_F16},
+	[AMD_MFMA_32X32X2_F32] = {"llvm.amdgcn.mfma.f32.32x32x2f32", 32, 32, 2, 1, IR_F32},
+	[AMD_MFMA_16X16X4_F32] = {"llvm.amdgcn.mfma.f32.16x16x4f32", 16, 16, 4, 1, IR_F32},
 };
 
 const AmdMfmaInfo *

@@ -71,6 +71,7 @@ wg_fence(Lower *L, AmdHelper h)
 
 /* ---- barriers ---- */
 
+/* ave.fence and the shared layer's fences at the scope each asks for. */
 bool
 amdgpu_fence(Lower *L, IrOp *at, LowerFence kind)
 {
@@ -139,6 +140,8 @@ group_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nwaves)
 	return true;
 }
 
+/* The workgroup: s_barrier between fences; one wave: a fence; a multi-wave role replica: the
+ * emulated barrier of its id. */
 bool
 amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads)
 {
@@ -183,6 +186,8 @@ scan_ids(IrOp *op, void *ud)
 	return true;
 }
 
+/* Where a role replica spans several waves, the words of its emulated barrier: static LDS zeroed
+ * by thread 0 before an s_barrier. Nothing otherwise. */
 bool
 amdgpu_sync_entry(Lower *L)
 {
@@ -293,6 +298,7 @@ amdgpu_mbar_complete_tx(Lower *L, IrOp *copy, LLVMValueRef addr, LLVMValueRef by
 	update(L, addr, d, mbar_count(L, copy, &ir_op_group(copy, L->c->kw.arrive)->item[0]));
 }
 
+/* Every thread: polls the barrier's phase until its parity differs from `parity`, then acquires. */
 bool
 amdgpu_mbar_wait(Lower *L, IrOp *at, LLVMValueRef addr, LLVMValueRef parity)
 {

@@ -10,12 +10,6 @@
 
 #include "amdgpu.h"
 
-bool
-amdgpu_is_gfx942(const Lower *L)
-{
-	return L->t == &amdgpu_gfx942;
-}
-
 static void
 llvm_init(void)
 {
@@ -310,6 +304,8 @@ check_symm_spans(Lower *L)
 
 /* ---- math ---- */
 
+/* exp2, exp, log2, sqrt, rsqrt of x (f32, or f64 where the hardware has it); NULL makes the
+ * shared layer report the op unsupported. */
 static LLVMValueRef
 math(Lower *L, IrOp *op, LLVMValueRef x, IrType *t)
 {
@@ -414,6 +410,7 @@ is_f8(const IrType *t)
 	return t->kind == IR_TY_FLOAT && (t->fk == IR_F8E4M3 || t->fk == IR_F8E5M2);
 }
 
+/* Conversions with an f8 side, through f32 (NULL for other pairs: the shared layer converts). */
 static LLVMValueRef
 cvt(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to, bool *bad)
 {
@@ -445,6 +442,7 @@ fn_attr(Lower *L, const char *key, const char *value)
 	LLVMAddAttributeAtIndex(L->fn, LLVMAttributeFunctionIndex, a);
 }
 
+/* The kernel function: calling convention, launch bounds, the budget of the roles. */
 static void
 finish(Lower *L)
 {
@@ -515,13 +513,14 @@ scan_roles(IrOp *op, void *ud)
 	return r->ok;
 }
 
+/* Before lowering: the per-kernel state, a warning when the kernel names another target, the
+ * roles' budget (an error when the workgroup's waves cannot all have it), symmetric spans. */
 static bool
 prepare(Lower *L)
 {
 	IrCtx *c = L->c;
 	AmdState *s = ir_arena_alloc(&L->arena, sizeof *s);
 	L->tstate = s;
-	s->gfx942 = amdgpu_is_gfx942(L);
 	IrAttr *ta = ir_op_attr(L->kernel, c->kw.target);
 	if (ta && ta->kind == IR_ATTR_STR && strcmp(ta->s, L->t->name))
 		ir_warning(c, L->kernel->loc, "kernel '@%s' names target '%s'; compiling it for '%s' (the "
@@ -554,6 +553,7 @@ prepare(Lower *L)
 	return rs.ok && check_symm_spans(L);
 }
 
+/* At entry: buffer sizes and their guard, the emulated group barriers' words. */
 static bool
 entry(Lower *L)
 {
