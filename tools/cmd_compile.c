@@ -218,7 +218,7 @@ cmd_compile(int argc, char **argv)
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
 	if (ok && !tname) {
-		ir_error(c, none, "no target: pass --target=sm_90a, sm_80, gfx942 or gfx90a");
+		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80 (or gfx942, gfx90a)");
 		ok = false;
 	} else if (ok && !(t = find_target(tname))) {
 		char have[256] = "";
