@@ -267,11 +267,26 @@ lower_smem_elem(Lower *L, const LowerSmem *s, LLVMValueRef *coord)
 
 /* ---- synchronization helpers ---- */
 
+/* A shared-memory offset placeholder: pure, so a barrier may merge across it. */
+static bool
+is_offset_placeholder(LLVMValueRef i)
+{
+	if (!LLVMIsACallInst(i))
+		return false;
+	LLVMValueRef f = LLVMGetCalledValue(i);
+	size_t n = 0;
+	const char *name = f ? LLVMGetValueName2(f, &n) : NULL;
+	return name && n == 10 && !memcmp(name, "ave.offset", 10);
+}
+
 bool
 lower_group_barrier(Lower *L, IrOp *at)
 {
 	LLVMBasicBlockRef bb = LLVMGetInsertBlock(L->b);
-	if (L->last_barrier && LLVMGetLastInstruction(bb) == L->last_barrier)
+	LLVMValueRef last = LLVMGetLastInstruction(bb);
+	while (last && last != L->last_barrier && is_offset_placeholder(last))
+		last = LLVMGetPreviousInstruction(last);
+	if (L->last_barrier && last == L->last_barrier)
 		return true;
 	if (!L->t->barrier(L, at, L->scope.bar_id, L->scope.nthreads))
 		return false;
@@ -761,7 +776,8 @@ finish_smem(Lower *L)
 	for (int i = 0; i < bufs.len; i++)
 		if (b[i].align > align)
 			align = b[i].align;
-	int64_t launch = total ? total + (align > 16 ? align : 0) : 0;
+	int64_t base_align = L->t->smem_base_align > 16 ? L->t->smem_base_align : 16;
+	int64_t launch = total ? total + (align > base_align ? align : 0) : 0;
 	if (ok && !lower_smem_check(L->c, L->kernel, L->facts, b, bufs.len, launch))
 		ok = false;
 	Placeholder *ph = L->placeholders.data;
@@ -783,7 +799,7 @@ finish_smem(Lower *L)
 			LLVMBasicBlockRef bb = LLVMGetInstructionParent(p->call);
 			LLVMPositionBuilder(L->b, bb, p->call);
 			with = lower_i32(L, 0);
-			if (align > 16) {
+			if (align > base_align) {
 				LLVMValueRef a = LLVMBuildPtrToInt(L->b, L->smem, L->i32, "");
 				with = LLVMBuildAnd(L->b, LLVMBuildNeg(L->b, a, ""),
 				                    lower_i32(L, align - 1), "smem.pad");
@@ -989,7 +1005,7 @@ lower_kernel(Lower *L)
 		L->smem = LLVMAddGlobalInAddressSpace(L->mod, LLVMArrayType(L->i8, 0), "ave_smem",
 		                                      L->t->smem_as);
 		LLVMSetLinkage(L->smem, LLVMExternalLinkage);
-		LLVMSetAlignment(L->smem, 16);
+		LLVMSetAlignment(L->smem, L->t->smem_base_align > 16 ? (unsigned)L->t->smem_base_align : 16);
 	}
 	L->smem_pad = placeholder(L, PH_PAD, NULL, 0, k);
 	bind_params(L);
@@ -1003,12 +1019,14 @@ lower_kernel(Lower *L)
 	L->scope.warp = L->t->uniform(L, LLVMBuildLShr(L->b, tid, lower_i32(L, lb), "warp"));
 	L->scope.bar_id = lower_i32(L, 0);
 	L->next_bar_id = 1;
+	/* The target's entry code runs once per CTA, before a persistent kernel's tile loop. */
+	bool ok = !L->t->entry || L->t->entry(L);
 	LLVMBasicBlockRef tile_head = NULL, tile_exit = NULL;
 	LLVMValueRef tile = NULL, tile_next = NULL;
-	if (L->info.persistent)
+	if (ok && L->info.persistent)
 		persistent_begin(L, &tile_head, &tile, &tile_exit);
 
-	bool ok = lower_ops(L, k->reg[0].block);
+	ok = ok && lower_ops(L, k->reg[0].block);
 	if (ok && L->info.persistent)
 		ok = persistent_end(L, tile_head, tile, tile_exit, &tile_next);
 	if (ok && !k->reg[0].block->last)

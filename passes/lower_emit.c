@@ -126,6 +126,9 @@ lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerRes
 		                                   : "function(sroa,early-cse<memssa>,instcombine<"
 		                                     "no-verify-fixpoint>,simplifycfg,"
 		                                     "gvn,adce)";
+		const char *own = t->llvm_passes ? t->llvm_passes(o->opt) : NULL;
+		if (own)
+			pipeline = own;
 		const char *env = getenv("AVE_LLVM_PASSES");
 		if (env && *env)
 			pipeline = env;

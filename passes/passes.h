@@ -356,6 +356,8 @@ struct LowerTarget {
 	const char *triple, *cpu, *features;
 	int warp;                  /* 32, or 64 for AMDGPU wavefronts */
 	unsigned global_as, smem_as;
+	int smem_base_align;       /* the alignment the target gives the dynamic shared-memory base
+				      (0: 16); buffers aligned beyond it cost padding at launch */
 	const char *const *emits;  /* the --emit kinds beyond ir and llvm, NULL-terminated */
 	void (*llvm_init)(void);   /* registers the LLVM target (idempotent) */
 
@@ -366,6 +368,16 @@ struct LowerTarget {
 	/* After the body: calling convention, launch bounds for L->info.threads, and whatever else
 	 * the kernel function needs (grid_constant annotations, amdgpu-flat-work-group-size). */
 	void (*finish)(Lower *L);
+	/* At the kernel's entry, before the body: the parameters are bound (tensors have their
+	 * sizes and strides) and L->scope holds the CTA's thread, lane and warp indices. For setup
+	 * every later hook may rely on (checks of launch arguments, initialized synchronization
+	 * words). May be NULL. */
+	bool (*entry)(Lower *L);
+	/* LLVM's pass pipeline at -O`opt` (1..3), e.g. "default<O3>" where a target's own passes
+	 * must run; NULL (or a NULL hook) keeps the shared layer's lighter pipeline. */
+	const char *(*llvm_passes)(int opt);
+	/* What LOWER_T_ASSEMBLE times, for reports: "ptxas", "ld.lld". */
+	const char *tool;
 
 	/* Hardware indices, i32: the thread in the CTA (x), the CTA index and the CTA count along a
 	 * dimension (0..2). */

@@ -1,5 +1,6 @@
 /* cmd_compile.c — `ave compile FILE --target=T`: parse, verify, run the compile pipeline, lower
- * to LLVM IR and the target's output (PTX, cubin, ...), and write the kernels' metadata. */
+ * to LLVM IR and the target's output (PTX, cubin, AMDGPU assembly, HSACO), and write the
+ * kernels' metadata. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,20 @@
 #ifdef AVE_HAVE_NVPTX
 #include "../backend-nvptx/nvptx.h"
 #endif
+#ifdef AVE_HAVE_AMDGPU
+#include "../backend-amdgpu/amdgpu.h"
+#endif
 
 static const LowerTarget *const targets[] = {
 #ifdef AVE_HAVE_NVPTX
     &nvptx_sm90a,
     &nvptx_sm80,
 #endif
-    NULL,
+#ifdef AVE_HAVE_AMDGPU
+	&amdgpu_gfx942,
+	&amdgpu_gfx90a,
+#endif
+	NULL,
 };
 
 /* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
@@ -35,29 +43,28 @@ typedef struct Opts {
 static void
 usage(FILE *f)
 {
-	fputs(
-	    "usage: ave compile FILE --target=T [options]\n"
-	    "\n"
-	    "Compiles the kernels of FILE for target T and writes the result.\n"
-	    "\n"
-	    "options:\n"
-	    "  --target=T              sm_90a or sm_80 (wins over a kernel's 'target' attribute)\n"
-	    "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin "
-	    "(default)\n"
-	    "  -o OUT                  output file ('-' for standard output; text outputs default "
-	    "to it,\n"
-	    "                          a cubin to FILE's stem with .cubin)\n"
-	    "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
-	    "  --kernel=@name          only this kernel\n"
-	    "  --emit-metadata[=FILE]  write the kernels' metadata as JSON (default: OUT.json)\n"
-	    "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; "
-	    "refuses\n"
-	    "                          kernels with per-role register budgets)\n"
-	    "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
-	    "  --time                  print the time of each stage to standard error\n"
-	    "  -v                      --time, and report remarks (shared-memory use, ...)\n"
-	    "  --diagnostics-format=F  text (default) or json\n",
-	    f);
+	fputs("usage: ave compile FILE --target=T [options]\n"
+	      "\n"
+	      "Compiles the kernels of FILE for target T and writes the result.\n"
+	      "\n"
+	      "options:\n"
+	      "  --target=T              sm_90a, sm_80, gfx942 or gfx90a (wins over a kernel's 'target'\n"
+	      "                          attribute)\n"
+	      "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin (default)\n"
+	      "                          for NVIDIA; ir, llvm, asm or hsaco (default) for AMDGPU\n"
+	      "  -o OUT                  output file ('-' for standard output; text outputs default to it,\n"
+	      "                          a binary to FILE's stem with .cubin or .hsaco)\n"
+	      "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
+	      "  --kernel=@name          only this kernel\n"
+	      "  --emit-metadata[=FILE]  write the kernels' metadata as JSON (default: OUT.json)\n"
+	      "  --assembler=A           ptxas (default, whole-program) or nvjitlink (in-process; refuses\n"
+	      "                          kernels with per-role register budgets); for AMDGPU the linker:\n"
+	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
+	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
+	      "  --time                  print the time of each stage to standard error\n"
+	      "  -v                      --time, and report remarks (shared-memory use, ...)\n"
+	      "  --diagnostics-format=F  text (default) or json\n",
+	      f);
 }
 
 typedef struct Filter {
@@ -123,7 +130,7 @@ attr_target(IrCtx *c, IrBlock *b)
 static int
 parse_args(int argc, char **argv, Opts *o)
 {
-	o->emit = "cubin";
+	o->emit = NULL; /* the target's last --emit kind */
 	o->opt = 3;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -173,9 +180,10 @@ parse_args(int argc, char **argv, Opts *o)
 		fprintf(stderr, "ave compile: no input file\n");
 		return 2;
 	}
-	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink")) {
-		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas or nvjitlink)\n",
-		        o->assembler);
+	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink") &&
+	    strcmp(o->assembler, "lld") && strcmp(o->assembler, "ld.lld")) {
+		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas, nvjitlink, lld or ld.lld)\n",
+			o->assembler);
 		return 2;
 	}
 	return -1;
@@ -215,12 +223,22 @@ cmd_compile(int argc, char **argv)
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
 	if (ok && !tname) {
-		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80");
+		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80 (or gfx942, gfx90a)");
 		ok = false;
 	} else if (ok && !(t = find_target(tname))) {
-		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s%s)",
-		         tname, targets[0] ? " " : " none", targets[0] ? "sm_90a, sm_80" : "");
+		char have[256] = "";
+		for (int i = 0; targets[i]; i++)
+			snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : " ",
+				 targets[i]->name);
+		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s)", tname,
+			 targets[0] ? have : " none");
 		ok = false;
+	}
+	if (ok && !o.emit) {
+		int n = 0;
+		while (t->emits[n])
+			n++;
+		o.emit = n ? t->emits[n - 1] : "llvm";
 	}
 	if (ok) {
 		bool known = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm");
@@ -250,7 +268,10 @@ cmd_compile(int argc, char **argv)
 		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
 	}
 	double t2 = ir_now();
-	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx");
+	if (!o.emit)
+		o.emit = "llvm";
+	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx") ||
+		    !strcmp(o.emit, "asm");
 	const char *out = o.out;
 	if (!out)
 		out = text ? "-" : (out_alloc = default_out(o.common.input, o.emit));
@@ -299,7 +320,8 @@ cmd_compile(int argc, char **argv)
 		fprintf(stderr, "  LLVM IR        %8.3f ms\n", res.t[LOWER_T_IRBUILD] * 1e3);
 		fprintf(stderr, "  LLVM opt       %8.3f ms\n", res.t[LOWER_T_OPT] * 1e3);
 		fprintf(stderr, "  LLVM codegen   %8.3f ms\n", res.t[LOWER_T_CODEGEN] * 1e3);
-		fprintf(stderr, "  ptxas          %8.3f ms\n", res.t[LOWER_T_ASSEMBLE] * 1e3);
+		fprintf(stderr, "  %-14s %8.3f ms\n", t && t->tool ? t->tool : "ptxas",
+			res.t[LOWER_T_ASSEMBLE] * 1e3);
 		fprintf(stderr, "  total          %8.3f ms\n", (ir_now() - t0) * 1e3);
 	}
 	lower_result_free(&res);

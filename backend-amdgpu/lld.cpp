@@ -1,0 +1,32 @@
+// lld.cpp — the in-process linker for HSACOs: lld's ELF driver behind a C function, so the
+// backend links without starting a process (ld.lld alone takes about 60 ms to start). lld resets
+// LLVM's command-line options when it runs; the backend sets none.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "lld/Common/Driver.h"
+#include "llvm/Support/raw_ostream.h"
+
+LLD_HAS_DRIVER(elf)
+
+extern "C" int amdgpu_lld_link(int argc, const char **argv, char **messages);
+
+// Runs `ld.lld argv...`; returns its exit code and, in *messages, what it printed (malloc'd).
+extern "C" int
+amdgpu_lld_link(int argc, const char **argv, char **messages)
+{
+	std::string text;
+	llvm::raw_string_ostream out(text), err(text);
+	lld::Result r = lld::lldMain(llvm::ArrayRef<const char *>(argv, (size_t)argc), out, err,
+				     {{lld::Gnu, &lld::elf::link}});
+	out.flush();
+	err.flush();
+	if (messages) {
+		*messages = static_cast<char *>(std::malloc(text.size() + 1));
+		std::memcpy(*messages, text.c_str(), text.size() + 1);
+	}
+	if (r.retCode == 0 && !r.canRunAgain)
+		return 1;
+	return r.retCode;
+}

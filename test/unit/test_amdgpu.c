@@ -1,0 +1,388 @@
+/* test_amdgpu.c — the arithmetic of the AMDGPU backend checked without a GPU: every MFMA fragment
+ * maps (register, lane) onto its tile exactly once and agrees with the AMD matrix instruction
+ * calculator's formulas; accumulators tile over waves; copy bytes dealt to waves add up; the
+ * transaction-barrier word completes a phase exactly when its arrivals and bytes are in, in any
+ * order; the metadata reader takes real and hostile notes; the f8 conversions, run on the host
+ * through LLVM's JIT, match a brute-force reference for every input class. */
+#include <elf.h>
+#include <math.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/ExecutionEngine.h>
+#include <llvm-c/Target.h>
+
+#include "../../backend-amdgpu/amdgpu.h"
+#include "unit.h"
+
+/* ---- fragments ---- */
+
+static LowerLayout
+atom_layout(const LowerAtom *a)
+{
+	LowerLayout l;
+	int64_t shape[2] = {a->rows, a->cols};
+	bool ok = lower_layout_tiled(&l, LOWER_OTHER, shape, a, 6, 0, 0);
+	CHECK(ok);
+	return l;
+}
+
+/* Every (register, lane) holds a distinct element and every element is held. */
+static bool
+bijective(const LowerLayout *l)
+{
+	int64_t n = l->shape[0] * l->shape[1];
+	int nl = 1 << l->nbits[LOWER_LANE], nr = lower_layout_nregs(l);
+	if ((int64_t)nl * nr != n)
+		return false;
+	unsigned char *seen = calloc((size_t)n, 1);
+	bool ok = true;
+	for (int lane = 0; lane < nl; lane++)
+		for (int r = 0; r < nr; r++) {
+			int64_t c[2];
+			lower_layout_coord(l, (uint32_t)r, (uint32_t)lane, 0, c);
+			ok &= c[0] >= 0 && c[0] < l->shape[0] && c[1] >= 0 && c[1] < l->shape[1];
+			if (ok)
+				ok &= seen[c[0] * l->shape[1] + c[1]]++ == 0;
+		}
+	free(seen);
+	char why[128];
+	return ok && lower_layout_check(l, why, sizeof why);
+}
+
+/* The calculator's formulas (CDNA2/CDNA3, `-d` register layouts), written out independently. */
+static void
+calc_d(int m, int lane, int r, int64_t *c)
+{
+	if (m == 32) {
+		c[0] = 8 * (r / 4) + 4 * (lane / 32) + r % 4;
+		c[1] = lane % 32;
+	} else {
+		c[0] = 4 * (lane / 16) + r;
+		c[1] = lane % 16;
+	}
+}
+
+static void
+test_fragments(void)
+{
+	for (int i = 0; i < AMD_MFMA_COUNT; i++) {
+		const AmdMfmaInfo *f = amdgpu_mfma_info((AmdMfma)i);
+		LowerAtom d = amdgpu_atom_d((AmdMfma)i), c = amdgpu_atom_c((AmdMfma)i);
+		LowerAtom a = amdgpu_atom_a((AmdMfma)i), b = amdgpu_atom_b((AmdMfma)i);
+		LowerLayout dl = atom_layout(&d), cl = atom_layout(&c), al = atom_layout(&a), bl = atom_layout(&b);
+		CHECK(bijective(&dl));
+		CHECK(bijective(&cl));
+		CHECK(bijective(&al));
+		CHECK(bijective(&bl));
+		CHECK_EQ(lower_layout_nregs(&dl), f->m * f->n / 64);
+		CHECK_EQ(lower_layout_nregs(&al), f->ab_elems);
+		int E = f->ab_elems;
+		bool agree = true;
+		for (int lane = 0; lane < 64; lane++) {
+			for (int r = 0; r < lower_layout_nregs(&dl); r++) {
+				int64_t x[2], y[2], z[2];
+				lower_layout_coord(&dl, (uint32_t)r, (uint32_t)lane, 0, x);
+				calc_d(f->m, lane, r, y);
+				lower_layout_coord(&cl, (uint32_t)r, (uint32_t)lane, 0, z);
+				agree &= x[0] == y[0] && x[1] == y[1] && z[0] == y[1] && z[1] == y[0];
+			}
+			for (int e = 0; e < E; e++) {
+				int64_t x[2];
+				lower_layout_coord(&al, (uint32_t)e, (uint32_t)lane, 0, x);
+				agree &= x[0] == lane % f->m && x[1] == e + E * (lane / f->m);
+				lower_layout_coord(&bl, (uint32_t)e, (uint32_t)lane, 0, x);
+				agree &= x[0] == e + E * (lane / f->n) && x[1] == lane % f->n;
+			}
+		}
+		CHECK(agree);
+		/* C's registers 0..3 run along columns: 16-byte stores of f32. */
+		CHECK_EQ(lower_layout_vec_bits(&cl, 1), 2);
+	}
+}
+
+static void
+test_tiling(void)
+{
+	/* gemm.ave: 128x128 over 4 waves with the 32x32 atom, warps split 2 x 2. */
+	LowerAtom c = amdgpu_atom_c(AMD_MFMA_32X32X8_BF16);
+	int64_t shape[2] = {128, 128};
+	LowerLayout l;
+	char why[128];
+	CHECK(lower_layout_tiled(&l, LOWER_MMA_ACC, shape, &c, 6, 2, 1));
+	CHECK(lower_layout_check(&l, why, sizeof why));
+	CHECK_EQ(lower_layout_nregs(&l), 64);
+	/* Not a multiple of the atom: refused. */
+	int64_t odd[2] = {48, 128};
+	CHECK(!lower_layout_tiled(&l, LOWER_MMA_ACC, odd, &c, 6, 2, 1));
+}
+
+/* ---- copies and transaction barriers ---- */
+
+static void
+test_wave_bytes(void)
+{
+	static const int64_t chunks[] = {1, 63, 64, 65, 1024, 1000, 4097};
+	for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
+		for (int nw = 1; nw <= 6; nw++) {
+			int64_t sum = 0;
+			bool each = true;
+			for (int w = 0; w < nw; w++) {
+				int64_t b = amdgpu_wave_bytes(chunks[i], 16, nw, w);
+				sum += b;
+				each &= b >= 0 && b % 16 == 0;
+			}
+			CHECK(each);
+			CHECK_EQ(sum, chunks[i] * 16);
+		}
+}
+
+/* The update of sync.c in C: returns true when it completes the phase (and re-arms). */
+static bool
+mbar_update(int64_t *word, int64_t delta, int64_t count)
+{
+	int64_t old = *word;
+	*word += delta;
+	if ((old >> AMDGPU_MBAR_PHASE_BITS) + (delta >> AMDGPU_MBAR_PHASE_BITS) != 0)
+		return false;
+	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1, ph = old & mask;
+	*word += amdgpu_mbar_word(count, 0, 0) + (ph == mask ? -mask : 1);
+	return true;
+}
+
+static void
+test_mbar(void)
+{
+	/* A phase of count(2): one expect_tx of 3 x 1000 bytes, three copies, one arrive; every
+	 * order of the five events completes exactly at the last, and the phase flips once. */
+	int64_t ev[5][2] = {{amdgpu_mbar_word(-1, 3000, 0), 0}, {amdgpu_mbar_word(0, -1000, 0), 0},
+			    {amdgpu_mbar_word(0, -1000, 0), 0}, {amdgpu_mbar_word(0, -1000, 0), 0},
+			    {amdgpu_mbar_word(-1, 0, 0), 0}};
+	int perm[5] = {0, 1, 2, 3, 4}, orders = 0;
+	bool all = true;
+	for (int p = 0; p < 120; p++) {
+		int k = p, avail[5] = {0, 1, 2, 3, 4}, n = 5;
+		for (int i = 0; i < 5; i++) {
+			int j = k % n;
+			k /= n;
+			perm[i] = avail[j];
+			avail[j] = avail[--n];
+		}
+		for (int phase = 0; phase < 3; phase++) {
+			int64_t w = amdgpu_mbar_word(2, 0, phase == 2 ? 0xffff : phase);
+			for (int i = 0; i < 5; i++) {
+				bool done = mbar_update(&w, ev[perm[i]][0], 2);
+				all &= done == (i == 4);
+			}
+			int64_t want = phase == 2 ? 0 : phase + 1;
+			all &= w == amdgpu_mbar_word(2, 0, want);
+		}
+		orders++;
+	}
+	CHECK(all);
+	CHECK_EQ(orders, 120);
+	/* Early arrivals for the next phase survive the re-arm. */
+	int64_t w = amdgpu_mbar_word(1, 0, 0);
+	CHECK(mbar_update(&w, amdgpu_mbar_word(-1, 0, 0), 1));
+	CHECK(!mbar_update(&w, amdgpu_mbar_word(0, -64, 0), 1)); /* a copy of the next phase lands first */
+	CHECK(!mbar_update(&w, amdgpu_mbar_word(-1, 96, 0), 1)); /* its expect_tx(96) */
+	CHECK(mbar_update(&w, amdgpu_mbar_word(0, -32, 0), 1));
+	CHECK_EQ(w & 0xffff, 2);
+}
+
+/* ---- metadata ---- */
+
+/* A minimal ELF64 with one SHT_NOTE section holding `desc` as an AMDGPU metadata note. */
+static size_t
+make_elf(unsigned char *buf, const unsigned char *desc, size_t dlen, uint16_t machine)
+{
+	memset(buf, 0, 4096);
+	Elf64_Ehdr eh;
+	memset(&eh, 0, sizeof eh);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_machine = machine;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 2;
+	size_t note = sizeof eh;
+	Elf64_Nhdr nh = {7, (Elf64_Word)dlen, 32};
+	memcpy(buf + note, &nh, sizeof nh);
+	memcpy(buf + note + sizeof nh, "AMDGPU\0", 8);
+	memcpy(buf + note + sizeof nh + 8, desc, dlen);
+	size_t nlen = sizeof nh + 8 + ((dlen + 3) & ~(size_t)3);
+	eh.e_shoff = (note + nlen + 7) & ~(size_t)7;
+	Elf64_Shdr sh[2];
+	memset(sh, 0, sizeof sh);
+	sh[1].sh_type = SHT_NOTE;
+	sh[1].sh_offset = note;
+	sh[1].sh_size = nlen;
+	memcpy(buf, &eh, sizeof eh);
+	memcpy(buf + eh.e_shoff, sh, sizeof sh);
+	return eh.e_shoff + sizeof sh;
+}
+
+static void
+test_metadata(void)
+{
+	/* {"amdhsa.kernels": [{".name": "k", ".vgpr_count": 300, ".agpr_count": 64,
+	 *   ".private_segment_fixed_size": 0, ".kernarg_segment_size": 104, ".args": [{".size": 8}]}],
+	 *  "amdhsa.target": "amdgcn-amd-amdhsa--gfx942"} */
+	static const unsigned char desc[] = {
+		0x82, 0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k', 'e', 'r', 'n', 'e', 'l', 's', 0x91, 0x86,
+		0xa5, '.', 'n', 'a', 'm', 'e', 0xa1, 'k',
+		0xab, '.', 'v', 'g', 'p', 'r', '_', 'c', 'o', 'u', 'n', 't', 0xcd, 0x01, 0x2c,
+		0xab, '.', 'a', 'g', 'p', 'r', '_', 'c', 'o', 'u', 'n', 't', 0x40,
+		0xbb, '.', 'p', 'r', 'i', 'v', 'a', 't', 'e', '_', 's', 'e', 'g', 'm', 'e', 'n', 't', '_', 'f', 'i',
+		'x', 'e', 'd', '_', 's', 'i', 'z', 'e', 0x00,
+		0xb5, '.', 'k', 'e', 'r', 'n', 'a', 'r', 'g', '_', 's', 'e', 'g', 'm', 'e', 'n', 't', '_', 's', 'i',
+		'z', 'e', 0x68,
+		0xa5, '.', 'a', 'r', 'g', 's', 0x91, 0x81, 0xa5, '.', 's', 'i', 'z', 'e', 0x08,
+		0xad, 'a', 'm', 'd', 'h', 's', 'a', '.', 't', 'a', 'r', 'g', 'e', 't', 0xb9, 'a', 'm', 'd', 'g', 'c',
+		'n', '-', 'a', 'm', 'd', '-', 'a', 'm', 'd', 'h', 's', 'a', '-', '-', 'g', 'f', 'x', '9', '4', '2'};
+	unsigned char buf[4096];
+	size_t n = make_elf(buf, desc, sizeof desc, EM_AMDGPU);
+	AmdKernelMeta k[2];
+	CHECK_EQ(amdgpu_read_metadata(buf, n, k, 2), 1);
+	CHECK(!strcmp(k[0].name, "k"));
+	CHECK_EQ(k[0].vgpr, 300);
+	CHECK_EQ(k[0].agpr, 64);
+	CHECK_EQ(k[0].kernarg, 104);
+	/* Every truncation is refused or read partially, never past the end. */
+	bool safe = true;
+	for (size_t cut = 0; cut < sizeof desc; cut++) {
+		size_t m = make_elf(buf, desc, cut, EM_AMDGPU);
+		int r = amdgpu_read_metadata(buf, m, k, 2);
+		safe &= r == -1 || r == 0 || r == 1;
+	}
+	CHECK(safe);
+	/* Not an AMDGPU object; not an ELF. */
+	n = make_elf(buf, desc, sizeof desc, EM_X86_64);
+	CHECK_EQ(amdgpu_read_metadata(buf, n, k, 2), -1);
+	CHECK_EQ(amdgpu_read_metadata((const unsigned char *)"hello", 5, k, 2), -1);
+}
+
+/* ---- f8 through the JIT ---- */
+
+static double
+f8_value(int code, bool e4m3)
+{
+	int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, emax = e4m3 ? 15 : 31;
+	int s = code >> 7, e = (code >> mb) & emax, m = code & ((1 << mb) - 1);
+	double v;
+	if (e4m3 && e == 15 && m == 7)
+		return NAN;
+	if (!e4m3 && e == 31)
+		v = m ? NAN : INFINITY;
+	else if (e == 0)
+		v = ldexp(m, 1 - bias - mb);
+	else
+		v = ldexp(1.0 + m / (double)(1 << mb), e - bias);
+	return s ? -v : v;
+}
+
+/* Nearest finite code by search, ties to the even code, saturating; NaN to the NaN code. */
+static int
+f8_reference(float x, bool e4m3)
+{
+	int maxcode = e4m3 ? 0x7e : 0x7b;
+	if (isnan(x))
+		return (signbit(x) ? 0x80 : 0) | (e4m3 ? 0x7f : 0x7e);
+	double a = fabs((double)x);
+	int best = 0;
+	double bd = INFINITY;
+	for (int c = 0; c <= maxcode; c++) {
+		double d = fabs(f8_value(c, e4m3) - a);
+		if (d < bd || (d == bd && !(c & 1))) {
+			bd = d;
+			best = c;
+		}
+	}
+	if (a >= f8_value(maxcode, e4m3))
+		best = maxcode;
+	return (signbit(x) ? 0x80 : 0) | best;
+}
+
+static void
+test_f8(void)
+{
+	LLVMLinkInMCJIT();
+	if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+		CHECK(!"no native target for the JIT");
+		return;
+	}
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef m = LLVMModuleCreateWithNameInContext("f8", ctx);
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(ctx), f32 = LLVMFloatTypeInContext(ctx);
+	for (int e4 = 0; e4 < 2; e4++) {
+		char name[32];
+		snprintf(name, sizeof name, "dec%d", e4);
+		LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(f32, &i8, 1, 0));
+		LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "e"));
+		LLVMBuildRet(b, amdgpu_f8_to_f32(b, ctx, LLVMGetParam(fn, 0), e4));
+		snprintf(name, sizeof name, "enc%d", e4);
+		fn = LLVMAddFunction(m, name, LLVMFunctionType(i8, &f32, 1, 0));
+		LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "e"));
+		LLVMBuildRet(b, amdgpu_f32_to_f8(b, ctx, LLVMGetParam(fn, 0), e4));
+	}
+	LLVMDisposeBuilder(b);
+	LLVMExecutionEngineRef ee;
+	char *err = NULL;
+	if (LLVMCreateExecutionEngineForModule(&ee, m, &err)) {
+		fprintf(stderr, "JIT: %s\n", err);
+		CHECK(!"JIT");
+		return;
+	}
+	for (int e4 = 0; e4 < 2; e4++) {
+		char name[32];
+		snprintf(name, sizeof name, "dec%d", e4);
+		float (*dec)(uint8_t) = (float (*)(uint8_t))(uintptr_t)LLVMGetFunctionAddress(ee, name);
+		snprintf(name, sizeof name, "enc%d", e4);
+		uint8_t (*enc)(float) = (uint8_t(*)(float))(uintptr_t)LLVMGetFunctionAddress(ee, name);
+		bool dec_ok = true, round_trip = true, enc_ok = true;
+		for (int c = 0; c < 256; c++) {
+			double want = f8_value(c, e4);
+			float got = dec((uint8_t)c);
+			dec_ok &= isnan(want) ? isnan(got) : (double)got == want && signbit(got) == signbit(want);
+			if (!isnan(want) && !isinf(want))
+				round_trip &= enc(got) == c;
+		}
+		/* Midpoints (ties), their neighbours, extremes, and a sweep of magnitudes. */
+		for (int c = 0; c < 0x7f; c++) {
+			double lo = f8_value(c, e4), hi = f8_value(c + 1, e4);
+			if (isnan(hi) || isinf(hi))
+				continue;
+			float mid = (float)((lo + hi) / 2);
+			float probes[3] = {mid, nextafterf(mid, 0), nextafterf(mid, INFINITY)};
+			for (int p = 0; p < 3; p++)
+				for (int s = 0; s < 2; s++) {
+					float x = s ? -probes[p] : probes[p];
+					enc_ok &= enc(x) == f8_reference(x, e4);
+				}
+		}
+		float extremes[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e30f, -1e30f, 1e-30f, 448.0f, 464.0f,
+				    57344.0f, 61440.0f, 1e-45f};
+		for (size_t i = 0; i < sizeof extremes / sizeof extremes[0]; i++)
+			enc_ok &= enc(extremes[i]) == f8_reference(extremes[i], e4);
+		for (float x = 1e-9f; x < 1e6f; x *= 1.0137f)
+			enc_ok &= enc(x) == f8_reference(x, e4) && enc(-x) == f8_reference(-x, e4);
+		CHECK(dec_ok);
+		CHECK(round_trip);
+		CHECK(enc_ok);
+	}
+	LLVMDisposeExecutionEngine(ee);
+	LLVMContextDispose(ctx);
+}
+
+int
+main(void)
+{
+	test_fragments();
+	test_tiling();
+	test_wave_bytes();
+	test_mbar();
+	test_metadata();
+	test_f8();
+	return unit_summary();
+}
