@@ -21,6 +21,8 @@ typedef struct JitRequest {
 	int opt;            /* 0..3 */
 	const char *pipeline; /* extra passes before the compile pipeline, or NULL */
 	bool check;         /* run check-invariants (a failure stops the compile) */
+	const char *source; /* the module's text as written, or NULL (host bundles carry it) */
+	size_t source_len;
 } JitRequest;
 
 /* ---- jit_backends.c ---- */
@@ -40,6 +42,6 @@ bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
 bool jit_build(const JitRequest *rq, JitOutput *out);
 
 /* The metadata of a kernel compiled for `host` (its signature; the runtime's schema). */
-char *jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target);
+char *jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target, const char *file);
 
 #endif

@@ -63,10 +63,8 @@ jit_compile_pipeline(IrModule *m, const char *target, bool check, const char *ex
 	for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++) {
 		if (!check && !strcmp(pipeline[i], "check-invariants"))
 			continue;
-		/* Shared memory is a GPU concern; the interpreter needs none of this. */
-		if (!strcmp(target, "host") && strcmp(pipeline[i], "check-invariants") &&
-		    strcmp(pipeline[i], "canonicalize") && strcmp(pipeline[i], "cse") &&
-		    strcmp(pipeline[i], "dce"))
+		/* The interpreter runs the program as written: only the checker runs for host. */
+		if (!strcmp(target, "host") && strcmp(pipeline[i], "check-invariants"))
 			continue;
 		if (!ir_pass_find(pass_registry, pass_registry_count, pipeline[i], strlen(pipeline[i])))
 			continue;

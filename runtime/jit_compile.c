@@ -86,7 +86,7 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 /* The kernel's record in the schema the backends write (docs/targets.md): the interpreter needs
  * no parameters or buffers, only the signature. */
 char *
-jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target)
+jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target, const char *file)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -96,8 +96,13 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target)
 	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": \"%s\",\n  \"warp_size\": 32,\n"
 		   "  \"kernels\": [\n    {\n      \"name\": \"%s\",\n      \"threads\": %lld,\n"
 		   "      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n      \"args\": %s,\n"
-		   "      \"params\": []\n    }\n  ]\n}\n",
+		   "      \"params\": [],\n      \"file\": \"",
 		target, kernel->item[0].s, threads, threads, lower_args_json(c, kernel));
+	/* The file name, so that the interpreter's errors name the user's file. */
+	for (const char *s = file; s && *s; s++)
+		if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
+			fputc(*s, f);
+	fputs("\"\n    }\n  ]\n}\n", f);
 	fclose(f);
 	return buf;
 }
@@ -151,11 +156,20 @@ compile_host(const JitRequest *rq, JitOutput *out)
 {
 	if (!jit_compile_pipeline(rq->m, "host", rq->check, rq->pipeline))
 		return false;
+	/* The interpreter runs the source as written when no pass asked to change it, so its
+	 * run-time errors point at the user's lines. */
 	size_t len;
-	char *text = module_text(rq->m, &len);
+	char *text;
+	if (rq->source && !rq->pipeline) {
+		len = rq->source_len;
+		text = malloc(len + 1);
+		memcpy(text, rq->source, len + 1);
+	} else {
+		text = module_text(rq->m, &len);
+	}
 	out->binary = (uint8_t *)text;
 	out->binary_len = len;
-	out->meta = jit_host_metadata(rq->m->ctx, rq->kernel, rq->target);
+	out->meta = jit_host_metadata(rq->m->ctx, rq->kernel, rq->target, rq->m->name);
 	return true;
 }
 
@@ -188,11 +202,15 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		name++;
 	RtCtx *c = mod->ctx;
 
-	pthread_mutex_lock(&mod->mu);
 	IrOp *k = find_kernel(mod->m, name);
-	size_t len = 0;
-	char *text = k ? module_text(mod->m, &len) : NULL;
-	pthread_mutex_unlock(&mod->mu);
+	/* The module is never changed: compiles parse its source again, so their diagnostics
+	 * point at the lines the user wrote. */
+	size_t len = mod->len;
+	char *text = NULL;
+	if (k) {
+		text = malloc(len + 1);
+		memcpy(text, mod->text, len + 1);
+	}
 	if (!k) {
 		rt_error(c, "no kernel '@%s' in the module", name);
 		return AVE_ERROR_NOT_FOUND;
@@ -225,14 +243,15 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	/* The backend works on a private copy parsed from the canonical text: the module itself is
 	 * never changed, and compiles of one module run in parallel. */
 	IrCtx *ir = rt_ir_ctx(c);
-	IrModule *copy = fe_parse(ir, mod->m->name, text, len, 1);
+	IrModule *copy = fe_parse(ir, mod->name, text, len, 1);
 	AveResult r = AVE_SUCCESS;
 	JitOutput jo = {0};
 	if (!copy || !ir_verify(copy)) {
 		rt_error(c, "internal error: the module does not re-parse from its printed form");
 		r = AVE_ERROR_COMPILE;
 	} else {
-		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline, true};
+		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline, true,
+				 text, len};
 		int errs = ir->nerrors;
 		if (!jit_build(&rq, &jo))
 			r = jit_failure_kind(ir, errs);

@@ -112,6 +112,7 @@ typedef struct RtCtx {
 	pthread_mutex_t mu;
 	AveDiagnosticHandler handler;
 	void *handler_ud;
+	bool remarks;       /* deliver remarks (off by default) */
 	RtCache cache;
 } RtCtx;
 
@@ -128,6 +129,9 @@ typedef struct RtModule {
 	RtCtx *ctx;
 	IrCtx *ir;          /* private to the module */
 	IrModule *m;
+	char *text;         /* the source as given: compiles re-parse it, so locations match */
+	size_t len;
+	char *name;
 	pthread_mutex_t mu; /* guards reads of m by compiles on several threads */
 	int nkernels;
 	IrOp **kernels;

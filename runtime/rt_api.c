@@ -29,7 +29,12 @@ aveModuleParse(AveContext c, const char *text, size_t len, const char *name, Ave
 	m->ctx = c.ptr;
 	m->ir = rt_ir_ctx(c.ptr);
 	pthread_mutex_init(&m->mu, NULL);
-	m->m = fe_parse(m->ir, name ? name : "<module>", text, len, 1);
+	m->name = strdup(name ? name : "<module>");
+	m->text = malloc(len + 1);
+	memcpy(m->text, text, len);
+	m->text[len] = 0;
+	m->len = len;
+	m->m = fe_parse(m->ir, m->name, text, len, 1);
 	AveResult r = AVE_SUCCESS;
 	if (!m->m)
 		r = AVE_ERROR_PARSE;
@@ -68,6 +73,8 @@ aveModuleDestroy(AveModule h)
 		return;
 	ir_module_free(m->m);
 	rt_ir_ctx_free(m->ir);
+	free(m->text);
+	free(m->name);
 	pthread_mutex_destroy(&m->mu);
 	free(m->kernels);
 	free(m);

@@ -91,6 +91,8 @@ static void
 bridge_handler(void *ud, const IrDiag *d)
 {
 	IrBridge *b = ud;
+	if (d->sev == IR_SEV_REMARK && !b->c->remarks)
+		return;
 	deliver(b->c, b->ir, d);
 }
 
@@ -168,6 +170,14 @@ aveContextSetDiagnosticHandler(AveContext h, AveDiagnosticHandler fn, void *ud)
 	c->handler = fn;
 	c->handler_ud = ud;
 	pthread_mutex_unlock(&c->mu);
+}
+
+void
+aveContextSetRemarks(AveContext h, int enable)
+{
+	RtCtx *c = h.ptr;
+	if (c)
+		c->remarks = enable != 0;
 }
 
 AveResult

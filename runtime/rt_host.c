@@ -104,7 +104,9 @@ host_load(RtDevice *d, RtKernel *k, void **handle)
 {
 	HostLoaded *l = calloc(1, sizeof *l);
 	l->ir = rt_ir_ctx(d->ctx);
-	l->m = fe_parse(l->ir, k->name, (const char *)k->bundle.binary, k->bundle.binary_len, 1);
+	const char *file = rt_json_str(k->rec, "file");
+	l->m = fe_parse(l->ir, file && *file ? file : k->name, (const char *)k->bundle.binary,
+			k->bundle.binary_len, 1);
 	if (!l->m || !ir_verify(l->m) || !(l->kernel = interp_find_kernel(l->m, k->name))) {
 		if (l->m && !l->kernel)
 			rt_error(d->ctx, "host: the bundle of kernel '%s' does not contain it", k->name);

@@ -6,32 +6,8 @@
 
 #include "../frontend/frontend.h"
 #include "../passes/passes.h"
+#include "../runtime/jit.h"
 #include "driver.h"
-
-#ifdef AVE_HAVE_NVPTX
-#include "../backend-nvptx/nvptx.h"
-#endif
-#ifdef AVE_HAVE_AMDGPU
-#include "../backend-amdgpu/amdgpu.h"
-#endif
-
-static const LowerTarget *const targets[] = {
-#ifdef AVE_HAVE_NVPTX
-    &nvptx_sm90a,
-    &nvptx_sm80,
-#endif
-#ifdef AVE_HAVE_AMDGPU
-	&amdgpu_gfx942,
-	&amdgpu_gfx90a,
-#endif
-	NULL,
-};
-
-/* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
-static const char *const pipeline[] = {
-    "canonicalize",    "cse",       "dce",      "pipeline",
-    "warp-specialize", "overlap",   "prefetch", "check-invariants",
-    "regalloc",        "smem-alloc"};
 
 typedef struct Opts {
 	DriverCommon common;
@@ -97,15 +73,6 @@ write_out(const char *path, const char *data, size_t len)
 	if (!ok)
 		fprintf(stderr, "ave compile: cannot write '%s'\n", path);
 	return ok;
-}
-
-static const LowerTarget *
-find_target(const char *name)
-{
-	for (int i = 0; targets[i]; i++)
-		if (!strcmp(targets[i]->name, name))
-			return targets[i];
-	return NULL;
 }
 
 /* The target of the first kernel that names one. */
@@ -203,6 +170,76 @@ default_out(const char *input, const char *ext)
 	return s;
 }
 
+static void
+count_kernels(IrBlock *b, const char *name, IrOp **found, int *n)
+{
+	for (IrOp *op = b->first; op; op = op->next) {
+		if (op->code == IR_OP_MODULE)
+			count_kernels(op->reg[0].block, name, found, n);
+		if (op->code != IR_OP_KERNEL)
+			continue;
+		(*n)++;
+		if (!*found && (!name || !strcmp(op->item[0].s, name)))
+			*found = op;
+	}
+}
+
+/* The one kernel a bundle holds: --kernel, or the file's only kernel. */
+static IrOp *
+bundle_kernel(IrCtx *c, IrModule *m, const char *name)
+{
+	IrOp *found = NULL;
+	int n = 0;
+	IrLoc none = {0, 0, 0};
+	count_kernels(m->body, name, &found, &n);
+	if (name && !found) {
+		ir_error(c, none, "no kernel '@%s' in the file", name);
+		return NULL;
+	}
+	if (!name && n != 1) {
+		ir_error(c, none, "a bundle holds one kernel and the file has %d: choose one with "
+			 "--kernel=@name", n);
+		return NULL;
+	}
+	return found;
+}
+
+static int
+emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const char *target)
+{
+	IrOp *k = bundle_kernel(c, m, o->kernel);
+	if (!k)
+		return 1;
+	char *src = NULL;
+	size_t srclen = 0;
+	FILE *f = open_memstream(&src, &srclen);
+	ir_module_print(m, f, NULL);
+	fclose(f);
+	const IrFile *file = ir_ctx_file(c, 1); /* the input, as written */
+	JitRequest rq = {m, k, target, o->opt, NULL, !o->no_check, file->text, file->len};
+	JitOutput jo = {0};
+	int rc = 1;
+	if (jit_build(&rq, &jo)) {
+		size_t len;
+		uint8_t *bundle = rt_bundle_encode(jo.meta, strlen(jo.meta), jo.binary, jo.binary_len,
+						   src, srclen, &len);
+		char *def = NULL;
+		const char *out = o->out ? o->out : (def = default_out(o->common.input, "avb"));
+		rc = write_out(out, (const char *)bundle, len) ? 0 : 1;
+		if (!rc && o->want_meta) {
+			char mp[4096];
+			snprintf(mp, sizeof mp, "%s.json", out);
+			rc = write_out(o->meta ? o->meta : mp, jo.meta, strlen(jo.meta)) ? 0 : 1;
+		}
+		free(bundle);
+		free(def);
+	}
+	free(jo.binary);
+	free(jo.meta);
+	free(src);
+	return rc;
+}
+
 int
 cmd_compile(int argc, char **argv)
 {
@@ -222,51 +259,41 @@ cmd_compile(int argc, char **argv)
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
+	bool host = tname && !strcmp(tname, "host");
 	if (ok && !tname) {
 		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80 (or gfx942, gfx90a)");
 		ok = false;
-	} else if (ok && !(t = find_target(tname))) {
-		char have[256] = "";
-		for (int i = 0; targets[i]; i++)
-			snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : " ",
-				 targets[i]->name);
-		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has:%s)", tname,
-			 targets[0] ? have : " none");
+	} else if (ok && !host && !(t = jit_lower_target(tname))) {
+		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has: %s)", tname,
+			 jit_target_names());
 		ok = false;
 	}
 	if (ok && !o.emit) {
 		int n = 0;
-		while (t->emits[n])
+		while (!host && t->emits[n])
 			n++;
-		o.emit = n ? t->emits[n - 1] : "llvm";
+		o.emit = host ? "bundle" : n ? t->emits[n - 1] : "llvm";
 	}
 	if (ok) {
-		bool known = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm");
-		for (int i = 0; t->emits[i] && !known; i++)
+		bool known = !strcmp(o.emit, "ir") || !strcmp(o.emit, "bundle") ||
+			     (!host && !strcmp(o.emit, "llvm"));
+		for (int i = 0; !host && t->emits[i] && !known; i++)
 			known = !strcmp(t->emits[i], o.emit);
 		if (!known) {
-			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit,
-			         t->name);
+			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
 			ok = false;
 		}
 	}
-	/* The compile pipeline. */
-	if (ok) {
-		char pl[512] = "";
-		for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++)
-			if (!(o.no_check && !strcmp(pipeline[i], "check-invariants")) &&
-			    ir_pass_find(pass_registry, pass_registry_count, pipeline[i],
-			                 strlen(pipeline[i]))) {
-				if (pl[0])
-					strcat(pl, ",");
-				strcat(pl, pipeline[i]);
-			}
-		IrPassOpts po = {0};
-		po.verify_each = true;
-		po.target = t->name;
-		po.dump = stderr;
-		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
+	/* A bundle holds one kernel, compiled the way aveKernelCompile compiles it. */
+	if (ok && !strcmp(o.emit, "bundle")) {
+		int rc2 = emit_bundle(c, m, &o, tname);
+		ir_module_free(m);
+		ir_ctx_free(c);
+		return rc2;
 	}
+	/* The compile pipeline. */
+	if (ok)
+		ok = jit_compile_pipeline(m, tname, !o.no_check, NULL);
 	double t2 = ir_now();
 	if (!o.emit)
 		o.emit = "llvm";

@@ -103,6 +103,9 @@ AVE_API AveResult aveContextCreate(AveContext *out);
 AVE_API void aveContextDestroy(AveContext c);
 /* Replaces the handler (NULL restores the default, which prints to stderr). */
 AVE_API void aveContextSetDiagnosticHandler(AveContext c, AveDiagnosticHandler h, void *user_data);
+/* Remarks (what the compiler chose: shared-memory plans, budgets) are not delivered unless
+ * enabled; errors, warnings and notes always are. */
+AVE_API void aveContextSetRemarks(AveContext c, int enable);
 /* The compile cache's directory (default $AVE_CACHE_DIR, else $XDG_CACHE_HOME/ave, else
  * ~/.cache/ave). NULL disables the disk layer. */
 AVE_API AveResult aveContextSetCacheDir(AveContext c, const char *dir);
