@@ -7,10 +7,12 @@
 
 #include "../frontend/frontend.h"
 #include "../runtime/interp/interp.h"
+#include "../runtime/rt.h"
 #include "driver.h"
+#include "run.h"
 
 static const char usage_text[] =
-    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host]\n"
+    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host|cuda|hip] [--target=T]\n"
     "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
     "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
     "               [--diagnostics-format=text|json]\n"
@@ -24,12 +26,11 @@ static const char usage_text[] =
     "--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
     "first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
     "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
+    "--device=cuda|hip compiles the kernel for the device (or --target=T) and runs it there;\n"
+    "FILE may also be a bundle (.avb, from 'ave compile --emit=bundle'), run as it is.\n"
     "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
 
-typedef struct NamedArg {
-	const char *name, *value;
-	bool used;
-} NamedArg;
+typedef RunArg NamedArg;
 
 static bool
 split_named(const char *s, const char *opt, NamedArg *out)
@@ -94,7 +95,7 @@ opt_value(int argc, char **argv, int *i, const char *name)
 
 typedef struct RunOpts {
 	DriverCommon common;
-	const char *kernel, *device;
+	const char *kernel, *device, *target;
 	int64_t grid[3];
 	NamedArg *args, *outs;
 	int nargs, nouts;
@@ -135,6 +136,8 @@ parse_opts(int argc, char **argv, RunOpts *o)
 			o->kernel = v;
 		} else if ((v = opt_value(argc, argv, &i, "--device"))) {
 			o->device = v;
+		} else if ((v = opt_value(argc, argv, &i, "--target"))) {
+			o->target = v;
 		} else if ((v = opt_value(argc, argv, &i, "--grid"))) {
 			if (!parse_grid(v, o->grid)) {
 				fprintf(stderr,
@@ -185,10 +188,9 @@ parse_opts(int argc, char **argv, RunOpts *o)
 		fputs("ave run: no input file (see 'ave run --help')\n", stderr);
 		return 2;
 	}
-	if (o->device && strcmp(o->device, "host")) {
-		fprintf(stderr,
-		        "ave run: device '%s' is not available in this build (devices: host)\n",
-		        o->device);
+	if (o->device && strcmp(o->device, "host") && strcmp(o->device, "cuda") &&
+	    strcmp(o->device, "hip")) {
+		fprintf(stderr, "ave run: unknown device '%s' (devices: host, cuda, hip)\n", o->device);
 		return 2;
 	}
 	return 0;
@@ -296,6 +298,95 @@ print_stats(FILE *f, const InterpStats *s, int64_t ncta)
 	fputc('\n', f);
 }
 
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* A GPU device, or a bundle on any device: through the public API (compile, buffers, launch). */
+static int
+run_api(RunOpts *o)
+{
+	AveContext ctx;
+	AveKernel k = {NULL};
+	AveModule m = {NULL};
+	int rc = 1;
+	const char *device = o->device ? o->device : "host";
+	if (aveContextCreate(&ctx))
+		return 1;
+	aveContextSetDiagnosticHandler(ctx, run_print_diag, NULL);
+	IrCtx *c = ir_ctx_new(NULL);
+	RunRequest r = {.ctx = ctx, .device = device, .args = o->args,
+			.nvalues = o->nargs, .outs = o->outs, .nouts = o->nouts,
+			.schedules = o->io.schedules, .seed = o->io.seed, .stats = o->stats};
+	memcpy(r.grid, o->grid, sizeof r.grid);
+	if (ends_with(o->common.input, ".avb")) {
+		if (aveKernelLoadBundle(ctx, o->common.input, &k))
+			goto out;
+		if (o->kernel && strcmp(o->kernel + (o->kernel[0] == '@'), aveKernelGetName(k))) {
+			fprintf(stderr, "ave run: the bundle holds '@%s', not '%s'\n", aveKernelGetName(k),
+				o->kernel);
+			rc = 2;
+			goto out;
+		}
+	} else {
+		/* Compile for the device: its own target unless --target says otherwise. */
+		const char *target = o->target;
+		if (!target && !strcmp(device, "host"))
+			target = "host";
+		if (!target) {
+			AveDevice d;
+			if (aveDeviceOpen(ctx, device, 0, &d))
+				goto out;
+			const char *t = ((RtDevice *)d.ptr)->target;
+			target = !strcmp(t, "gfx") ? "gfx942" : t;
+			aveDeviceClose(d);
+		}
+		if (aveModuleParseFile(ctx, o->common.input, &m))
+			goto out;
+		AveCompileOptions co;
+		aveCompileOptionsCreate(&co);
+		AveResult res = aveCompileOptionsSetTarget(co, target);
+		if (res) {
+			fprintf(stderr, "ave run: unknown target '%s'\n", target);
+			aveCompileOptionsDestroy(co);
+			rc = 2;
+			goto out;
+		}
+		const char *name = o->kernel;
+		if (!name && aveModuleGetNumKernels(m) == 1)
+			name = aveModuleGetKernelName(m, 0);
+		if (!name) {
+			fprintf(stderr, "ave run: choose a kernel with --kernel=@NAME\n");
+			aveCompileOptionsDestroy(co);
+			rc = 2;
+			goto out;
+		}
+		res = aveKernelCompile(m, name + (name[0] == '@'), co, &k);
+		aveCompileOptionsDestroy(co);
+		if (res)
+			goto out;
+	}
+	r.kernel = k;
+	r.nargs = aveKernelGetNumArgs(k);
+	IrType **types = calloc((size_t)r.nargs + 1, sizeof *types);
+	const char **names = calloc((size_t)r.nargs + 1, sizeof *names);
+	r.types = types;
+	r.names = names;
+	if (run_kernel_types(c, k, types, names))
+		rc = run_on_device(c, &r);
+	free(types);
+	free(names);
+out:
+	aveKernelDestroy(k);
+	aveModuleDestroy(m);
+	aveContextDestroy(ctx);
+	ir_ctx_free(c);
+	return rc;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -305,6 +396,11 @@ cmd_run(int argc, char **argv)
 	if (rc) {
 		free_opts(&o);
 		return rc < 0 ? 0 : rc;
+	}
+	if ((o.device && strcmp(o.device, "host")) || ends_with(o.common.input, ".avb")) {
+		rc = run_api(&o);
+		free_opts(&o);
+		return rc;
 	}
 	DiagSink sink;
 	IrCtx *c = driver_ctx(&o.common, &sink);
