@@ -13,6 +13,7 @@ usage(FILE *f, int rc)
 {
 	fputs("usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
 	      "                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
+	      "                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
 	      "                  [--schedules=N] [--seed=S]   (host device)\n",
 	      f);
 	return rc;
@@ -60,6 +61,10 @@ main(int argc, char **argv)
 			r.seed = strtoull(a + 7, NULL, 0);
 		} else if (!strcmp(a, "--print-stats")) {
 			r.stats = true;
+		} else if (!strncmp(a, "--repeat=", 9)) {
+			r.repeat = atoi(a + 9);
+		} else if (!strncmp(a, "--flops=", 8)) {
+			r.flops = strtod(a + 8, NULL);
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			return usage(stdout, 0);
 		} else if (a[0] != '-' && !bundle) {

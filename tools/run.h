@@ -28,6 +28,8 @@ typedef struct RunRequest {
 	int schedules;            /* host device */
 	uint64_t seed;
 	bool stats;
+	int repeat;               /* launches to time (the first, which loads the kernel, excluded) */
+	double flops;             /* work of one launch, to report TFLOP/s */
 } RunRequest;
 
 /* Makes the values, uploads them, launches, downloads and writes the outputs. Returns the exit

@@ -128,8 +128,21 @@ run_on_device(IrCtx *c, const RunRequest *r)
 	TRY(aveDeviceSynchronize(dev), "the kernel");
 	double t1 = ir_now();
 	if (r->stats)
-		printf("ave run: %s on %s: %.3f ms (launch + synchronize)\n", aveKernelGetName(r->kernel),
-		       aveDeviceGetName(dev), (t1 - t0) * 1e3);
+		printf("ave run: %s on %s: %.3f ms (first launch + synchronize)\n",
+		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), (t1 - t0) * 1e3);
+	if (r->repeat > 0) {
+		/* Back-to-back launches, then one synchronize: the device's time per launch. */
+		double s0 = ir_now();
+		for (int i = 0; i < r->repeat; i++)
+			TRY(aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL}), "the launch");
+		TRY(aveDeviceSynchronize(dev), "the kernel");
+		double per = (ir_now() - s0) / r->repeat;
+		printf("ave run: %s on %s: %.3f ms per launch over %d launches", aveKernelGetName(r->kernel),
+		       aveDeviceGetName(dev), per * 1e3, r->repeat);
+		if (r->flops > 0)
+			printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
+		printf("\n");
+	}
 	for (int j = 0; j < r->nouts; j++) {
 		int i = 0;
 		const char *name = NULL;

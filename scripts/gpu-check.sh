@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU check, in two halves, for a GPU machine that has the CUDA driver but no LLVM or Z3.
+#   scripts/gpu-check.sh prepare DIR   (here)   compile the shared examples into sm_90a bundles,
+#       make their inputs and the host interpreter's results (.npy), and copy the runner
+#       (ave-rt-run: runtime only) and the comparison tool (ave-interp-ref) into DIR.
+#   DIR/run.sh [DEVICE]                 (there)  run every bundle on DEVICE (default cuda), compare
+#       with the host results, and time gemm/gemm_ws at 4096^3 and 8192^3 against torch.matmul.
+# DIR must be inside the repository and git-ignored to travel (e.g. .gpu/, carried as such).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmd=${1:-}
+dir=${2:-.gpu}
+[ "$cmd" = prepare ] || { echo "usage: scripts/gpu-check.sh prepare DIR" >&2; exit 2; }
+scripts/setup.sh build
+ave=build/tools/ave
+mkdir -p "$dir"
+cp build/tools/ave-rt-run build/test/interp/ave-interp-ref "$dir/"
+target=${AVE_GPU_TARGET:-sm_90a}
+run() { echo "+ $*"; "$@"; }
+
+# Correctness: small problems that are not tile multiples, host results as references.
+run $ave compile examples/vadd.ave --target=$target --emit=bundle -o "$dir/vadd.avb"
+run $ave run examples/vadd.ave --kernel=@vadd --grid=3 --arg a=rand:3000:f32:1 \
+  --arg b=rand:3000:f32:2 --arg c=zeros:3000:f32 --out a="$dir/vadd.a.npy" \
+  --out b="$dir/vadd.b.npy" --out c="$dir/vadd.ref.npy"
+for k in gemm gemm_ws; do
+  run $ave compile examples/$k.ave --target=$target --emit=bundle -o "$dir/$k.avb"
+done
+run $ave run examples/gemm.ave --kernel=@gemm --grid=2,2 --arg A=rand:200x260:bf16:1 \
+  --arg B=rand:136x260:bf16:2 --arg C=zeros:200x136:f32 --arg K=260 \
+  --out A="$dir/gemm.A.npy" --out B="$dir/gemm.B.npy" --out C="$dir/gemm.ref.npy"
+run $ave run examples/gemm_ws.ave --kernel=@gemm_ws --grid=2,1 --arg A="$dir/gemm.A.npy" \
+  --arg B="$dir/gemm.B.npy" --arg C=zeros:200x136:f32 --arg K=260 --out C="$dir/gemm_ws.ref.npy"
+run $ave compile examples/attention.ave --target=$target --emit=bundle -o "$dir/attention.avb"
+run $ave run examples/attention.ave --kernel=@attn_fwd --grid=2,2 --arg Q=rand:512x128:bf16:3 \
+  --arg K=rand:512x128:bf16:4 --arg V=rand:512x128:bf16:5 --arg O=zeros:512x128:bf16 \
+  --arg S=256 --arg scale=0.1275174 --out Q="$dir/attn.Q.npy" --out K="$dir/attn.K.npy" \
+  --out V="$dir/attn.V.npy" --out O="$dir/attn.ref.npy"
+
+cat > "$dir/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs the prepared bundles on a GPU and compares with the host interpreter's results.
+set -uo pipefail
+cd "$(dirname "$0")"
+dev=${1:-cuda}
+fail=0
+step() { echo "== $*"; }
+step vadd
+./ave-rt-run vadd.avb --device=$dev --grid=3 --arg a=vadd.a.npy --arg b=vadd.b.npy \
+  --arg c=zeros:3000:f32 --out c=vadd.out.npy && ./ave-interp-ref vadd vadd.a.npy vadd.b.npy vadd.out.npy || fail=1
+for k in gemm gemm_ws; do
+  step $k
+  g=2,2; [ $k = gemm_ws ] && g=2,1
+  ./ave-rt-run $k.avb --device=$dev --grid=$g --arg A=gemm.A.npy --arg B=gemm.B.npy \
+    --arg C=zeros:200x136:f32 --arg K=260 --out C=$k.out.npy &&
+    ./ave-interp-ref gemm gemm.A.npy gemm.B.npy $k.out.npy || fail=1
+  cmp -s $k.out.npy $k.ref.npy && echo "$k: bit-identical to the host" || echo "$k: within tolerance of the host (not bit-identical)"
+done
+step attention
+./ave-rt-run attention.avb --device=$dev --grid=2,2 --arg Q=attn.Q.npy --arg K=attn.K.npy \
+  --arg V=attn.V.npy --arg O=zeros:512x128:bf16 --arg S=256 --arg scale=0.1275174 \
+  --out O=attn.out.npy && ./ave-interp-ref attention attn.Q.npy attn.K.npy attn.V.npy attn.out.npy 256 0.1275174 || fail=1
+[ "$dev" = host ] && exit $fail   # the interpreter checks the script; speed is for GPUs
+step "speed: gemm / gemm_ws vs torch.matmul (bf16, f32 accumulation)"
+for n in 4096 8192; do
+  flops=$(python3 -c "print(2*$n**3)")
+  ./ave-rt-run gemm.avb --device=$dev --grid=$((n/128)),$((n/128)) --arg A=rand:${n}x${n}:bf16:1 \
+    --arg B=rand:${n}x${n}:bf16:2 --arg C=zeros:${n}x${n}:f32 --arg K=$n --repeat=20 --flops=$flops || fail=1
+  ./ave-rt-run gemm_ws.avb --device=$dev --grid=$((n/128)),$((n/256)) --arg A=rand:${n}x${n}:bf16:1 \
+    --arg B=rand:${n}x${n}:bf16:2 --arg C=zeros:${n}x${n}:f32 --arg K=$n --repeat=20 --flops=$flops || fail=1
+  python3 - $n <<'PY' || true
+import sys, torch
+n = int(sys.argv[1])
+a = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+b = torch.randn(n, n, dtype=torch.bfloat16, device="cuda")
+for _ in range(3): torch.matmul(a, b.t())
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(20): torch.matmul(a, b.t())
+e.record(); torch.cuda.synchronize()
+ms = s.elapsed_time(e) / 20
+print(f"torch.matmul {n}^3 bf16: {ms:.3f} ms per call, {2*n**3/ms*1e-9:.1f} TFLOP/s")
+PY
+done
+exit $fail
+RUN
+chmod +x "$dir/run.sh"
+echo "prepared $dir: carry it to the GPU machine and run $dir/run.sh"
