@@ -11,7 +11,8 @@ typedef struct Printer {
 	IrCtx *c;
 	FILE *out;
 	const IrPrintOpts *o;
-	IrMap names;   /* IrValue* -> IrStr */
+	IrMap names;   /* IrValue* -> IrStr, for the values printed under another name */
+	IrMap typestr; /* IrType* -> its text (with aliases), printed once per module */
 	IrMap visible; /* IrStr -> count of visible definitions */
 	IrVec undo;    /* IrStr, names defined in open scopes */
 	IrVec marks;   /* int, undo length at each scope entry */
@@ -41,7 +42,28 @@ alias_hook(void *ud, const void *obj, bool is_type, FILE *out)
 static void
 type(Printer *p, IrType *t)
 {
-	ir_type_print_ex(p->c, t, p->out, alias_hook, p);
+	/* While alias definitions print, what a type prints as changes; cache only after. */
+	if (p->alias_limit != p->m->aliases.len) {
+		ir_type_print_ex(p->c, t, p->out, alias_hook, p);
+		return;
+	}
+	const char *s = ir_map_get(&p->typestr, ir_hash_ptr(t), t, NULL);
+	if (!s) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		if (!f)
+			ir_unreachable("open_memstream failed");
+		FILE *out = p->out;
+		p->out = f;
+		ir_type_print_ex(p->c, t, f, alias_hook, p);
+		p->out = out;
+		fclose(f);
+		s = ir_ctx_strdup(p->c, buf);
+		free(buf);
+		ir_map_put(&p->typestr, ir_hash_ptr(t), t, (void *)s, NULL);
+	}
+	fputs(s, p->out);
 }
 
 static void
@@ -499,6 +521,7 @@ printer_init(Printer *p, IrModule *m, FILE *out, const IrPrintOpts *o)
 	p->o = o;
 	p->alias_limit = m->aliases.len;
 	ir_map_init(&p->names, p->c->al);
+	ir_map_init(&p->typestr, p->c->al);
 	ir_map_init(&p->visible, p->c->al);
 }
 
@@ -506,6 +529,7 @@ static void
 printer_free(Printer *p)
 {
 	ir_map_free(&p->names);
+	ir_map_free(&p->typestr);
 	ir_map_free(&p->visible);
 	ir_vec_free(p->c->al, &p->undo, sizeof(IrStr));
 	ir_vec_free(p->c->al, &p->marks, sizeof(int));
