@@ -53,67 +53,13 @@ on_llvm_diag(LLVMDiagnosticInfoRef di, void *ud)
 
 /* ---- files and processes ---- */
 
-static char *
-read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
-	size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-	fclose(f);
-	s[got] = 0;
-	if (len)
-		*len = got;
-	return s;
-}
-
-static bool
-write_all(const char *path, const char *s, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return false;
-	bool ok = fwrite(s, 1, n, f) == n;
-	return fclose(f) == 0 && ok;
-}
-
-static bool
-is_exe(const char *p)
-{
-	struct stat st;
-	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
-}
-
 /* ld.lld: $AVE_LLD, then tool_dir, PATH (ld.lld-19, ld.lld), LLVM 19's bin; NULL if nowhere. */
 static char *
 find_lld(const char *tool_dir)
 {
-	char buf[4096];
-	const char *env = getenv("AVE_LLD");
-	if (env && *env)
-		return is_exe(env) ? strdup(env) : NULL;
-	static const char *const names[] = {"ld.lld-19", "ld.lld"};
-	for (int k = 0; k < 2; k++) {
-		if (tool_dir) {
-			snprintf(buf, sizeof buf, "%s/%s", tool_dir, names[k]);
-			if (is_exe(buf))
-				return strdup(buf);
-		}
-		const char *path = getenv("PATH");
-		for (const char *p = path; p && *p;) {
-			const char *e = strchr(p, ':');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-			snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, names[k]);
-			if (n && is_exe(buf))
-				return strdup(buf);
-			p = e ? e + 1 : p + n;
-		}
-	}
-	return is_exe("/usr/lib/llvm-19/bin/ld.lld") ? strdup("/usr/lib/llvm-19/bin/ld.lld") : NULL;
+	static const char *const names[] = {"ld.lld-19", "ld.lld", NULL};
+	static const char *const fallback[] = {"/usr/lib/llvm-19/bin/ld.lld", NULL};
+	return lower_find_tool("AVE_LLD", tool_dir, names, fallback);
 }
 
 static void
@@ -150,7 +96,7 @@ spawn_lld(IrCtx *c, const char *exe, char **argv, const char *logp)
 		return false;
 	}
 	if (WEXITSTATUS(st)) {
-		char *log = read_all(logp, NULL);
+		char *log = lower_read_file(logp, NULL);
 		link_error(c, exe, WEXITSTATUS(st), log);
 		free(log);
 		return false;
@@ -174,7 +120,7 @@ link_hsaco(IrCtx *c, const char *obj, size_t objlen, const LowerOptions *o, char
 	snprintf(in, sizeof in, "%s/k.o", dir);
 	snprintf(hs, sizeof hs, "%s/k.hsaco", dir);
 	snprintf(logp, sizeof logp, "%s/log", dir);
-	bool ok = write_all(in, obj, objlen);
+	bool ok = lower_write_file(in, obj, objlen);
 	if (!ok)
 		ir_error(c, noloc(), "cannot write '%s'", in);
 	bool process = o->assembler && !strcmp(o->assembler, "ld.lld");
@@ -209,7 +155,7 @@ link_hsaco(IrCtx *c, const char *obj, size_t objlen, const LowerOptions *o, char
 		free(msgs);
 	}
 #endif
-	if (ok && !(*out = read_all(hs, outlen))) {
+	if (ok && !(*out = lower_read_file(hs, outlen))) {
 		ir_error(c, noloc(), "the linker wrote no HSACO");
 		ok = false;
 	}

@@ -135,40 +135,6 @@ ilog2(int64_t v)
 	return k;
 }
 
-/* A row-major (K contiguous for A and transposed B) staging layout with the widest swizzle that
- * divides a row: MFMA operand reads of 8 bytes stay inside a 16-byte chunk. */
-static void
-stage_layout(LowerSmemLayout *s, int64_t rows, int64_t cols, int es)
-{
-	memset(s, 0, sizeof *s);
-	s->rank = 2;
-	s->shape[0] = rows;
-	s->shape[1] = cols;
-	s->order[0] = 1;
-	s->order[1] = 0;
-	s->esize = es;
-	int64_t rb = cols * es;
-	int z = 0;
-	for (int c = 128; c >= 32 && !z; c /= 2)
-		if (rb % c == 0 && rows > 1)
-			z = c;
-	s->swizzle = z;
-	if (z) {
-		s->panel_elems = z / es;
-		s->row_bytes = z;
-		s->panel_bytes = rows * z;
-		s->bytes = (rb / z) * s->panel_bytes;
-		s->align = 8 * z;
-	} else {
-		s->panel_elems = cols;
-		s->row_bytes = rb;
-		s->bytes = rows * rb;
-		s->align = 16;
-	}
-	if (s->align < 128)
-		s->align = 128;
-}
-
 /* Whether a register operand comes from another product (through elementwise ops): its layout
  * is then an accumulator's, which lines up with the A operand when the warps split rows. */
 static bool
@@ -308,11 +274,11 @@ amdgpu_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 	p->a_reg = operand_layout(&p->a, r->m, r->k, &aa, &p->acc);
 	p->b_reg = false;
 	int es = lower_elem_bytes(r->ab);
-	stage_layout(&p->a_stage, r->m, r->k, es);
+	lower_stage_layout(&p->a_stage, r->m, r->k, es, true);
 	if (r->trans_b)
-		stage_layout(&p->b_stage, r->n, r->k, es);
+		lower_stage_layout(&p->b_stage, r->n, r->k, es, true);
 	else
-		stage_layout(&p->b_stage, r->k, r->n, es);
+		lower_stage_layout(&p->b_stage, r->k, r->n, es, true);
 	return true;
 }
 

@@ -27,39 +27,12 @@ noloc(void)
 	return l;
 }
 
-static bool
-is_file(const char *p)
-{
-	struct stat st;
-	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
-}
-
 char *
 nvptx_find_ptxas(const char *tool_dir)
 {
-	char buf[4096];
-	const char *env = getenv("AVE_PTXAS");
-	if (env && *env)
-		return is_file(env) ? strdup(env) : NULL;
-	if (tool_dir) {
-		snprintf(buf, sizeof buf, "%s/ptxas", tool_dir);
-		if (is_file(buf))
-			return strdup(buf);
-	}
-	const char *path = getenv("PATH");
-	for (const char *p = path; p && *p;) {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		snprintf(buf, sizeof buf, "%.*s/ptxas", (int)n, p);
-		if (n && is_file(buf))
-			return strdup(buf);
-		p = e ? e + 1 : p + n;
-	}
-	const char *fallback[] = {"/usr/local/cuda/bin/ptxas", "/opt/cuda/bin/ptxas"};
-	for (int i = 0; i < 2; i++)
-		if (is_file(fallback[i]))
-			return strdup(fallback[i]);
-	return NULL;
+	static const char *const names[] = {"ptxas", NULL};
+	static const char *const fallback[] = {"/usr/local/cuda/bin/ptxas", "/opt/cuda/bin/ptxas", NULL};
+	return lower_find_tool("AVE_PTXAS", tool_dir, names, fallback);
 }
 
 /* ---- the ptxas info log ---- */
@@ -149,34 +122,6 @@ nvptx_parse_ptxas_log(const IrAllocator *al, const char *log, LowerKernelInfo *i
 
 /* ---- running ptxas ---- */
 
-static char *
-read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
-	size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-	fclose(f);
-	s[got] = 0;
-	if (len)
-		*len = got;
-	return s;
-}
-
-static bool
-write_all(const char *path, const char *s, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return false;
-	bool ok = fwrite(s, 1, n, f) == n;
-	return fclose(f) == 0 && ok;
-}
-
 /* Reports the error lines of a tool's log as one diagnostic. */
 static void
 tool_error(IrCtx *c, const char *tool, const char *log, int status)
@@ -224,7 +169,7 @@ run_ptxas(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const Lowe
 	snprintf(logp, sizeof logp, "%s/log", dir);
 	snprintf(opt, sizeof opt, "-O%d", o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt);
 	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-	bool ok = write_all(in, ptx, ptxlen);
+	bool ok = lower_write_file(in, ptx, ptxlen);
 	if (!ok)
 		ir_error(c, noloc(), "cannot write '%s'", in);
 	int status = -1;
@@ -247,14 +192,14 @@ run_ptxas(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const Lowe
 			status = WEXITSTATUS(status);
 		}
 	}
-	char *log = ok ? read_all(logp, NULL) : NULL;
+	char *log = ok ? lower_read_file(logp, NULL) : NULL;
 	if (ok && status) {
 		tool_error(c, "ptxas", log ? log : "", status);
 		ok = false;
 	}
 	if (ok) {
 		nvptx_parse_ptxas_log(c->al, log ? log : "", infos, ninfo);
-		*out = read_all(cub, outlen);
+		*out = lower_read_file(cub, outlen);
 		if (!*out) {
 			ir_error(c, noloc(), "ptxas wrote no cubin");
 			ok = false;

@@ -140,38 +140,6 @@ warp_dims(const LowerLayout *acc, int first, int *mdim, int32_t *mstep, int *ndi
 	}
 }
 
-static void
-stage_layout(LowerSmemLayout *s, int64_t rows, int64_t cols, int es, bool swizzle)
-{
-	memset(s, 0, sizeof *s);
-	s->rank = 2;
-	s->shape[0] = rows;
-	s->shape[1] = cols;
-	s->order[0] = 1;
-	s->order[1] = 0;
-	s->esize = es;
-	int64_t rb = cols * es;
-	int z = 0;
-	for (int c = 128; swizzle && c >= 32 && !z; c /= 2)
-		if (rb % c == 0)
-			z = c;
-	s->swizzle = z;
-	if (z) {
-		s->panel_elems = z / es;
-		s->row_bytes = z;
-		s->panel_bytes = rows * z;
-		s->bytes = (rb / z) * s->panel_bytes;
-		s->align = 8 * z;
-	} else {
-		s->panel_elems = cols;
-		s->row_bytes = rb;
-		s->bytes = rows * rb;
-		s->align = 128;
-	}
-	if (s->align < 128)
-		s->align = 128;
-}
-
 /* wgmma reads a shared-memory operand whose rows of 16-byte chunks are swizzled, K- or
  * MN-major. */
 static bool
@@ -225,8 +193,8 @@ nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 			LowerAtom aa = nvptx_atom_wgmma_a();
 			p->a_reg = operand_layout(&p->a, LOWER_MMA_A, r->m, r->k, &aa, r->warp_bits,
 			                          md, ms);
-			stage_layout(&p->a_stage, r->m, r->k, es, true);
-			stage_layout(&p->b_stage, kb, nb, es, true);
+			lower_stage_layout(&p->a_stage, r->m, r->k, es, true);
+			lower_stage_layout(&p->b_stage, kb, nb, es, true);
 			p->a_restage = r->a_smem && !wgmma_smem_ok(r->a_smem);
 			p->b_restage = r->b_smem && !wgmma_smem_ok(r->b_smem);
 			return true;
@@ -272,8 +240,8 @@ nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 	else
 		p->b = bl;
 	p->b.kind = LOWER_MMA_B;
-	stage_layout(&p->a_stage, r->m, r->k, es, true);
-	stage_layout(&p->b_stage, kb, nb, es, true);
+	lower_stage_layout(&p->a_stage, r->m, r->k, es, true);
+	lower_stage_layout(&p->b_stage, kb, nb, es, true);
 	return true;
 }
 

@@ -495,3 +495,34 @@ lower_smem_layout(IrCtx *c, const IrType *t, LowerSmemLayout *s)
 		s->align = 128; /* TMA destinations and vector accesses */
 	return true;
 }
+
+void
+lower_stage_layout(LowerSmemLayout *s, int64_t rows, int64_t cols, int es, bool swizzle)
+{
+	memset(s, 0, sizeof *s);
+	s->rank = 2;
+	s->shape[0] = rows;
+	s->shape[1] = cols;
+	s->order[0] = 1;
+	s->order[1] = 0;
+	s->esize = es;
+	int64_t rb = cols * es;
+	int z = 0;
+	for (int c = 128; swizzle && rows > 1 && c >= 32 && !z; c /= 2)
+		if (rb % c == 0)
+			z = c;
+	s->swizzle = z;
+	if (z) {
+		s->panel_elems = z / es;
+		s->row_bytes = z;
+		s->panel_bytes = rows * z;
+		s->bytes = (rb / z) * s->panel_bytes;
+		s->align = 8 * z;
+	} else {
+		s->panel_elems = cols;
+		s->row_bytes = rb;
+		s->bytes = rows * rb;
+	}
+	if (s->align < 128)
+		s->align = 128;
+}

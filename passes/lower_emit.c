@@ -3,6 +3,8 @@
  * generator; then the kernels' metadata as JSON for the runtime and for users. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -347,4 +349,71 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		fprintf(f, "\n    }");
 	}
 	fprintf(f, "\n  ]\n}\n");
+}
+
+/* ---- files and external tools, for the backends' code generation ---- */
+
+bool
+lower_is_exe(const char *p)
+{
+	struct stat st;
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+char *
+lower_find_tool(const char *env, const char *tool_dir, const char *const *names,
+		const char *const *fallback)
+{
+	char buf[4096];
+	const char *e = env ? getenv(env) : NULL;
+	if (e && *e)
+		return lower_is_exe(e) ? strdup(e) : NULL;
+	for (int k = 0; names[k]; k++) {
+		if (tool_dir) {
+			snprintf(buf, sizeof buf, "%s/%s", tool_dir, names[k]);
+			if (lower_is_exe(buf))
+				return strdup(buf);
+		}
+		const char *path = getenv("PATH");
+		for (const char *p = path; p && *p;) {
+			const char *end = strchr(p, ':');
+			size_t n = end ? (size_t)(end - p) : strlen(p);
+			snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, names[k]);
+			if (n && lower_is_exe(buf))
+				return strdup(buf);
+			p = end ? end + 1 : p + n;
+		}
+	}
+	for (int i = 0; fallback && fallback[i]; i++)
+		if (lower_is_exe(fallback[i]))
+			return strdup(fallback[i]);
+	return NULL;
+}
+
+char *
+lower_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
+	size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
+	fclose(f);
+	s[got] = 0;
+	if (len)
+		*len = got;
+	return s;
+}
+
+bool
+lower_write_file(const char *path, const char *s, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return false;
+	bool ok = fwrite(s, 1, n, f) == n;
+	return fclose(f) == 0 && ok;
 }

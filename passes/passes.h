@@ -119,6 +119,10 @@ typedef struct LowerSmemLayout {
  * widest swizzle that divides the row, row-major). False for shapes it cannot lay out. */
 bool lower_smem_layout(IrCtx *c, const IrType *tile, LowerSmemLayout *out);
 int64_t lower_smem_offset(const LowerSmemLayout *s, const int64_t *coord);
+/* A row-major rows x cols staging buffer of `es`-byte elements, with the widest swizzle (128, 64
+ * or 32 bytes) that divides a row when `swizzle` (and the tile has more than one row), aligned to
+ * at least 128 bytes: how MMA operands are staged in shared memory. */
+void lower_stage_layout(LowerSmemLayout *s, int64_t rows, int64_t cols, int es, bool swizzle);
 int64_t lower_smem_swizzle(int swizzle, int64_t off);
 /* Bytes of one element of a scalar type in memory (i1 takes a byte). */
 int lower_elem_bytes(const IrType *t);
@@ -515,6 +519,14 @@ struct Lower {
  * and produce o->emit ("llvm" or one of target->emits). Diagnostics go to the context. */
 bool lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r);
 void lower_result_free(LowerResult *r);
+/* Files and external tools for the backends: whether p is an executable file; the first of
+ * `names` found as $env, in tool_dir, on PATH, then the `fallback` paths (NULL-terminated lists;
+ * malloc'd result or NULL); a whole file (malloc'd, NUL-terminated) and writing one. */
+bool lower_is_exe(const char *p);
+char *lower_find_tool(const char *env, const char *tool_dir, const char *const *names,
+		      const char *const *fallback);
+char *lower_read_file(const char *path, size_t *len);
+bool lower_write_file(const char *path, const char *s, size_t n);
 /* Writes the kernels' metadata as JSON (docs/targets.md). */
 void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
 /* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
