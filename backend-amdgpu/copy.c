@@ -22,73 +22,45 @@ amdgpu_wave_bytes(int64_t nchunks, int64_t chunk_bytes, int nwaves, int w)
 	return (nchunks / threads * AMDGPU_WAVE + rest) * chunk_bytes;
 }
 
-/* The chunks of one path: `ce` elements along the destination's contiguous dimension each. */
+typedef struct Chunks {
+	int ce;
+	LLVMValueRef rsrc;
+} Chunks;
+
+/* One chunk: a buffer load (out-of-range chunks read zeros) and an LDS store. */
+static bool
+chunk(Lower *L, const LowerCopy *cp, void *arg, LLVMValueRef *co, LLVMValueRef off, LLVMValueRef inb)
+{
+	LLVMBuilderRef b = L->b;
+	const Chunks *k = arg;
+	int es = lower_elem_bytes(cp->src->type->elem);
+	LLVMTypeRef mt = lower_mem_type(L, cp->src->type->elem);
+	LLVMTypeRef vt = k->ce > 1 ? LLVMVectorType(mt, (unsigned)k->ce) : mt;
+	off = LLVMBuildSelect(b, inb, LLVMBuildTrunc(b, off, L->i32, ""), lower_i32(L, AMDGPU_OOB), "");
+	LLVMValueRef v = amdgpu_buffer_load(L, k->rsrc, off, vt);
+	if (!v)
+		return lower_error(L, cp->op->loc, "internal error: no buffer load of %d bytes on target '%s'",
+				   k->ce * es, L->t->name);
+	LLVMValueRef st = LLVMBuildStore(b, v, lower_smem_ptr(L, lower_smem_elem(L, &cp->dst, co)));
+	LLVMSetAlignment(st, (unsigned)(k->ce * es));
+	return true;
+}
+
+/* The chunks of one path, `ce` elements along the destination's contiguous dimension each, dealt
+ * to the lanes of the issuing waves; then each wave completes its bytes. */
 static bool
 chunks(Lower *L, const LowerCopy *cp, int ce, int nwaves, LLVMValueRef rsrc)
 {
 	LLVMBuilderRef b = L->b;
 	const LowerSmem *d = &cp->dst;
-	const LowerSmemLayout *y = d->layout;
-	LowerTensor *t = cp->src;
-	int es = lower_elem_bytes(t->type->elem), rank = d->rank, f = y->order[0];
-	int64_t per_row = d->shape[f] / ce, numel = 1;
-	for (int i = 0; i < rank; i++)
+	int es = lower_elem_bytes(cp->src->type->elem);
+	int64_t numel = 1;
+	for (int i = 0; i < d->rank; i++)
 		numel *= d->shape[i];
 	int64_t nchunks = numel / ce, threads = (int64_t)nwaves * AMDGPU_WAVE;
-	LLVMTypeRef mt = lower_mem_type(L, t->type->elem);
-	LLVMTypeRef vt = ce > 1 ? LLVMVectorType(mt, (unsigned)ce) : mt;
-	/* Thread t moves chunks t, t + threads, ...: unrolled when few, else a loop. */
-	int64_t iters = (nchunks + threads - 1) / threads;
-	bool loop = iters > 8;
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = NULL, done = NULL;
-	LLVMValueRef itv = NULL;
-	if (loop) {
-		body = lower_block(L, "chunks");
-		done = lower_block(L, "chunks.done");
-		LLVMBuildBr(b, body);
-		LLVMPositionBuilderAtEnd(b, body);
-		itv = LLVMBuildPhi(b, L->i32, "it");
-		LLVMValueRef z = lower_i32(L, 0);
-		LLVMAddIncoming(itv, &z, &pre, 1);
-	}
-	for (int64_t it = 0; it < (loop ? 1 : iters); it++) {
-		LLVMValueRef c = LLVMBuildAdd(b, L->scope.tid, loop ? LLVMBuildMul(b, itv, lower_i32(L, (int)threads), "")
-								 : lower_i32(L, (int)(it * threads)), "chunk");
-		LLVMBasicBlockRef merge = NULL;
-		if (loop || (it + 1) * threads > nchunks)
-			merge = lower_if_begin(L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""), "chunk");
-		LLVMValueRef co[LOWER_MAX_RANK];
-		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""), lower_i32(L, ce), "");
-		LLVMValueRef row = LLVMBuildUDiv(b, c, lower_i32(L, (int)per_row), "");
-		for (int i = 1; i < rank; i++) {
-			int dd = y->order[i];
-			co[dd] = LLVMBuildURem(b, row, lower_i32(L, (int)d->shape[dd]), "");
-			row = LLVMBuildUDiv(b, row, lower_i32(L, (int)d->shape[dd]), "");
-		}
-		LLVMValueRef off = lower_i64(L, 0), inb = LLVMConstInt(L->i1, 1, 0);
-		for (int i = 0; i < rank; i++) {
-			LLVMValueRef x = LLVMBuildAdd(b, cp->coord[i], LLVMBuildZExt(b, co[i], L->i64, ""), "");
-			inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntULT, x, t->dim[i], ""), "");
-			off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, t->stride[i], ""), "");
-		}
-		off = LLVMBuildTrunc(b, LLVMBuildMul(b, off, lower_i64(L, es), ""), L->i32, "");
-		off = LLVMBuildSelect(b, inb, off, lower_i32(L, AMDGPU_OOB), "");
-		LLVMValueRef v = amdgpu_buffer_load(L, rsrc, off, vt);
-		if (!v)
-			return lower_error(L, cp->op->loc, "internal error: no buffer load of %d bytes on target '%s'",
-					   ce * es, L->t->name);
-		LLVMValueRef st = LLVMBuildStore(b, v, lower_smem_ptr(L, lower_smem_elem(L, d, co)));
-		LLVMSetAlignment(st, (unsigned)(ce * es));
-		if (merge)
-			lower_if_end(L, merge);
-	}
-	if (loop) {
-		LLVMValueRef next = LLVMBuildAdd(b, itv, lower_i32(L, 1), "");
-		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-		LLVMAddIncoming(itv, &next, &latch, 1);
-		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""), body, done);
-		LLVMPositionBuilderAtEnd(b, done);
-	}
+	Chunks k = {ce, rsrc};
+	if (!lower_copy_chunks(L, cp, ce, L->scope.tid, threads, chunk, &k))
+		return false;
 	/* The wave's bytes, then one lane completes them: nchunks % threads is static, the wave
 	 * index uniform. */
 	int64_t full = nchunks / threads * AMDGPU_WAVE, rest = nchunks % threads;
@@ -120,7 +92,6 @@ amdgpu_copy_async(Lower *L, const LowerCopy *cp)
 	int nwaves = L->scope.issue_warps < L->scope.nwarps ? L->scope.issue_warps : L->scope.nwarps;
 	if (cp->dst.rank != t->rank)
 		return lower_unsupported(L, cp->op, "from a rank-%d tensor into a rank-%d tile", t->rank, cp->dst.rank);
-	LLVMValueRef rsrc = amdgpu_rsrc(L, t);
 	/* 16-byte chunks when the tile's rows allow them (aligned in LDS); whether the tensor does
 	 * (base, strides, origin, size) is checked at run time. */
 	bool vec_ok = es <= 8 && t->cstride[f] == 1 && cp->dst.shape[f] % ce == 0 && y->panel_elems % ce == 0 &&
@@ -128,14 +99,11 @@ amdgpu_copy_async(Lower *L, const LowerCopy *cp)
 	for (int d = 0; d < t->rank; d++)
 		if (d != f && t->cstride[d] != IR_DYN && (t->cstride[d] * es) % 16)
 			vec_ok = false;
+	LLVMValueRef rsrc = amdgpu_rsrc(L, t);
 	LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntULT, L->scope.warp, lower_i32(L, nwaves), "");
 	LLVMBasicBlockRef merge = lower_if_begin(L, lead, "copy.waves");
 	if (vec_ok) {
-		LLVMValueRef ok = t->aligned;
-		LLVMValueRef o = LLVMBuildAnd(b, cp->coord[f], lower_i64(L, ce - 1), "");
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, o, lower_i64(L, 0), ""), "");
-		LLVMValueRef dm = LLVMBuildAnd(b, t->dim[f], lower_i64(L, ce - 1), "");
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, dm, lower_i64(L, 0), ""), "");
+		LLVMValueRef ok = lower_copy_vec_cond(L, cp, ce);
 		LLVMBasicBlockRef vb = lower_block(L, "copy.vec"), sb = lower_block(L, "copy.elem");
 		LLVMBasicBlockRef jb = lower_block(L, "copy.done");
 		LLVMBuildCondBr(b, ok, vb, sb);

@@ -327,89 +327,39 @@ tma_copy(Lower *L, const LowerCopy *cp, const NvMap *m)
 
 /* ---- cp.async from the group's first warp ---- */
 
+/* One chunk: cp.async of 16 bytes (zero-filled out of range), or one element through a load and
+ * a shared store. */
+static bool
+chunk(Lower *L, const LowerCopy *cp, void *arg, LLVMValueRef *co, LLVMValueRef off,
+      LLVMValueRef inb)
+{
+	LLVMBuilderRef b = L->b;
+	bool vec = *(const bool *)arg;
+	LowerTensor *t = cp->src;
+	LLVMTypeRef mt = lower_mem_type(L, t->type->elem);
+	off = LLVMBuildSelect(b, inb, off, lower_i64(L, 0), "");
+	LLVMValueRef src = LLVMBuildGEP2(b, L->i8, t->base, &off, 1, "");
+	LLVMValueRef dst = lower_smem_elem(L, &cp->dst, co);
+	if (vec) {
+		LLVMValueRef a[3] = {lower_smem_addr32(L, dst), src,
+		                     LLVMBuildSelect(b, inb, lower_i32(L, 16), lower_i32(L, 0), "")};
+		lower_asm(L, L->voidt, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+		          "r,l,r,~{memory}", a, 3);
+		return true;
+	}
+	LLVMValueRef v = L->t->load_global(L, t, src, off, mt, lower_elem_bytes(t->type->elem), inb,
+	                                   LLVMConstNull(mt));
+	if (!v)
+		return false;
+	LLVMBuildStore(b, v, lower_smem_ptr(L, dst));
+	return true;
+}
+
+/* Lane l of the first warp moves chunks l, l + 32, ... */
 static bool
 chunk_copy(Lower *L, const LowerCopy *cp, int ce, bool vec)
 {
-	LLVMBuilderRef b = L->b;
-	const LowerSmem *d = &cp->dst;
-	const LowerSmemLayout *y = d->layout;
-	LowerTensor *t = cp->src;
-	int es = lower_elem_bytes(t->type->elem), rank = d->rank, f = y->order[0];
-	int64_t per_row = d->shape[f] / ce, numel = 1;
-	for (int i = 0; i < rank; i++)
-		numel *= d->shape[i];
-	int64_t nchunks = numel / ce;
-	LLVMTypeRef mt = lower_mem_type(L, t->type->elem);
-	/* Lane l moves chunks l, l + 32, ...: unrolled when few, else a loop. */
-	int64_t iters = (nchunks + 31) / 32;
-	bool loop = iters > 8;
-	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = NULL, done = NULL;
-	LLVMValueRef itv = NULL;
-	if (loop) {
-		body = lower_block(L, "chunks");
-		done = lower_block(L, "chunks.done");
-		LLVMBuildBr(b, body);
-		LLVMPositionBuilderAtEnd(b, body);
-		itv = LLVMBuildPhi(b, L->i32, "it");
-		LLVMValueRef z = lower_i32(L, 0);
-		LLVMAddIncoming(itv, &z, &pre, 1);
-	}
-	for (int64_t it = 0; it < (loop ? 1 : iters); it++) {
-		LLVMValueRef c = LLVMBuildAdd(b, L->scope.lane,
-		                              loop ? LLVMBuildMul(b, itv, lower_i32(L, 32), "")
-		                                   : lower_i32(L, (int)(it * 32)),
-		                              "");
-		LLVMBasicBlockRef merge = NULL;
-		if (loop || (it + 1) * 32 > nchunks)
-			merge = lower_if_begin(
-			    L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""),
-			    "chunk");
-		LLVMValueRef co[LOWER_MAX_RANK];
-		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""),
-		                     lower_i32(L, ce), "");
-		LLVMValueRef row = LLVMBuildUDiv(b, c, lower_i32(L, (int)per_row), "");
-		for (int i = 1; i < rank; i++) {
-			int dd = y->order[i];
-			co[dd] = LLVMBuildURem(b, row, lower_i32(L, (int)d->shape[dd]), "");
-			row = LLVMBuildUDiv(b, row, lower_i32(L, (int)d->shape[dd]), "");
-		}
-		LLVMValueRef off = lower_i64(L, 0), inb = LLVMConstInt(L->i1, 1, 0);
-		for (int i = 0; i < rank; i++) {
-			LLVMValueRef x =
-			    LLVMBuildAdd(b, cp->coord[i], LLVMBuildZExt(b, co[i], L->i64, ""), "");
-			inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntULT, x, t->dim[i], ""),
-			                   "");
-			off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, t->stride[i], ""), "");
-		}
-		off = LLVMBuildSelect(b, inb, LLVMBuildMul(b, off, lower_i64(L, es), ""),
-		                      lower_i64(L, 0), "");
-		LLVMValueRef src = LLVMBuildGEP2(b, L->i8, t->base, &off, 1, "");
-		LLVMValueRef dst = lower_smem_elem(L, d, co);
-		if (vec) {
-			LLVMValueRef a[3] = {
-			    lower_smem_addr32(L, dst), src,
-			    LLVMBuildSelect(b, inb, lower_i32(L, 16), lower_i32(L, 0), "")};
-			lower_asm(L, L->voidt, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
-			          "r,l,r,~{memory}", a, 3);
-		} else {
-			LLVMValueRef v =
-			    L->t->load_global(L, t, src, off, mt, es, inb, LLVMConstNull(mt));
-			if (!v)
-				return false;
-			LLVMBuildStore(b, v, lower_smem_ptr(L, dst));
-		}
-		if (merge)
-			lower_if_end(L, merge);
-	}
-	if (loop) {
-		LLVMValueRef next = LLVMBuildAdd(b, itv, lower_i32(L, 1), "");
-		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-		LLVMAddIncoming(itv, &next, &latch, 1);
-		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""),
-		                body, done);
-		LLVMPositionBuilderAtEnd(b, done);
-	}
-	return true;
+	return lower_copy_chunks(L, cp, ce, L->scope.lane, 32, chunk, &vec);
 }
 
 bool
@@ -431,11 +381,7 @@ nvptx_copy_async(Lower *L, const LowerCopy *cp)
 	LLVMBasicBlockRef merge = lower_if_begin(L, lead, "copy.warp");
 	LLVMValueRef bar = lower_smem_addr32(L, cp->bar);
 	if (vec_ok) {
-		LLVMValueRef ok = t->aligned;
-		LLVMValueRef o = LLVMBuildAnd(b, cp->coord[f], lower_i64(L, ce - 1), "");
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, o, lower_i64(L, 0), ""), "");
-		LLVMValueRef dm = LLVMBuildAnd(b, t->dim[f], lower_i64(L, ce - 1), "");
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, dm, lower_i64(L, 0), ""), "");
+		LLVMValueRef ok = lower_copy_vec_cond(L, cp, ce);
 		for (int d = 0; d < t->rank; d++)
 			if (d != f && t->cstride[d] != IR_DYN && (t->cstride[d] * es) % 16)
 				ok = LLVMConstInt(L->i1, 0, 0);

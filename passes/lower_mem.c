@@ -526,6 +526,88 @@ lower_op_smem_store(Lower *L, IrOp *op)
 }
 
 bool
+lower_copy_chunks(Lower *L, const LowerCopy *cp, int ce, LLVMValueRef first, int64_t step,
+		  LowerChunkFn fn, void *arg)
+{
+	LLVMBuilderRef b = L->b;
+	const LowerSmem *d = &cp->dst;
+	const LowerSmemLayout *y = d->layout;
+	LowerTensor *t = cp->src;
+	int es = lower_elem_bytes(t->type->elem), rank = d->rank, f = y->order[0];
+	int64_t per_row = d->shape[f] / ce, numel = 1;
+	for (int i = 0; i < rank; i++)
+		numel *= d->shape[i];
+	int64_t nchunks = numel / ce, iters = (nchunks + step - 1) / step;
+	bool loop = iters > 8;
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = NULL, done = NULL;
+	LLVMValueRef itv = NULL;
+	if (loop) {
+		body = lower_block(L, "chunks");
+		done = lower_block(L, "chunks.done");
+		LLVMBuildBr(b, body);
+		LLVMPositionBuilderAtEnd(b, body);
+		itv = LLVMBuildPhi(b, L->i32, "it");
+		LLVMValueRef z = lower_i32(L, 0);
+		LLVMAddIncoming(itv, &z, &pre, 1);
+	}
+	for (int64_t it = 0; it < (loop ? 1 : iters); it++) {
+		LLVMValueRef c = LLVMBuildAdd(b, first,
+		                              loop ? LLVMBuildMul(b, itv, lower_i32(L, (int)step), "")
+		                                   : lower_i32(L, (int)(it * step)),
+		                              "chunk");
+		LLVMBasicBlockRef merge = NULL;
+		if (loop || (it + 1) * step > nchunks)
+			merge = lower_if_begin(
+			    L, LLVMBuildICmp(b, LLVMIntULT, c, lower_i32(L, (int)nchunks), ""),
+			    "chunk");
+		LLVMValueRef co[LOWER_MAX_RANK];
+		co[f] = LLVMBuildMul(b, LLVMBuildURem(b, c, lower_i32(L, (int)per_row), ""),
+		                     lower_i32(L, ce), "");
+		LLVMValueRef row = LLVMBuildUDiv(b, c, lower_i32(L, (int)per_row), "");
+		for (int i = 1; i < rank; i++) {
+			int dd = y->order[i];
+			co[dd] = LLVMBuildURem(b, row, lower_i32(L, (int)d->shape[dd]), "");
+			row = LLVMBuildUDiv(b, row, lower_i32(L, (int)d->shape[dd]), "");
+		}
+		LLVMValueRef off = lower_i64(L, 0), inb = LLVMConstInt(L->i1, 1, 0);
+		for (int i = 0; i < rank; i++) {
+			LLVMValueRef x =
+			    LLVMBuildAdd(b, cp->coord[i], LLVMBuildZExt(b, co[i], L->i64, ""), "");
+			inb = LLVMBuildAnd(b, inb, LLVMBuildICmp(b, LLVMIntULT, x, t->dim[i], ""),
+			                   "");
+			off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, t->stride[i], ""), "");
+		}
+		off = LLVMBuildMul(b, off, lower_i64(L, es), "");
+		if (!fn(L, cp, arg, co, off, inb))
+			return false;
+		if (merge)
+			lower_if_end(L, merge);
+	}
+	if (loop) {
+		LLVMValueRef next = LLVMBuildAdd(b, itv, lower_i32(L, 1), "");
+		LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+		LLVMAddIncoming(itv, &next, &latch, 1);
+		LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, lower_i32(L, (int)iters), ""),
+		                body, done);
+		LLVMPositionBuilderAtEnd(b, done);
+	}
+	return true;
+}
+
+LLVMValueRef
+lower_copy_vec_cond(Lower *L, const LowerCopy *cp, int ce)
+{
+	LLVMBuilderRef b = L->b;
+	LowerTensor *t = cp->src;
+	int f = cp->dst.layout->order[0];
+	LLVMValueRef ok = t->aligned;
+	LLVMValueRef o = LLVMBuildAnd(b, cp->coord[f], lower_i64(L, ce - 1), "");
+	ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, o, lower_i64(L, 0), ""), "");
+	LLVMValueRef dm = LLVMBuildAnd(b, t->dim[f], lower_i64(L, ce - 1), "");
+	return LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, dm, lower_i64(L, 0), ""), "");
+}
+
+bool
 lower_op_copy_async(Lower *L, IrOp *op)
 {
 	LowerCopy cp = {0};
@@ -542,7 +624,7 @@ lower_op_copy_async(Lower *L, IrOp *op)
 		cp.bytes *= cp.dst.shape[d];
 	}
 	if (!L->t->copy_async)
-		return lower_unsupported(L, op, "");
+		return lower_unsupported(L, op, "%s", "");
 	L->last_barrier = NULL;
 	return L->t->copy_async(L, &cp);
 }

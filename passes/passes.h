@@ -256,6 +256,21 @@ typedef struct LowerCopy {
 	int64_t bytes;                   /* the tile's full size, counted even where out of bounds */
 } LowerCopy;
 
+/* One chunk of a copy the threads deal among themselves: `ce` elements along the destination's
+ * contiguous dimension at tile coordinates co (i32), read from byte offset `off` (i64) of the
+ * source where `inb` (i1) says the chunk is inside the tensor. */
+typedef bool (*LowerChunkFn)(Lower *L, const LowerCopy *cp, void *arg, LLVMValueRef *co,
+			     LLVMValueRef off, LLVMValueRef inb);
+/* Deals the destination's chunks of `ce` elements round-robin: the thread whose index is `first`
+ * (i32) takes chunks first, first + step, ...; unrolled when each takes at most 8, else a loop.
+ * fn builds each chunk's access. */
+bool lower_copy_chunks(Lower *L, const LowerCopy *cp, int ce, LLVMValueRef first, int64_t step,
+		       LowerChunkFn fn, void *arg);
+/* The run-time half of whether a copy can move chunks of `ce` elements: the tensor's base and
+ * dynamic strides aligned, the origin and the size along the contiguous dimension multiples of
+ * ce. The static half (tile shape, layout, static strides) is the target's. */
+LLVMValueRef lower_copy_vec_cond(Lower *L, const LowerCopy *cp, int ce);
+
 /* An ave.mma / ave.mma.async to plan: D[m x n] += A[m x k] . B[k x n]. */
 typedef struct LowerMmaReq {
 	IrOp *op;
