@@ -223,13 +223,18 @@ typedef int (*JlSize)(void *h, size_t *n);
 typedef int (*JlGet)(void *h, void *buf);
 typedef int (*JlDestroy)(void **h);
 
-static void *
-sym(void *lib, const char *name)
+/* Looks up an nvJitLink entry point (versioned name first) into the function pointer at fp: a
+ * byte copy, as ISO C does not convert dlsym's object pointer to a function pointer. */
+static bool
+sym(void *lib, const char *name, void *fp)
 {
 	char v[128];
 	snprintf(v, sizeof v, "__%s_13_0", name);
 	void *p = dlsym(lib, v);
-	return p ? p : dlsym(lib, name);
+	if (!p)
+		p = dlsym(lib, name);
+	memcpy(fp, &p, sizeof p);
+	return p != NULL;
 }
 
 static bool
@@ -257,18 +262,22 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 		         "--assembler=ptxas");
 		return false;
 	}
-	JlCreate create = (JlCreate)sym(lib, "nvJitLinkCreate");
-	JlAdd add = (JlAdd)sym(lib, "nvJitLinkAddData");
-	JlComplete complete = (JlComplete)sym(lib, "nvJitLinkComplete");
-	JlSize cubsize = (JlSize)sym(lib, "nvJitLinkGetLinkedCubinSize"),
-	       errsize = (JlSize)sym(lib, "nvJitLinkGetErrorLogSize");
-	JlSize infosize = (JlSize)sym(lib, "nvJitLinkGetInfoLogSize");
-	JlGet cubin = (JlGet)sym(lib, "nvJitLinkGetLinkedCubin"),
-	      errlog = (JlGet)sym(lib, "nvJitLinkGetErrorLog");
-	JlGet infolog = (JlGet)sym(lib, "nvJitLinkGetInfoLog");
-	JlDestroy destroy = (JlDestroy)sym(lib, "nvJitLinkDestroy");
-	if (!create || !add || !complete || !cubsize || !cubin || !errsize || !errlog ||
-	    !infosize || !infolog || !destroy) {
+	JlCreate create = NULL;
+	JlAdd add = NULL;
+	JlComplete complete = NULL;
+	JlSize cubsize = NULL, errsize = NULL, infosize = NULL;
+	JlGet cubin = NULL, errlog = NULL, infolog = NULL;
+	JlDestroy destroy = NULL;
+	bool found = sym(lib, "nvJitLinkCreate", &create) && sym(lib, "nvJitLinkAddData", &add) &&
+	             sym(lib, "nvJitLinkComplete", &complete) &&
+	             sym(lib, "nvJitLinkGetLinkedCubinSize", &cubsize) &&
+	             sym(lib, "nvJitLinkGetErrorLogSize", &errsize) &&
+	             sym(lib, "nvJitLinkGetInfoLogSize", &infosize) &&
+	             sym(lib, "nvJitLinkGetLinkedCubin", &cubin) &&
+	             sym(lib, "nvJitLinkGetErrorLog", &errlog) &&
+	             sym(lib, "nvJitLinkGetInfoLog", &infolog) &&
+	             sym(lib, "nvJitLinkDestroy", &destroy);
+	if (!found) {
 		ir_error(c, noloc(), "nvJitLink lacks the entry points this build expects");
 		return false;
 	}

@@ -265,7 +265,7 @@ element(Lower *L, IrOp *op, IrType *t, IrType *rt, LLVMValueRef *args)
 	case IR_OP_CVT:
 		return lower_convert(L, op, x, t, rt);
 	default:
-		lower_unsupported(L, op, "");
+		lower_unsupported(L, op, "%s", "");
 		return NULL;
 	}
 }

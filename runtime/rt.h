@@ -122,6 +122,10 @@ IrCtx *rt_ir_ctx(RtCtx *c);
 void rt_ir_ctx_free(IrCtx *ir);
 /* Reports a runtime diagnostic (no source location) through the context's handler. */
 void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Looks `name` up in the dlopen'd `lib` and stores it in the function pointer at `fp`: ISO C does
+ * not convert dlsym's object pointer to a function pointer, a byte copy does. False when absent
+ * (*fp is then NULL). */
+bool rt_dlsym(void *lib, const char *name, void *fp);
 
 /* ---- rt_api.c: modules ---- */
 

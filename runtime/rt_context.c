@@ -1,5 +1,6 @@
 /* rt_context.c — contexts, result names, and diagnostics: IR diagnostics and runtime errors
  * reach the user's handler as AveDiagnostic handles (borrowed for the call). */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,14 @@ rt_ir_ctx_free(IrCtx *ir)
 	if (ir->handler == bridge_handler)
 		free(ir->handler_ud);
 	ir_ctx_free(ir);
+}
+
+bool
+rt_dlsym(void *lib, const char *name, void *fp)
+{
+	void *p = dlsym(lib, name);
+	memcpy(fp, &p, sizeof p);
+	return p != NULL;
 }
 
 void

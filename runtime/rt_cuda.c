@@ -108,13 +108,13 @@ cuda_open(RtDevice *d, int ordinal)
 		return AVE_ERROR_DEVICE;
 	}
 #define X(name, ret, args)                                                                 \
-	if (!(cu->name = (ret(*) args)dlsym(cu->lib, #name))) {                            \
+	if (!rt_dlsym(cu->lib, #name, &cu->name)) {                                          \
 		rt_error(d->ctx, "cuda: the driver library lacks '%s' (driver too old?)", #name); \
 		return AVE_ERROR_DEVICE;                                                   \
 	}
 	CUDA_FUNCS(X)
 #undef X
-	cu->cuTensorMapEncodeTiled = (PFN_cuTensorMapEncodeTiled)dlsym(cu->lib, "cuTensorMapEncodeTiled");
+	rt_dlsym(cu->lib, "cuTensorMapEncodeTiled", &cu->cuTensorMapEncodeTiled);
 	AveResult r;
 	if ((r = check(d, cu->cuInit(0), "cuInit")))
 		return r;

@@ -73,7 +73,7 @@ hip_open(RtDevice *d, int ordinal)
 		return AVE_ERROR_DEVICE;
 	}
 #define X(name, ret, args)                                                                  \
-	if (!(h->name = (ret(*) args)dlsym(h->lib, #name))) {                               \
+	if (!rt_dlsym(h->lib, #name, &h->name)) {                                           \
 		rt_error(d->ctx, "hip: the runtime library lacks '%s' (too old?)", #name);  \
 		return AVE_ERROR_DEVICE;                                                    \
 	}

@@ -243,7 +243,8 @@ holds_smem(Run *r, Task *t, IOp *o, const View *v, uint32_t want, char *why, siz
 	char got[256], exp[256];
 	interp_label_str(r, all, got, sizeof got);
 	interp_label_str(r, want, exp, sizeof exp);
-	snprintf(why, n, "%s holds %s, not %s", nm, got, exp);
+	if (snprintf(why, n, "%s holds %s, not %s", nm, got, exp) >= (int)n && n > 4)
+		memcpy(why + n - 4, "...", 4); /* cut short: say so */
 	(void)t;
 	(void)o;
 	return false;

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+__extension__ typedef _Float16 f16; /* the C compiler's IEEE half, for reference values */
+
 typedef struct Arr {
 	char descr[96];
 	char type[16]; /* f32 f64 f16 bf16 f8e4m3 f8e5m2 i8 i16 i32 i64 b1 */
@@ -437,7 +439,7 @@ make(int argc, char **argv)
 		} else if (!strcmp(type, "f64")) {
 			memcpy(b, &v, 8);
 		} else if (!strcmp(type, "f16")) {
-			_Float16 h = (_Float16)v;
+			f16 h = (f16)v;
 			memcpy(b, &h, 2);
 		} else if (!strcmp(type, "bf16")) {
 			unsigned u = to_bf16((float)v);

@@ -8,6 +8,8 @@
 #include "../unit/unit.h"
 #include "interp.h"
 
+__extension__ typedef _Float16 f16; /* the C compiler's IEEE half, for reference values */
+
 static const IrFloatKind narrow[] = {IR_F16, IR_BF16, IR_F8E4M3, IR_F8E5M2};
 static const int nbits[] = {16, 16, 8, 8};
 
@@ -85,7 +87,7 @@ f16_matches_compiler(void)
 			if (isnan(x))
 				continue;
 		}
-		_Float16 h = (_Float16)x;
+		f16 h = (f16)x;
 		uint16_t hb;
 		memcpy(&hb, &h, 2);
 		ok &= interp_f64_to_bits(IR_F16, x) == hb;

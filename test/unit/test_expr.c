@@ -12,11 +12,13 @@
 #define MAX INT64_MAX
 
 /* Reference floordiv/mod in 128-bit arithmetic, for positive divisors. */
+__extension__ typedef __int128 i128; /* exact reference arithmetic */
+
 static int64_t
 ref_floordiv(int64_t a, int64_t b)
 {
-	__int128 q = (__int128)a / b;
-	if ((__int128)q * b != a && a < 0)
+	i128 q = (i128)a / b;
+	if ((i128)q * b != a && a < 0)
 		q--;
 	return (int64_t)q;
 }
@@ -24,7 +26,7 @@ ref_floordiv(int64_t a, int64_t b)
 static int64_t
 ref_mod(int64_t a, int64_t b)
 {
-	__int128 r = (__int128)a % b;
+	i128 r = (i128)a % b;
 	if (r < 0)
 		r += b;
 	return (int64_t)r;
