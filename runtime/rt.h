@@ -247,6 +247,8 @@ typedef struct RtLaunchParams {
 	int n;
 	void **ptrs;      /* one pointer per parameter, into storage */
 	uint8_t *storage; /* 64-byte aligned slots */
+	uint32_t grid[3]; /* the grid to launch: the logical one, or a persistent kernel's CTAs
+			     (which walk the logical grid passed among the parameters) */
 } RtLaunchParams;
 
 /* Encodes a target parameter (a 128-byte TMA descriptor) from its description; `vals` holds the

@@ -363,15 +363,9 @@ cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 	AveResult r = rt_build_params(k, d, args, grid, &lp, encode_map);
 	if (r)
 		return r;
-	/* A persistent kernel runs its CTAs over the logical grid passed as parameters. */
-	uint32_t g[3] = {grid[0], grid[1], grid[2]};
-	if (k->persistent > 0) {
-		g[0] = (uint32_t)k->persistent;
-		g[1] = g[2] = 1;
-	}
 	cu->cuCtxSetCurrent(cu->ctx);
 	r = check(d,
-		  cu->cuLaunchKernel(l->fn, g[0], g[1], g[2], (unsigned)k->threads, 1, 1,
+		  cu->cuLaunchKernel(l->fn, lp.grid[0], lp.grid[1], lp.grid[2], (unsigned)k->threads, 1, 1,
 				     (unsigned)k->shared_bytes, stream, lp.ptrs, NULL),
 		  "cuLaunchKernel");
 	rt_params_free(&lp);

@@ -207,14 +207,9 @@ hip_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const
 	AveResult r = rt_build_params(k, d, args, grid, &lp, NULL);
 	if (r)
 		return r;
-	uint32_t g[3] = {grid[0], grid[1], grid[2]};
-	if (k->persistent > 0) {
-		g[0] = (uint32_t)k->persistent;
-		g[1] = g[2] = 1;
-	}
 	SET(d);
 	r = check(d,
-		  h->hipModuleLaunchKernel(l->fn, g[0], g[1], g[2], (unsigned)k->threads, 1, 1,
+		  h->hipModuleLaunchKernel(l->fn, lp.grid[0], lp.grid[1], lp.grid[2], (unsigned)k->threads, 1, 1,
 					   (unsigned)k->shared_bytes, stream, lp.ptrs, NULL),
 		  "hipModuleLaunchKernel");
 	rt_params_free(&lp);

@@ -73,6 +73,8 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 		RtLaunchParams *lp, RtMapEncoder encode)
 {
 	memset(lp, 0, sizeof *lp);
+	for (int i = 0; i < 3; i++)
+		lp->grid[i] = k->persistent > 0 ? (i ? 1 : (uint32_t)k->persistent) : grid[i];
 	int cap = 0;
 	RtJson *params = rt_json_get(k->rec, "params");
 	int n = params && params->kind == RT_JSON_ARRAY ? params->n : 0;
