@@ -39,6 +39,7 @@ typedef struct CopyCount {
 	IrCtx *c;
 	IrValue *bar;
 	IrVec tx, copies; /* IrOp* */
+	int narrive;      /* plain ave.mbar.arrive ops on the barrier */
 } CopyCount;
 
 static bool
@@ -46,6 +47,8 @@ count_walk(IrOp *op, void *ud)
 {
 	CopyCount *k = ud;
 	IrItem *it = NULL;
+	if (op->code == IR_OP_MBAR_ARRIVE && ir_item_value(op, &op->item[0]) == k->bar)
+		k->narrive++;
 	if (op->code == IR_OP_MBAR_EXPECT_TX)
 		it = &op->item[0];
 	else if (op->code == IR_OP_COPY_ASYNC)
@@ -63,15 +66,17 @@ bar_item(IrCtx *c, IrOp *op)
 	                                    : &op->item[0];
 }
 
-/* Copies per phase on barrier v: every copy sits in the block of an expect_tx on the same
- * barrier entry, and every such expect_tx has the same number of them (times the replicas of its
- * role, which all fill the same phase). -1 when unknown. */
+/* Copies per phase on barrier v (of `count` arrivals per phase): every copy sits in the block of
+ * an expect_tx on the same barrier entry, and every such expect_tx has the same number c of them.
+ * A phase then receives c copies per expect_tx that arrives in it: `count` of them when the
+ * barrier has no plain arrivals (the phase is all expect_tx), else one per expect_tx op and
+ * replica of its role (each runs once per phase). -1 when unknown. */
 static int64_t
-copies_per_phase(Lower *L, IrValue *v)
+copies_per_phase(Lower *L, IrValue *v, int64_t count)
 {
-	CopyCount k = {L->c, v, {0}, {0}};
+	CopyCount k = {L->c, v, {0}, {0}, 0};
 	ir_walk_op(L->kernel, count_walk, &k);
-	int64_t per = k.copies.len ? -2 : 0;
+	int64_t per = k.copies.len ? -2 : 0, txs = 0;
 	for (int i = 0; i < k.copies.len && per != -1; i++) {
 		IrOp *cp = IR_VEC_AT(k.copies, IrOp *, i);
 		bool owned = false;
@@ -91,14 +96,17 @@ copies_per_phase(Lower *L, IrValue *v)
 			n += tx->parent == cp->parent &&
 			     same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
 		}
-		/* Every replica of the role issues its own copies into the same phase. */
 		IrOp *role = ir_role_of(tx);
 		IrGroup *g = role ? ir_op_group(role, L->c->kw.replicate) : NULL;
 		int64_t rep = 1;
 		if (g)
 			ir_expr_eval_const(g->item[0].e, &rep);
-		n *= rep;
+		txs += rep;
 		per = per == -2 || per == n ? n : -1;
+	}
+	if (per >= 0 && k.copies.len) {
+		int64_t e = k.narrive ? txs : count;
+		per = e <= count ? per * e : -1;
 	}
 	ir_vec_free(L->c->al, &k.tx, sizeof(IrOp *));
 	ir_vec_free(L->c->al, &k.copies, sizeof(IrOp *));
@@ -113,7 +121,7 @@ lower_op_mbar_alloc(Lower *L, IrOp *op)
 		    L, op, "inside a role (allocate barriers before ave.warp_specialize)");
 	int64_t count = 1;
 	ir_expr_eval_const(ir_op_group(op, L->c->kw.count)->item[0].e, &count);
-	int64_t copies = copies_per_phase(L, &op->res[0]);
+	int64_t copies = copies_per_phase(L, &op->res[0], count);
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_MBAR;
 	x->v = lower_buffer_base(L, op);
