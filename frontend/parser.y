@@ -788,7 +788,14 @@ build_generic(FeParser *p, FeList *results, int code, IrStr mode, FeBody *b, IrL
 	int ntypes = b->has_types ? b->types->n : 0;
 	if (nnames) {
 		if (!b->has_types) {
+			/* Ops whose result type the spec leaves implicit: ave.phase.next (i1) and
+			 * ave.tag (its operand's type). */
 			IrType *t = code == IR_OP_PHASE_NEXT ? p->c->t_i1 : NULL;
+			if (code == IR_OP_TAG && st.items.len) {
+				IrItem *it = &IR_VEC_AT(st.items, IrItem, 0);
+				if (it->kind == IR_IT_VALUE && !it->suffix && it->pv)
+					t = it->pv->type;
+			}
 			if (!t || nnames != 1) {
 				fe_error(p, loc, "expected ': type' after '%s' for its result%s", info->name,
 					 nnames == 1 ? "" : "s");
