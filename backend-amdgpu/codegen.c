@@ -196,20 +196,20 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 			if (!strcmp(meta[j].name, k->name))
 				m = &meta[j];
 		if (!m) {
-			ir_error(c, noloc(), "kernel '@%s' is missing from the HSACO for target '%s' (LLVM removed it)",
+			ir_error(c, k->loc, "kernel '@%s' is missing from the HSACO for target '%s' (LLVM removed it)",
 				 k->name, target);
 			ok = false;
 			continue;
 		}
 		if (m->wave != AMDGPU_WAVE) {
-			ir_error(c, noloc(), "kernel '@%s' was compiled for %lld-lane waves on target '%s', not %d",
+			ir_error(c, k->loc, "kernel '@%s' was compiled for %lld-lane waves on target '%s', not %d",
 				 k->name, (long long)m->wave, target, AMDGPU_WAVE);
 			ok = false;
 		}
 		int64_t lds = m->lds + k->smem_bytes;
 		const LowerTargetFacts *f = lower_target_facts(target);
 		if (f && lds > f->smem_limit) {
-			ir_error(c, noloc(), "kernel '@%s' needs %lld bytes of LDS (%lld static + %lld shared), but target "
+			ir_error(c, k->loc, "kernel '@%s' needs %lld bytes of LDS (%lld static + %lld shared), but target "
 				 "'%s' allows %lld per workgroup", k->name, (long long)lds, (long long)m->lds,
 				 (long long)k->smem_bytes, target, (long long)f->smem_limit);
 			ok = false;
@@ -218,7 +218,7 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 		const char *w = k->target_json ? strstr(k->target_json, "\"waves_per_eu\": ") : NULL;
 		int wpe = w ? atoi(w + 16) : 0;
 		if (wpe > 0 && (m->vgpr_spill || m->vgpr > AMDGPU_REGS / wpe)) {
-			ir_error(c, noloc(), "kernel '@%s' does not fit the roles' budget of %d registers per lane "
+			ir_error(c, k->loc, "kernel '@%s' does not fit the roles' budget of %d registers per lane "
 				 "(amdgpu-waves-per-eu=%d) on target '%s': it uses %lld and spills %lld VGPRs", k->name, AMDGPU_REGS / wpe, wpe,
 				 target, (long long)m->vgpr, (long long)m->vgpr_spill);
 			ok = false;
@@ -234,7 +234,7 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 			snprintf(msg, sizeof msg, "kernel '@%s' spills %lld VGPRs and %lld SGPRs (%lld bytes of scratch "
 				 "per lane) on target '%s'", k->name, (long long)m->vgpr_spill, (long long)m->sgpr_spill,
 				 (long long)m->scratch, target);
-			ir_warning(c, noloc(), "%s", msg);
+			ir_warning(c, k->loc, "%s", msg);
 			add_diag(c->al, k, msg);
 		}
 		/* Members the lowering recorded ({"waves_per_eu": 2}) join the object. */

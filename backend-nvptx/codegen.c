@@ -244,7 +244,7 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 	for (int i = 0; i < ninfo; i++)
 		if (infos[i].setmaxnreg) {
 			ir_error(
-			    c, noloc(),
+			    c, infos[i].loc,
 			    "kernel '@%s' sets per-role register budgets (setmaxnreg), which "
 			    "nvJitLink "
 			    "drops (C7504: it compiles relocatable code); use --assembler=ptxas",

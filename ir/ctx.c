@@ -53,7 +53,7 @@ ir_ctx_new(const IrAllocator *al)
 	ir_map_init(&c->opnames, al);
 	c->handler = ir_diag_default_handler;
 	c->handler_ud = c;
-	c->code = "error";
+	c->code = "ave";
 	IrFile unknown = {"<unknown>", NULL, 0, 1, 0};
 	ir_vec_push(al, &c->files, &unknown, sizeof unknown);
 #define KW(id, text) c->kw.id = ir_intern_cstr(c, text);

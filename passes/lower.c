@@ -955,6 +955,7 @@ lower_kernel(Lower *L)
 	ir_arena_init(&L->arena, c->al);
 	IrAttr *th = ir_op_attr(k, c->kw.threads);
 	L->info.name = k->item[0].s;
+	L->info.loc = k->loc;
 	L->info.args_json = lower_args_json(L->c, k);
 	L->info.threads = th && th->kind == IR_ATTR_INT ? (int)th->i : 0;
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);

@@ -60,8 +60,22 @@ dup_bytes(const char *s, size_t n)
 	return p;
 }
 
+static bool compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r);
+
+/* Diagnostics of lowering and code generation carry the phase "lower". */
 bool
 lower_compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r)
+{
+	IrCtx *c = m->ctx;
+	const char *saved = c->code;
+	c->code = "lower";
+	bool ok = compile(m, t, o, r);
+	c->code = saved;
+	return ok;
+}
+
+static bool
+compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r)
 {
 	IrCtx *c = m->ctx;
 	IrLoc none = {0, 0, 0};

@@ -338,6 +338,7 @@ typedef struct LowerParam {
 /* What the runtime and users need to know about a compiled kernel. */
 typedef struct LowerKernelInfo {
 	IrStr name;
+	IrLoc loc;                /* the ave.kernel op, for diagnostics after code generation */
 	int threads;
 	int64_t smem_bytes;       /* dynamic shared memory to launch with */
 	int grid_dims;            /* program_id/num_programs dimensions used (1..3) */
