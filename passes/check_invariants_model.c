@@ -111,6 +111,7 @@ static Z3_ast
 opaque(Ck *k, IrType *t, const char *name)
 {
 	Z3_ast v = pass_ck_fresh(S, name ? name : "v");
+	k->nopaque++;
 	if (t && t->kind == IR_TY_INT && t->bits == 1)
 		pass_ck_side(S, v,
 		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
@@ -807,6 +808,19 @@ site_new(Ck *k, CkKind kind, IrOp *op, CkRole *r)
 	return s;
 }
 
+CkSite *
+pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
+{
+	CkSite *s = ir_arena_alloc(&k->arena, sizeof *s);
+	s->kind = CK_KIND_COUNT;
+	s->op = op;
+	s->role = r;
+	s->bar_item = -1;
+	s->id = -1;
+	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
+	return s;
+}
+
 /* Resolves a shared-memory operand to its ring or tile and the op/item giving the slot. */
 bool
 pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
@@ -826,6 +840,9 @@ pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it)
 		if (v->type->kind != IR_TY_TILE || v->type->space != IR_SPACE_SMEM)
 			return false;
 		if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SLICE) {
+			if (s->nslice < 4)
+				s->slice[s->nslice] = v->op;
+			s->nslice++;
 			op = v->op;
 			it = &op->item[0];
 			continue;
@@ -1077,6 +1094,44 @@ pass_ck_collect(Ck *k)
 	return true;
 }
 
+/* ---- another CTA ---- */
+
+void
+pass_ck_cta_enter(Ck *k, CkCta *save, Z3_ast pid[3])
+{
+	save->root = k->root;
+	IrBlock *kb = k->kernel->reg[0].block;
+	Z3_ast args[64];
+	int na = kb->narg < 64 ? kb->narg : 64;
+	for (int i = 0; i < na; i++)
+		args[i] = ir_type_is_int(kb->arg[i]->type) ? pass_ck_value(k, k->root, kb->arg[i]) : NULL;
+	for (int d = 0; d < 3; d++) {
+		program_id(k, d, true);
+		save->pid[d] = k->pid[d];
+		save->pid_val[d] = k->pid_val[d];
+		pid[d] = pass_ck_fresh(S, "pid");
+		pass_ck_side(S, pid[d],
+		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), pid[d]),
+		                          pass_ck_lt(S, pid[d], k->npid[d])));
+		k->pid[d] = pid[d];
+	}
+	k->root = env_new(k, NULL, k->kernel);
+	for (int i = 0; i < na; i++)
+		if (args[i])
+			env_seed(k->root, kb->arg[i], args[i]);
+}
+
+void
+pass_ck_cta_leave(Ck *k, const CkCta *save)
+{
+	k->root = save->root;
+	for (int d = 0; d < 3; d++) {
+		k->pid[d] = save->pid[d];
+		if (save->pid_val[d])
+			k->pid_val[d] = save->pid_val[d];
+	}
+}
+
 /* ---- instances ---- */
 
 CkInst
@@ -1172,6 +1227,44 @@ pass_ck_bytes(Ck *k, const CkInst *in)
 {
 	IrGroup *g = ir_op_group(in->site->op, k->c->kw.bytes);
 	return pass_ck_expr(k, in->env, in->site->op, g->item[0].e);
+}
+
+/* The rows (d = 0) or columns (d = 1) of its slot an access touches: [*lo, *lo + *len). */
+static void
+region(Ck *k, const CkInst *in, int d, Z3_ast *lo, Z3_ast *len)
+{
+	const CkSite *s = in->site;
+	IrType *t = s->mem->type->kind == IR_TY_RING ? s->mem->type->elem : s->mem->type;
+	*lo = pass_ck_num(S, 0);
+	*len = pass_ck_num(S, d < t->rank ? t->dims[d] : 1);
+	if (s->nslice > 4)
+		return;
+	bool inner = true;
+	for (int i = 0; i < s->nslice; i++) {
+		IrOp *op = s->slice[i];
+		IrGroup *g = ir_op_group(op, d == 0 ? k->c->kw.rows : k->c->kw.cols);
+		if (!g)
+			continue;
+		int64_t n;
+		if (inner && ir_expr_eval_const(g->item[1].e, &n))
+			*len = pass_ck_num(S, n);
+		inner = false;
+		*lo = pass_ck_add(S, *lo, pass_ck_expr(k, in->env, op, g->item[0].e));
+	}
+}
+
+Z3_ast
+pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b)
+{
+	Z3_ast c[4];
+	for (int d = 0; d < 2; d++) {
+		Z3_ast la, na, lb, nb;
+		region(k, a, d, &la, &na);
+		region(k, b, d, &lb, &nb);
+		c[2 * d] = pass_ck_lt(S, la, pass_ck_add(S, lb, nb));
+		c[2 * d + 1] = pass_ck_lt(S, lb, pass_ck_add(S, la, na));
+	}
+	return pass_ck_and(S, 4, c);
 }
 
 /* ---- phase structure ---- */

@@ -49,10 +49,13 @@ site_at(Ck *k, int i)
 /* A model minimizing the instances' iterations and replicas first, then the program ids and
  * the kernel arguments; the terms in `show` are mentioned so the model gives them values. */
 static Z3_model
-solve_min(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow)
+solve_min_with(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow,
+               const Z3_ast *extra, int nextra)
 {
 	Z3_ast obj[64];
 	int no = 0;
+	for (int i = 0; i < nextra && no < 16; i++)
+		obj[no++] = extra[i];
 	for (int i = 0; i < n && no < 40; i++) {
 		for (CkEnv *e = in[i]->env; e && no < 40; e = e->parent) {
 			if (e->iter && e->scope == in[i]->site->loop)
@@ -84,6 +87,12 @@ solve_min(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow)
 	if (pass_ck_minimize(S, g, no, obj, &m) != CK_SAT)
 		return NULL;
 	return m;
+}
+
+static Z3_model
+solve_min(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow)
+{
+	return solve_min_with(k, f, in, n, show, nshow, NULL, 0);
 }
 
 /* Adds a counterexample variable unless one of that name is there already. */
@@ -1178,8 +1187,9 @@ check_races(Ck *k)
 			for (k->hops = shallow_hops(k);; k->hops = k->max_hops) {
 				wi = pass_ck_inst(k, w, "t");
 				xi = pass_ck_inst(k, x, "t");
-				Z3_ast same =
-				    pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi));
+				Z3_ast same = pass_ck_and2(
+				    S, pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi)),
+				    pass_ck_regions_meet(k, &wi, &xi));
 				Z3_ast distinct = Z3_mk_true(S->z);
 				if (waw && a == b) {
 					Z3_ast rlt = pass_ck_lt(S, wi.r, xi.r);
@@ -1828,6 +1838,284 @@ check_asserts(Ck *k)
 	}
 }
 
+/* ---- global stores: no two CTAs or role replicas write the same element ---- */
+
+/* One instance of an ave.store into a global tensor argument: the element coordinates of its
+ * tile's origin, when it executes (its iterations exist and its ave.if guards hold), and whether
+ * everything it depends on is known to the solver (else it is not checked: an unknown value
+ * could differ between the CTAs). */
+typedef struct GWrite {
+	CkInst in;
+	Z3_ast pid[3];
+	Z3_ast c[IR_MAX_RANK];
+	Z3_ast on;
+	bool known;
+} GWrite;
+
+typedef struct Stores {
+	Ck *k;
+	IrVec ops;
+} Stores;
+
+static bool
+collect_stores(IrOp *op, void *ud)
+{
+	Stores *st = ud;
+	if (op->code == IR_OP_STORE)
+		ir_vec_push(st->k->c->al, &st->ops, &op, sizeof op);
+	return true;
+}
+
+static bool
+in_roles(const IrOp *op)
+{
+	for (const IrOp *p = ir_op_parent_op(op); p; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_ROLE)
+			return true;
+	return false;
+}
+
+/* The tensor argument an ave.store writes, or NULL when the store is not checked. */
+static IrValue *
+gstore_dst(Ck *k, IrOp *op)
+{
+	if (op->code != IR_OP_STORE)
+		return NULL;
+	IrGroup *g = ir_op_group(op, k->c->kw.into);
+	const IrItem *it = g ? &g->item[0] : NULL;
+	if (!it || it->kind != IR_IT_VALUE || !it->suffix)
+		return NULL;
+	IrValue *t = ir_item_value(op, it), *v = ir_item_value(op, &op->item[0]);
+	if (!t || !v || t->kind != IR_VAL_ARG || ir_block_parent_op(t->block) != k->kernel ||
+	    t->type->kind != IR_TY_TENSOR || t->type->space != IR_SPACE_GLOBAL ||
+	    v->type->kind != IR_TY_TILE || v->type->rank != t->type->rank ||
+	    it->ncoord != t->type->rank)
+		return NULL;
+	for (int d = 0; d < it->ncoord; d++)
+		if (it->coord[d].len >= 0 || v->type->dims[d] == IR_DYN)
+			return NULL;
+	return t;
+}
+
+static GWrite
+gwrite(Ck *k, CkSite *s)
+{
+	GWrite w;
+	memset(&w, 0, sizeof w);
+	CkCta save;
+	pass_ck_cta_enter(k, &save, w.pid);
+	int before = k->nopaque;
+	w.in = pass_ck_inst(k, s, "t");
+	const IrItem *it = &ir_op_group(s->op, k->c->kw.into)->item[0];
+	for (int d = 0; d < it->ncoord; d++)
+		w.c[d] = pass_ck_expr(k, w.in.env, s->op, it->coord[d].e);
+	w.on = pass_ck_inst_exists(k, &w.in);
+	for (IrOp *child = s->op, *p = ir_op_parent_op(s->op); p && p != s->role->op;
+	     child = p, p = ir_op_parent_op(p)) {
+		if (p->code != IR_OP_IF)
+			continue;
+		const IrItem *ci = &p->item[0];
+		Z3_ast cond = ci->kind == IR_IT_VALUE && !ci->suffix
+		                  ? pass_ck_value(k, w.in.env, ir_item_value(p, ci))
+		                  : NULL;
+		if (!cond) {
+			k->nopaque++;
+			continue;
+		}
+		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, cond, pass_ck_num(S, 0)));
+		bool then = p->nreg > 0 && child->parent == p->reg[0].block;
+		w.on = pass_ck_and2(S, w.on, then ? taken : pass_ck_not(S, taken));
+	}
+	w.known = k->nopaque == before;
+	pass_ck_cta_leave(k, &save);
+	return w;
+}
+
+/* Whether a role orders its replicas with ave.barrier (then two of them may write in turn). */
+static bool
+role_has_barrier(Ck *k, CkRole *r)
+{
+	for (int i = 0; i < k->sites.len; i++)
+		if (site_at(k, i)->kind == CK_BARRIER && site_at(k, i)->role == r)
+			return true;
+	return false;
+}
+
+/* Counterexample variables of the second instance: its loop variables, replica and program
+ * ids, primed. */
+static void
+gcex_other(Ck *k, IrCex *x, Z3_model m, const GWrite *w, const bool *used)
+{
+	for (CkEnv *e = w->in.env; e; e = e->parent)
+		if (e->scope && e->scope->code == IR_OP_FOR) {
+			IrValue *iv = e->scope->reg[0].block->arg[0];
+			cex_var(k, x, ir_ctx_printf(k->c, "%%%s'", pass_ck_vname(iv)),
+			        ev(k, m, pass_ck_value(k, e, iv)));
+		}
+	if (w->in.site->role->nrep > 1)
+		cex_var(k, x,
+		        w->in.site->role->rep_val
+		            ? ir_ctx_printf(k->c, "%%%s'", pass_ck_vname(w->in.site->role->rep_val))
+		            : "replica'",
+		        ev(k, m, w->in.r));
+	for (int d = 0; d < 3; d++)
+		if (used[d])
+			cex_var(k, x,
+			        k->pid_val[d] ? ir_ctx_printf(k->c, "%%%s'", pass_ck_vname(k->pid_val[d]))
+			                      : ir_ctx_printf(k->c, "program_id(%d)'", d),
+			        ev(k, m, w->pid[d]));
+}
+
+static void
+gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt, int rank,
+              bool cta, const bool *used)
+{
+	IrOp *at = b->in.site->op;
+	if (!pass_ck_error_once(k, at))
+		return;
+	CkInst *ins[2] = {&a->in, &b->in};
+	Z3_ast obj[6];
+	int no = 0;
+	for (int d = 0; d < 3; d++)
+		if (used[d]) {
+			obj[no++] = a->pid[d];
+			obj[no++] = b->pid[d];
+		}
+	Z3_model m = solve_min_with(k, fail, ins, 2, pt, rank, obj, no);
+	if (!m) {
+		undecided(k, at, "that no two instances of this store write the same element");
+		return;
+	}
+	char el[256];
+	int n = snprintf(el, sizeof el, "[");
+	for (int d = 0; d < rank && n < (int)sizeof el - 24; d++)
+		n += snprintf(el + n, sizeof el - (size_t)n, "%s%lld", d ? ", " : "",
+		              (long long)ev(k, m, pt[d]));
+	snprintf(el + n, sizeof el - (size_t)n, "]");
+	const char *who = cta ? "two CTAs" : "two replicas of the role";
+	IrDiag *d;
+	if (a->in.site == b->in.site)
+		d = ir_diag_begin(k->c, IR_SEV_ERROR, at->loc,
+		                  "%s may both write element %s of '%%%s' with this store: a data "
+		                  "race on global memory",
+		                  who, el, pass_ck_vname(dst));
+	else
+		d = ir_diag_begin(k->c, IR_SEV_ERROR, at->loc,
+		                  "this store and the store at line %d may both write element %s of "
+		                  "'%%%s' from %s: a data race on global memory",
+		                  line_of(a->in.site->op), el, pass_ck_vname(dst), who);
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, &a->in, true);
+	for (int i = 0; i < 3; i++)
+		if (used[i])
+			cex_var(k, cx,
+			        k->pid_val[i] ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[i]))
+			                      : ir_ctx_printf(k->c, "program_id(%d)", i),
+			        ev(k, m, a->pid[i]));
+	gcex_other(k, cx, m, b, used);
+	cex_globals(k, cx, m, fail);
+	cx->role = b->in.site->role->name;
+	cx->found = ir_ctx_printf(k->c, "element %s written by both", el);
+	cx->expected = cta ? "the CTAs' stores to be disjoint (each element written by one CTA)"
+	                   : "the replicas' stores to be disjoint (each element written by one "
+	                     "replica)";
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+/* One pair of stores: can two distinct instances (other CTAs, or, for one store in a
+ * replicated role, other replicas of one CTA) write a common in-bounds element? Program ids
+ * that neither store depends on are taken equal: a kernel that does not use a grid dimension
+ * is launched with one CTA along it. */
+static void
+gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst)
+{
+	GWrite a = gwrite(k, sa), b = gwrite(k, sb);
+	if (!a.known || !b.known)
+		return;
+	IrOp *oa = sa->op, *ob = sb->op;
+	IrType *ta = ir_item_value(oa, &oa->item[0])->type, *tb = ir_item_value(ob, &ob->item[0])->type;
+	int rank = dst->type->rank;
+	Z3_ast parts[3 * IR_MAX_RANK + 8], pt[IR_MAX_RANK];
+	int np = 0;
+	for (int d = 0; d < rank; d++) {
+		Z3_ast ea = pass_ck_add(S, a.c[d], pass_ck_num(S, ta->dims[d]));
+		Z3_ast eb = pass_ck_add(S, b.c[d], pass_ck_num(S, tb->dims[d]));
+		pt[d] = pass_ck_ite(S, pass_ck_le(S, a.c[d], b.c[d]), b.c[d], a.c[d]);
+		parts[np++] = pass_ck_lt(S, pt[d], ea);
+		parts[np++] = pass_ck_lt(S, pt[d], eb);
+		parts[np++] = pass_ck_le(S, pass_ck_num(S, 0), pt[d]);
+		if (dst->type->dims[d] != IR_DYN)
+			parts[np++] = pass_ck_lt(S, pt[d], pass_ck_num(S, dst->type->dims[d]));
+	}
+	parts[np++] = a.on;
+	parts[np++] = b.on;
+	Z3_ast both = pass_ck_and(S, np, parts);
+	/* Other CTAs: some used program id differs (unused ones are equal). */
+	Z3_ast dif[3], eq[3], unused[3];
+	bool used[3];
+	int nd = 0, ne = 0, nu = 0;
+	for (int d = 0; d < 3; d++) {
+		Z3_ast same = pass_ck_eq(S, a.pid[d], b.pid[d]);
+		used[d] = pass_ck_depends(S, both, a.pid[d]) || pass_ck_depends(S, both, b.pid[d]);
+		if (used[d])
+			dif[nd++] = pass_ck_not(S, same);
+		else
+			unused[nu++] = same;
+		eq[ne++] = same;
+	}
+	Z3_ast cta = nd ? pass_ck_and2(S, pass_ck_or(S, nd, dif), pass_ck_and(S, nu, unused))
+	                : Z3_mk_false(S->z);
+	Z3_ast fail = pass_ck_and2(S, both, cta);
+	bool proven;
+	if (attempt(k, ob, fail, "that no two CTAs write the same element", &proven) && !proven) {
+		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used);
+		return;
+	}
+	if (sa != sb || sa->role->nrep < 2 || role_has_barrier(k, sa->role))
+		return;
+	/* One CTA, two replicas of the role. */
+	Z3_ast rep = pass_ck_and2(S, pass_ck_and(S, ne, eq),
+	                          pass_ck_not(S, pass_ck_eq(S, a.in.r, b.in.r)));
+	fail = pass_ck_and2(S, both, rep);
+	if (attempt(k, ob, fail, "that no two replicas write the same element", &proven) &&
+	    !proven)
+		gstore_report(k, fail, &a, &b, dst, pt, rank, false, used);
+}
+
+/* Beyond SPEC §5.8's list (docs/invariants.md): global stores of distinct CTAs, and of distinct
+ * replicas of a role, write disjoint elements. */
+static void
+check_global_stores(Ck *k)
+{
+	IrVec st = {0};
+	k->hops = k->max_hops;
+	for (int r = 0; r < k->nroles; r++) {
+		CkRole *ro = &k->roles[r];
+		Stores sc = {k, {0}};
+		ir_walk(ro->body, collect_stores, &sc);
+		for (int i = 0; i < sc.ops.len; i++) {
+			IrOp *op = IR_VEC_AT(sc.ops, IrOp *, i);
+			/* The kernel pseudo-role does not own the ops inside ave.warp_specialize. */
+			if (r == 0 && in_roles(op))
+				continue;
+			if (!gstore_dst(k, op))
+				continue;
+			CkSite *s = pass_ck_site_detached(k, op, ro);
+			ir_vec_push(k->c->al, &st, &s, sizeof s);
+		}
+		ir_vec_free(k->c->al, &sc.ops, sizeof(IrOp *));
+	}
+	for (int i = 0; i < st.len; i++)
+		for (int j = 0; j <= i; j++) {
+			CkSite *a = IR_VEC_AT(st, CkSite *, j), *b = IR_VEC_AT(st, CkSite *, i);
+			IrValue *da = gstore_dst(k, a->op), *db = gstore_dst(k, b->op);
+			if (da == db)
+				gstore_pair(k, a, b, da);
+		}
+	ir_vec_free(k->c->al, &st, sizeof(CkSite *));
+}
+
 void
 pass_ck_check_kernel(Ck *k)
 {
@@ -1841,4 +2129,6 @@ pass_ck_check_kernel(Ck *k)
 	check_no_overflow(k);
 	check_races(k);
 	check_ambiguity(k);
+	if (!k->broken)
+		check_global_stores(k);
 }

@@ -792,6 +792,8 @@ typedef struct CkSite {
 	IrOp *slot_op;  /* op whose expression gives the slot (the access or a slice) */
 	const IrItem *slot_it;
 	int64_t bytes;  /* COPY: tile bytes */
+	IrOp *slice[4]; /* the ave.slice ops between the access and its slot, innermost first */
+	int nslice;     /* (more than 4: the access counts as one of the whole slot) */
 	IrOp *end_op;   /* READ by ave.mma.async: the ave.mma.wait that ends it (NULL: none found) */
 	int end_shift;  /* ... in the same iteration (0) or the next (1) */
 	int end_seg, end_pos;
@@ -861,6 +863,7 @@ typedef struct Ck {
 	int nmods;
 	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
 	int depth;        /* evaluation nesting */
+	int nopaque;      /* values made unknown so far (the solver knows nothing of them) */
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
 } Ck;
 
@@ -881,6 +884,9 @@ Z3_ast pass_ck_bar_index(Ck *k, const CkInst *in);
 Z3_ast pass_ck_slot(Ck *k, const CkInst *in);
 Z3_ast pass_ck_parity(Ck *k, const CkInst *in);
 Z3_ast pass_ck_bytes(Ck *k, const CkInst *in); /* EXPECT: its bytes */
+/* Whether the parts of their slots that two accesses touch (slices of a slot, or the whole)
+ * can share an element. */
+Z3_ast pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b);
 CkEnv *pass_ck_role_env(Ck *k, CkRole *r, Z3_ast rep);
 CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
 /* Phase structure: groups and wait forms; false after an error. */
@@ -902,6 +908,18 @@ const char *pass_ck_vname(const IrValue *v);
 bool pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it);
 Z3_ast pass_ck_world(Ck *k); /* also makes the rank variable */
 bool pass_ck_error_once(Ck *k, IrOp *op); /* true the first time an op gets an error */
+/* A site for `op` in role `r` that the checks do not iterate over (its instances only). */
+CkSite *pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r);
+
+/* Another CTA: while entered, values evaluate in a fresh kernel scope whose program ids are
+ * fresh variables (same grid, same kernel arguments); pid[] receives them. */
+typedef struct CkCta {
+	CkEnv *root;
+	Z3_ast pid[3];
+	IrValue *pid_val[3];
+} CkCta;
+void pass_ck_cta_enter(Ck *k, CkCta *save, Z3_ast pid[3]);
+void pass_ck_cta_leave(Ck *k, const CkCta *save);
 
 /* check_invariants_hb.c: happens-before between points of the roles, through program order,
  * role barriers and chains of barrier phases (arrive/expect_tx/copy -> phase -> wait). */

@@ -193,7 +193,7 @@ def main():
             if rc == 0:
                 m.check = "accepted"
             elif "check-invariants" in err or "cannot check" in err or re.search(
-                    r"error: (this |'holds'|'eq'|'ready'|phase \d|slot index|barrier index)", err):
+                    r"error: (this |two (CTAs|replicas) |'holds'|'eq'|'ready'|phase \d|slot index|barrier index)", err):
                 m.check = "rejected"
                 m.first_error = next((l for l in err.splitlines() if ": error: " in l), "")
             else:
