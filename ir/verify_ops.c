@@ -987,8 +987,10 @@ v_mma(IrCtx *c, IrOp *op)
 		return ERR(op->loc, "'%s' accumulator must be %lldx%lld, found '%s'", opname(op),
 			   (long long)M, (long long)N, ts(c, acc));
 	if (a->elem != b->elem)
-		return ERR(op->loc, "'%s' A and B element types differ: '%s' and '%s'", opname(op),
-			   ts(c, a->elem), ts(c, b->elem));
+		return ERR(op->loc,
+			   "'%s' A and B element types differ: '%s' and '%s' (no target multiplies mixed "
+			   "types: sm_80, sm_90a, gfx942 and gfx90a need equal ones)",
+			   opname(op), ts(c, a->elem), ts(c, b->elem));
 	if (acc->elem != c->t_f32)
 		return ERR(op->loc, "'%s' accumulates in 'f32', found '%s'", opname(op), ts(c, acc->elem));
 	if (d->elem != acc->elem || !same_shape(d, acc))
