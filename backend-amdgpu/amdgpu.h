@@ -52,11 +52,6 @@ LLVMValueRef amdgpu_rsrc(Lower *L, const LowerTensor *t);
  * cannot move. Out-of-range offsets read zeros. */
 LLVMValueRef amdgpu_buffer_load(Lower *L, LLVMValueRef rsrc, LLVMValueRef off, LLVMTypeRef ty);
 bool amdgpu_buffer_store(Lower *L, LLVMValueRef rsrc, LLVMValueRef off, LLVMValueRef v);
-/* f8 <-> f32 conversions in integer arithmetic (OCP E4M3FN / E5M2, round to nearest even,
- * saturating to the largest finite value like NVIDIA's cvt.rn.satfinite; NaN stays NaN). They
- * build on any LLVM builder (the unit tests run them on the host). */
-LLVMValueRef amdgpu_f8_to_f32(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3);
-LLVMValueRef amdgpu_f32_to_f8(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3);
 
 /* sync.c: s_barrier, emulated group barriers, fences, transaction barriers, roles */
 bool amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);

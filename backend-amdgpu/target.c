@@ -331,107 +331,6 @@ math(Lower *L, IrOp *op, LLVMValueRef x, IrType *t)
 	}
 }
 
-/* ---- f8 in integer arithmetic ---- */
-
-static LLVMValueRef
-ci(LLVMContextRef ctx, int64_t v)
-{
-	return LLVMConstInt(LLVMInt32TypeInContext(ctx), (unsigned long long)v, 1);
-}
-
-LLVMValueRef
-amdgpu_f8_to_f32(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3)
-{
-	LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), f32 = LLVMFloatTypeInContext(ctx);
-	int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, emax = e4m3 ? 15 : 31;
-	LLVMValueRef v = LLVMBuildZExt(b, x, i32, "");
-	LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildLShr(b, v, ci(ctx, 7), ""), ci(ctx, 31), "");
-	LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, v, ci(ctx, mb), ""), ci(ctx, emax), "");
-	LLVMValueRef m = LLVMBuildAnd(b, v, ci(ctx, (1 << mb) - 1), "");
-	/* Normal: rebias the exponent, widen the mantissa. */
-	LLVMValueRef nb = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, ci(ctx, 127 - bias), ""), ci(ctx, 23), ""),
-				      LLVMBuildShl(b, m, ci(ctx, 23 - mb), ""), "");
-	/* Subnormal: m x 2^(1 - bias - mb), exact in f32. */
-	LLVMValueRef sf = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, f32, ""),
-					LLVMConstReal(f32, 1.0 / (double)(1 << (bias - 1 + mb))), "");
-	LLVMValueRef sb = LLVMBuildBitCast(b, sf, i32, "");
-	LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ci(ctx, 0), ""), sb, nb, "");
-	/* E4M3FN: S.1111.111 is NaN (no infinities). E5M2: exponent 31 is inf (m = 0) or NaN. */
-	LLVMValueRef special;
-	LLVMValueRef special_bits;
-	if (e4m3) {
-		special = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, v, ci(ctx, 0x7f), ""), ci(ctx, 0x7f), "");
-		special_bits = ci(ctx, 0x7fc00000);
-	} else {
-		special = LLVMBuildICmp(b, LLVMIntEQ, e, ci(ctx, 31), "");
-		special_bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, ci(ctx, 0), ""), ci(ctx, 0x7f800000),
-					       ci(ctx, 0x7fc00000), "");
-	}
-	r = LLVMBuildSelect(b, special, special_bits, r, "");
-	return LLVMBuildBitCast(b, LLVMBuildOr(b, r, sign, ""), f32, "");
-}
-
-LLVMValueRef
-amdgpu_f32_to_f8(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3)
-{
-	LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), f32 = LLVMFloatTypeInContext(ctx);
-	LLVMTypeRef i8 = LLVMInt8TypeInContext(ctx);
-	int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-	int64_t maxcode = e4m3 ? 0x7e : 0x7b, nancode = e4m3 ? 0x7f : 0x7e;
-	LLVMValueRef bits = LLVMBuildBitCast(b, x, i32, "");
-	LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, ci(ctx, 24), ""), ci(ctx, 0x80), "");
-	LLVMValueRef abits = LLVMBuildAnd(b, bits, ci(ctx, 0x7fffffff), "");
-	LLVMValueRef a = LLVMBuildBitCast(b, abits, f32, "");
-	/* Normal range: round the f32 mantissa to mb bits (to nearest, ties to even) in the bits;
-	 * a carry moves into the exponent as it should. */
-	int sh = 23 - mb;
-	LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, abits, ci(ctx, sh), ""), ci(ctx, 1), "");
-	LLVMValueRef rnd = LLVMBuildAdd(b, abits, LLVMBuildAdd(b, ci(ctx, (1 << (sh - 1)) - 1), odd, ""), "");
-	LLVMValueRef nc = LLVMBuildSub(b, LLVMBuildLShr(b, rnd, ci(ctx, sh), ""), ci(ctx, (127 - bias) << mb), "");
-	/* Below the smallest normal: multiples of the subnormal quantum, rounded by an f32 add
-	 * (ties to even) against 2^23 quanta. */
-	double q = 1.0 / (double)(1 << (bias - 1 + mb)), big = q * (double)(1 << 23);
-	LLVMValueRef n = LLVMBuildFSub(b, LLVMBuildFAdd(b, a, LLVMConstReal(f32, big), ""), LLVMConstReal(f32, big), "");
-	LLVMValueRef scode = LLVMBuildFPToUI(b, LLVMBuildFMul(b, n, LLVMConstReal(f32, 1.0 / q), ""), i32, "");
-	double minnorm = 1.0 / (double)(1 << (bias - 1));
-	LLVMValueRef sub = LLVMBuildFCmp(b, LLVMRealOLT, a, LLVMConstReal(f32, minnorm), "");
-	LLVMValueRef code = LLVMBuildSelect(b, sub, scode, nc, "");
-	/* Saturate (also infinities), keep NaN. */
-	LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, code, ci(ctx, maxcode), "");
-	code = LLVMBuildSelect(b, over, ci(ctx, maxcode), code, "");
-	LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, abits, ci(ctx, 0x7f800000), "");
-	code = LLVMBuildSelect(b, nan, ci(ctx, nancode), code, "");
-	return LLVMBuildTrunc(b, LLVMBuildOr(b, code, sign, ""), i8, "");
-}
-
-static bool
-is_f8(const IrType *t)
-{
-	return t->kind == IR_TY_FLOAT && (t->fk == IR_F8E4M3 || t->fk == IR_F8E5M2);
-}
-
-/* Conversions with an f8 side, through f32 (NULL for other pairs: the shared layer converts). */
-static LLVMValueRef
-cvt(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to, bool *bad)
-{
-	(void)bad;
-	if (!is_f8(from) && !is_f8(to))
-		return NULL;
-	IrType *f32 = L->c->t_f32;
-	if (is_f8(from) && is_f8(to)) {
-		if (from == to)
-			return x;
-		LLVMValueRef y = amdgpu_f8_to_f32(L->b, L->ctx, x, from->fk == IR_F8E4M3);
-		return amdgpu_f32_to_f8(L->b, L->ctx, y, to->fk == IR_F8E4M3);
-	}
-	if (is_f8(from)) {
-		LLVMValueRef y = amdgpu_f8_to_f32(L->b, L->ctx, x, from->fk == IR_F8E4M3);
-		return lower_convert(L, op, y, f32, to);
-	}
-	LLVMValueRef y = lower_convert(L, op, x, from, f32);
-	return y ? amdgpu_f32_to_f8(L->b, L->ctx, y, to->fk == IR_F8E4M3) : NULL;
-}
-
 /* ---- the kernel ---- */
 
 static void
@@ -597,7 +496,6 @@ static const char *const emits[] = {"asm", "hsaco", NULL};
 		.mma_emit = amdgpu_mma_emit,                                                            \
 		.role_enter = amdgpu_role_enter,                                                        \
 		.math = math,                                                                           \
-		.cvt = cvt,                                                                             \
 		.codegen = amdgpu_codegen,                                                              \
 	}
 

@@ -72,15 +72,14 @@ typedef struct TargetFacts {
 	int warp;
 	int64_t smem;
 	int mma_m, mma_n, mma_k;
-	bool f8;
 } TargetFacts;
 
 static const TargetFacts targets[] = {
-	{"sm_80", 32, 166912, 16, 8, 16, false},
-	{"sm_90a", 32, 232448, 64, 8, 16, true},
-	{"gfx942", 64, 65536, 16, 16, 8, true},
-	{"gfx90a", 64, 65536, 16, 16, 8, false},
-	{"host", 32, (int64_t)1 << 30, 1, 1, 1, true},
+	{"sm_80", 32, 166912, 16, 8, 16},
+	{"sm_90a", 32, 232448, 64, 8, 16},
+	{"gfx942", 64, 65536, 16, 16, 8},
+	{"gfx90a", 64, 65536, 16, 16, 8},
+	{"host", 32, (int64_t)1 << 30, 1, 1, 1},
 };
 
 static const TargetFacts *
@@ -1001,8 +1000,8 @@ v_mma(IrCtx *c, IrOp *op)
 		return ERR(op->loc, "'%s' needs float operands, found '%s'", opname(op), ts(c, a->elem));
 	const TargetFacts *f = target_facts(kernel_target(c, op));
 	if (f) {
-		bool f8 = fk == IR_F8E4M3 || fk == IR_F8E5M2;
-		if ((f8 && !f->f8) || fk == IR_F64)
+		/* f8 everywhere: sm_90a's wgmma, FMAs after integer conversion elsewhere. */
+		if (fk == IR_F64)
 			return ERR(op->loc, "'%s' on '%s' operands is not supported on target '%s'",
 				   opname(op), ts(c, a->elem), f->name);
 		if (M % f->mma_m || N % f->mma_n || K % f->mma_k)

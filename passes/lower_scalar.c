@@ -41,6 +41,79 @@ literal(Lower *L, const IrItem *it, IrType *t)
 	                    1);
 }
 
+/* ---- f8 in integer arithmetic (targets without f8 instructions) ---- */
+
+static LLVMValueRef
+ci32(LLVMContextRef ctx, int64_t v)
+{
+	return LLVMConstInt(LLVMInt32TypeInContext(ctx), (unsigned long long)v, 1);
+}
+
+LLVMValueRef
+lower_f8_to_f32(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3)
+{
+	LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), f32 = LLVMFloatTypeInContext(ctx);
+	int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, emax = e4m3 ? 15 : 31;
+	LLVMValueRef v = LLVMBuildZExt(b, x, i32, "");
+	LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildLShr(b, v, ci32(ctx, 7), ""), ci32(ctx, 31), "");
+	LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, v, ci32(ctx, mb), ""), ci32(ctx, emax), "");
+	LLVMValueRef m = LLVMBuildAnd(b, v, ci32(ctx, (1 << mb) - 1), "");
+	/* Normal: rebias the exponent, widen the mantissa. */
+	LLVMValueRef nb = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, ci32(ctx, 127 - bias), ""), ci32(ctx, 23), ""),
+				      LLVMBuildShl(b, m, ci32(ctx, 23 - mb), ""), "");
+	/* Subnormal: m x 2^(1 - bias - mb), exact in f32. */
+	LLVMValueRef sf = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, f32, ""),
+					LLVMConstReal(f32, 1.0 / (double)(1 << (bias - 1 + mb))), "");
+	LLVMValueRef sb = LLVMBuildBitCast(b, sf, i32, "");
+	LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ci32(ctx, 0), ""), sb, nb, "");
+	/* E4M3FN: S.1111.111 is NaN (no infinities). E5M2: exponent 31 is inf (m = 0) or NaN. */
+	LLVMValueRef special;
+	LLVMValueRef special_bits;
+	if (e4m3) {
+		special = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, v, ci32(ctx, 0x7f), ""), ci32(ctx, 0x7f), "");
+		special_bits = ci32(ctx, 0x7fc00000);
+	} else {
+		special = LLVMBuildICmp(b, LLVMIntEQ, e, ci32(ctx, 31), "");
+		special_bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, ci32(ctx, 0), ""), ci32(ctx, 0x7f800000),
+					       ci32(ctx, 0x7fc00000), "");
+	}
+	r = LLVMBuildSelect(b, special, special_bits, r, "");
+	return LLVMBuildBitCast(b, LLVMBuildOr(b, r, sign, ""), f32, "");
+}
+
+LLVMValueRef
+lower_f32_to_f8(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3)
+{
+	LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), f32 = LLVMFloatTypeInContext(ctx);
+	LLVMTypeRef i8 = LLVMInt8TypeInContext(ctx);
+	int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+	int64_t maxcode = e4m3 ? 0x7e : 0x7b, nancode = e4m3 ? 0x7f : 0x7e;
+	LLVMValueRef bits = LLVMBuildBitCast(b, x, i32, "");
+	LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, bits, ci32(ctx, 24), ""), ci32(ctx, 0x80), "");
+	LLVMValueRef abits = LLVMBuildAnd(b, bits, ci32(ctx, 0x7fffffff), "");
+	LLVMValueRef a = LLVMBuildBitCast(b, abits, f32, "");
+	/* Normal range: round the f32 mantissa to mb bits (to nearest, ties to even) in the bits;
+	 * a carry moves into the exponent as it should. */
+	int sh = 23 - mb;
+	LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, abits, ci32(ctx, sh), ""), ci32(ctx, 1), "");
+	LLVMValueRef rnd = LLVMBuildAdd(b, abits, LLVMBuildAdd(b, ci32(ctx, (1 << (sh - 1)) - 1), odd, ""), "");
+	LLVMValueRef nc = LLVMBuildSub(b, LLVMBuildLShr(b, rnd, ci32(ctx, sh), ""), ci32(ctx, (127 - bias) << mb), "");
+	/* Below the smallest normal: multiples of the subnormal quantum, rounded by an f32 add
+	 * (ties to even) against 2^23 quanta. */
+	double q = 1.0 / (double)(1 << (bias - 1 + mb)), big = q * (double)(1 << 23);
+	LLVMValueRef n = LLVMBuildFSub(b, LLVMBuildFAdd(b, a, LLVMConstReal(f32, big), ""), LLVMConstReal(f32, big), "");
+	LLVMValueRef scode = LLVMBuildFPToUI(b, LLVMBuildFMul(b, n, LLVMConstReal(f32, 1.0 / q), ""), i32, "");
+	double minnorm = 1.0 / (double)(1 << (bias - 1));
+	LLVMValueRef sub = LLVMBuildFCmp(b, LLVMRealOLT, a, LLVMConstReal(f32, minnorm), "");
+	LLVMValueRef code = LLVMBuildSelect(b, sub, scode, nc, "");
+	/* Saturate (also infinities), keep NaN. */
+	LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, code, ci32(ctx, maxcode), "");
+	code = LLVMBuildSelect(b, over, ci32(ctx, maxcode), code, "");
+	LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, abits, ci32(ctx, 0x7f800000), "");
+	code = LLVMBuildSelect(b, nan, ci32(ctx, nancode), code, "");
+	return LLVMBuildTrunc(b, LLVMBuildOr(b, code, sign, ""), i8, "");
+}
+
 LLVMValueRef
 lower_convert(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to)
 {
@@ -52,14 +125,14 @@ lower_convert(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to)
 		LLVMValueRef r = L->t->cvt ? L->t->cvt(L, op, x, from, to, &bad) : NULL;
 		if (r || bad)
 			return r;
-		/* Through f32. */
-		if (is_f8(from) && is_f8(to)) {
-			x = lower_convert(L, op, x, from, L->c->t_f32);
-			return x ? lower_convert(L, op, x, L->c->t_f32, to) : NULL;
+		/* Through f32, in integer arithmetic. */
+		IrType *f32 = L->c->t_f32;
+		if (is_f8(from)) {
+			x = lower_f8_to_f32(b, L->ctx, x, from->fk == IR_F8E4M3);
+			return lower_convert(L, op, x, f32, to);
 		}
-		lower_unsupported(L, op, "conversion from '%s' to '%s'", ir_type_str(L->c, from),
-		                  ir_type_str(L->c, to));
-		return NULL;
+		x = lower_convert(L, op, x, from, f32);
+		return x ? lower_f32_to_f8(b, L->ctx, x, to->fk == IR_F8E4M3) : NULL;
 	}
 	LLVMTypeRef ty = lower_type(L, to);
 	bool fi = ir_type_is_float(from), ft = ir_type_is_float(to);

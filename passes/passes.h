@@ -611,6 +611,10 @@ void lower_scope_enter(Lower *L, IrOp *role, IrBlock *body);
 
 /* Converts scalar x between scalar types (round-to-nearest-even; f8 through the target). */
 LLVMValueRef lower_convert(Lower *L, IrOp *op, LLVMValueRef x, IrType *from, IrType *to);
+/* f8 (E4M3FN or E5M2, as i8 bits) <-> f32 in integer arithmetic: round to nearest even, finite
+ * values saturate to the largest finite code, NaN stays NaN. */
+LLVMValueRef lower_f8_to_f32(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3);
+LLVMValueRef lower_f32_to_f8(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3);
 /* The shared-memory view an operand item names (a tile, a ring slot, a slice). */
 bool lower_smem_item(Lower *L, IrOp *op, const IrItem *it, LowerSmem *out);
 /* The i32 smem offset of the barrier an item names (`%b[%i]`). */

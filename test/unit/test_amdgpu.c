@@ -320,11 +320,11 @@ test_f8(void)
 		snprintf(name, sizeof name, "dec%d", e4);
 		LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(f32, &i8, 1, 0));
 		LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "e"));
-		LLVMBuildRet(b, amdgpu_f8_to_f32(b, ctx, LLVMGetParam(fn, 0), e4));
+		LLVMBuildRet(b, lower_f8_to_f32(b, ctx, LLVMGetParam(fn, 0), e4));
 		snprintf(name, sizeof name, "enc%d", e4);
 		fn = LLVMAddFunction(m, name, LLVMFunctionType(i8, &f32, 1, 0));
 		LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, "e"));
-		LLVMBuildRet(b, amdgpu_f32_to_f8(b, ctx, LLVMGetParam(fn, 0), e4));
+		LLVMBuildRet(b, lower_f32_to_f8(b, ctx, LLVMGetParam(fn, 0), e4));
 	}
 	LLVMDisposeBuilder(b);
 	LLVMExecutionEngineRef ee;
