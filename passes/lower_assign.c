@@ -265,7 +265,7 @@ lower_assign_layouts(Lower *L)
 			                          s.warp_bits)) {
 				IrValue *v = a.val[i];
 				return lower_error(
-				    L, v->loc,
+				    L, v->kind == IR_VAL_RESULT ? v->op->loc : v->loc,
 				    "register tile '%s' cannot be distributed over %d "
 				    "threads on target '%s': every dimension must be a power of "
 				    "two and a thread may hold at most %d elements",
