@@ -190,7 +190,8 @@ ir_type_numel(const IrType *t)
 	for (int i = 0; i < t->rank; i++) {
 		if (t->dims[i] == IR_DYN)
 			return -1;
-		n *= t->dims[i];
+		if (__builtin_mul_overflow(n, t->dims[i], &n))
+			return INT64_MAX; /* unverified; the verifier refuses such shapes */
 	}
 	return n;
 }

@@ -72,14 +72,15 @@ typedef struct TargetFacts {
 	int warp;
 	int64_t smem;
 	int mma_m, mma_n, mma_k;
+	bool setmaxnreg; /* per-role register budgets from one pool (SPEC 5.10) */
 } TargetFacts;
 
 static const TargetFacts targets[] = {
-	{"sm_80", 32, 166912, 16, 8, 16},
-	{"sm_90a", 32, 232448, 64, 8, 16},
-	{"gfx942", 64, 65536, 16, 16, 8},
-	{"gfx90a", 64, 65536, 16, 16, 8},
-	{"host", 32, (int64_t)1 << 30, 1, 1, 1},
+	{"sm_80", 32, 166912, 16, 8, 16, false},
+	{"sm_90a", 32, 232448, 64, 8, 16, true},
+	{"gfx942", 64, 65536, 16, 16, 8, false},
+	{"gfx90a", 64, 65536, 16, 16, 8, false},
+	{"host", 32, (int64_t)1 << 30, 1, 1, 1, false},
 };
 
 static const TargetFacts *
@@ -256,8 +257,8 @@ check_layout(IrCtx *c, IrLoc loc, const IrType *t)
 		return ERR(loc, "layout of '%s' must be an '#ave.' attribute", ts(c, t));
 	if (t->space == IR_SPACE_SMEM) {
 		if (l->s == c->kw.pad) {
-			if (!l->int_form || l->i < 0)
-				return ERR(loc, "'#ave.pad<n>' needs a non-negative element count");
+			if (!l->int_form || l->i < 0 || l->i > ((int64_t)1 << 20))
+				return ERR(loc, "'#ave.pad<n>' needs an element count in [0, 2^20]");
 			return true;
 		}
 		if (l->s != c->kw.smem)
@@ -301,22 +302,44 @@ check_layout(IrCtx *c, IrLoc loc, const IrType *t)
 bool
 ir_check_type(IrCtx *c, IrLoc loc, const IrType *t)
 {
+	/* Limits that keep every size in 64-bit arithmetic: tiles of at most 2^31 elements,
+	 * tensors of at most 2^48 elements (static dimensions and strides), rings and barrier
+	 * arrays of at most 2^16 entries. */
+	const int64_t tile_max = (int64_t)1 << 31, tensor_max = (int64_t)1 << 48;
+	int64_t n = 1;
 	switch (t->kind) {
 	case IR_TY_TILE:
 		if (t->rank < 1 || t->rank > 3)
 			return ERR(loc, "tiles have 1 to 3 dimensions, '%s' has %d", ts(c, t), t->rank);
 		if (!static_shape(c, loc, t))
 			return false;
+		for (int i = 0; i < t->rank; i++)
+			if (t->dims[i] > tile_max / (n ? n : 1) || (n *= t->dims[i]) > tile_max)
+				return ERR(loc, "tile '%s' has more than 2^31 elements", ts(c, t));
 		return check_layout(c, loc, t);
+	case IR_TY_TENSOR:
+		for (int i = 0; i < t->rank; i++) {
+			if (t->dims[i] != IR_DYN &&
+			    (t->dims[i] > tensor_max / (n ? n : 1) || (n *= t->dims[i]) > tensor_max))
+				return ERR(loc, "tensor '%s' has more than 2^48 elements", ts(c, t));
+			if (t->strides && t->strides[i] != IR_DYN &&
+			    (t->strides[i] > tensor_max || t->strides[i] < -tensor_max))
+				return ERR(loc, "tensor '%s' has a stride beyond 2^48 elements", ts(c, t));
+		}
+		return true;
 	case IR_TY_RING:
 		if (t->n < 1)
 			return ERR(loc, "a ring needs at least one slot");
+		if (t->n > 65536)
+			return ERR(loc, "a ring has at most 2^16 slots, '%s' has %lld", ts(c, t), (long long)t->n);
 		if (t->elem->kind != IR_TY_TILE || t->elem->space != IR_SPACE_SMEM)
 			return ERR(loc, "ring slots must be shared-memory tiles, found '%s'", ts(c, t->elem));
 		return ir_check_type(c, loc, t->elem);
 	case IR_TY_MBAR:
 		if (t->n < 1)
 			return ERR(loc, "'!ave.mbar' needs at least one barrier");
+		if (t->n > 65536)
+			return ERR(loc, "'!ave.mbar' has at most 2^16 barriers, found %lld", (long long)t->n);
 		return true;
 	default:
 		return true;
@@ -1082,8 +1105,8 @@ v_mbar_alloc(IrCtx *c, IrOp *op)
 	int64_t n;
 	if (!group_const(c, op, c->kw.count, 0, &n, "'count'"))
 		return false;
-	if (n < 1)
-		return ERR(op->loc, "'count' must be at least 1, found %lld", (long long)n);
+	if (n < 1 || n >= ((int64_t)1 << 20))
+		return ERR(op->loc, "'count' must be in [1, 2^20), found %lld", (long long)n);
 	return ir_check_type(c, op->loc, rtype(op));
 }
 
@@ -1166,6 +1189,15 @@ role_num(IrCtx *c, IrOp *role, IrStr kw, int64_t dflt)
 	return v;
 }
 
+/* The per-thread registers a kernel launches with: 65536 / threads, at most 255, rounded down to
+ * a multiple of 8 (SPEC 5.7). */
+static int64_t
+entry_regs(int64_t threads)
+{
+	int64_t e = 65536 / (threads > 0 ? threads : 1);
+	return (e > 255 ? 255 : e) / 8 * 8;
+}
+
 bool
 v_warp_specialize(IrCtx *c, IrOp *op)
 {
@@ -1174,7 +1206,7 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 	if (!ta || ta->kind != IR_ATTR_INT)
 		return true; /* the kernel reports the missing or malformed attribute */
 	int64_t threads = ta->i;
-	int64_t warps = 0, start = 0;
+	int64_t warps = 0, start = 0, pool = 0;
 	const char *target = kernel_target(c, op);
 	const TargetFacts *f = target_facts(target);
 	bool nv = f && f->warp == 32 && strcmp(f->name, "host");
@@ -1186,6 +1218,8 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 			return ERR(r->loc, "role '@%s' sets 'regs' on target '%s', so it must cover whole "
 				   "warpgroups (4 warps, aligned); it has %lld warps starting at warp %lld",
 				   r->item[0].s, target, (long long)w, (long long)start);
+		int64_t regs = role_num(c, r, c->kw.regs, 0);
+		pool += (regs ? regs : entry_regs(threads)) * 32 * w * rep;
 		warps += w * rep;
 		start += w * rep;
 	}
@@ -1199,6 +1233,12 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 			   "nor in 64-thread wavefronts (the kernel has 'threads' = %lld)", (long long)warps,
 			   (long long)(threads / 32), (long long)threads);
 	}
+	/* SPEC 5.10's pool rule: the role budgets share the registers the kernel launches with. */
+	if (f && f->setmaxnreg && pool > entry_regs(threads) * threads)
+		return ERR(op->loc, "role register budgets need %lld registers, but target '%s' gives this "
+			   "%lld-thread kernel %lld per thread at launch (%lld in all)", (long long)pool,
+			   f->name, (long long)threads, (long long)entry_regs(threads),
+			   (long long)(entry_regs(threads) * threads));
 	return true;
 }
 
@@ -1217,6 +1257,8 @@ v_role(IrCtx *c, IrOp *op)
 			return false;
 		if (n < 1)
 			return ERR(g->loc, "'%s' must be at least 1, found %lld", kws[i], (long long)n);
+		if (n > 1024)
+			return ERR(g->loc, "'%s' must be at most 1024, found %lld", kws[i], (long long)n);
 	}
 	int64_t warps = role_num(c, op, c->kw.warps, 1);
 	if (role_num(c, op, c->kw.issue, 1) > warps)

@@ -682,6 +682,8 @@ typedef struct PassCkOpts {
 /* Proves the module's tag assertions and the built-in synchronization invariants, emitting an
  * error with a counterexample for each one that can fail (or that the analysis cannot decide).
  * Never changes the IR. Returns false when it emitted errors. */
+/* Kernels naming a target fit its shared memory (errors name the target and the buffers). */
+bool pass_smem_fits(IrModule *m);
 bool pass_check_invariants_with(IrModule *m, const PassCkOpts *co);
 
 #ifdef PASS_CK_INTERNAL

@@ -234,6 +234,38 @@ plan_kernel(IrModule *m, IrOp *k, const IrPassOpts *o)
 	return ok;
 }
 
+/* Whether the kernels that name a target fit its shared memory (what `ave check` asks): the
+ * same plan, neither recorded nor remarked. */
+static bool
+fits_block(IrModule *m, IrBlock *blk)
+{
+	IrCtx *c = m->ctx;
+	bool ok = true;
+	for (IrOp *op = blk->first; op; op = op->next) {
+		if (op->code == IR_OP_MODULE) {
+			ok &= fits_block(m, op->reg[0].block);
+			continue;
+		}
+		const LowerTargetFacts *f =
+		    op->code == IR_OP_KERNEL ? lower_target_facts(lower_kernel_target(c, op, NULL)) : NULL;
+		if (!f)
+			continue;
+		IrVec bufs = {0};
+		bool kok = lower_smem_collect(c, op, f, &bufs);
+		LowerSmemBuf *b = bufs.data;
+		int64_t total = lower_smem_assign(b, bufs.len);
+		ok &= kok && lower_smem_check(c, op, f, b, bufs.len, total);
+		ir_vec_free(c->al, &bufs, sizeof(LowerSmemBuf));
+	}
+	return ok;
+}
+
+bool
+pass_smem_fits(IrModule *m)
+{
+	return fits_block(m, m->body);
+}
+
 static bool
 plan_block(IrModule *m, IrBlock *blk, const IrPassOpts *o)
 {

@@ -80,6 +80,11 @@ cmd_check(int argc, char **argv)
 			fprintf(stderr, "ave check: unknown option '%s'\n", argv[i]);
 			return 2;
 		}
+		if (o.input) {
+			fprintf(stderr, "ave check: more than one input file ('%s', '%s')\n", o.input,
+			        argv[i]);
+			return 2;
+		}
 		o.input = argv[i];
 	}
 	if (!o.input) {
@@ -92,6 +97,8 @@ cmd_check(int argc, char **argv)
 	IrModule *m = fe_parse_file(c, o.input);
 	bool ok = m && ir_verify(m);
 	memset(&st, 0, sizeof st);
+	if (ok)
+		ok = pass_smem_fits(m);
 	if (ok)
 		ok = pass_check_invariants_with(m, &co);
 	double total = ir_now() - t0;

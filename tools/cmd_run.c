@@ -437,7 +437,10 @@ cmd_run(int argc, char **argv)
 	InterpStats st;
 	bool ok = interp_run(m, &l, &o.io, &st);
 	free(args);
-	int64_t ncta = o.grid[0] * o.grid[1] * o.grid[2];
+	int64_t ncta = 1;
+	for (int d = 0; d < 3; d++)
+		if (__builtin_mul_overflow(ncta, o.grid[d], &ncta))
+			ncta = INT64_MAX;
 	if (o.stats)
 		print_stats(stdout, &st, ncta);
 	else if (st.seconds > 10)
