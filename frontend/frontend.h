@@ -52,6 +52,9 @@ typedef struct FeParser {
 	size_t toklen;
 	void *scanner;
 	IrMap names;     /* IrStr -> FeEntry* */
+	size_t vscan_end; /* value_token: where the last look-ahead over `, %x` stopped */
+	int vscan_tok;    /* ... and what it decided for every value of that list */
+	IrMap aliases[2]; /* attribute [0] and type [1] aliases: IrStr -> index + 1 in m->aliases */
 	IrVec undo;      /* FeEntry* in definition order */
 	IrVec marks;     /* int */
 	IrVec decls;     /* int: scope levels opened by declarations */

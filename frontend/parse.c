@@ -126,12 +126,8 @@ fe_lookup(FeParser *p, IrStr name, IrLoc loc)
 static IrAlias *
 find_alias(FeParser *p, IrStr name, bool is_type)
 {
-	for (int i = 0; i < p->m->aliases.len; i++) {
-		IrAlias *a = &IR_VEC_AT(p->m->aliases, IrAlias, i);
-		if (a->name == name && a->is_type == is_type)
-			return a;
-	}
-	return NULL;
+	uintptr_t i = (uintptr_t)ir_map_get(&p->aliases[is_type], ir_hash_ptr(name), name, NULL);
+	return i ? &IR_VEC_AT(p->m->aliases, IrAlias, (int)(i - 1)) : NULL;
 }
 
 bool
@@ -143,6 +139,8 @@ fe_def_alias(FeParser *p, IrStr name, bool is_type, IrAttr *attr, IrType *type, 
 	}
 	IrAlias a = {name, is_type, attr, type};
 	ir_vec_push(p->c->al, &p->m->aliases, &a, sizeof a);
+	ir_map_put(&p->aliases[is_type], ir_hash_ptr(name), name,
+	           (void *)(uintptr_t)p->m->aliases.len, NULL);
 	return true;
 }
 
@@ -201,6 +199,8 @@ parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0, 
 	p.file = taken ? ir_ctx_take_file(c, name, (char *)text, len, taken, p.line)
 		       : ir_ctx_add_file(c, name, text, len, p.line);
 	ir_map_init(&p.names, c->al);
+	ir_map_init(&p.aliases[0], c->al);
+	ir_map_init(&p.aliases[1], c->al);
 	ir_arena_init(&p.scratch, c->al);
 	ir_arena_init(&p.names_arena, c->al);
 	IrLoc start = {p.file, p.line, 1};
@@ -228,6 +228,8 @@ parse(IrCtx *c, const char *name, const char *text, size_t len, uint32_t line0, 
 		fe_lexer_free(p.scanner);
 	}
 	ir_map_free(&p.names);
+	ir_map_free(&p.aliases[0]);
+	ir_map_free(&p.aliases[1]);
 	ir_arena_free(&p.scratch);
 	ir_arena_free(&p.names_arena);
 	ir_vec_free(c->al, &p.undo, sizeof(void *));

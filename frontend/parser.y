@@ -40,6 +40,10 @@ int fe_yyparse(FeParser *p, void *scanner);
 %code {
 #include <string.h>
 
+/* Room for FE_MAX_NESTING nested regions (each ave.for takes about 15 entries of the stack);
+ * the nesting limit, not bison, then reports deeper input. */
+#define YYMAXDEPTH 40000
+
 #define L(x) fe_loc(p, (x).first_line, (x).first_column)
 #define M p->m
 #define C p->c
@@ -1014,16 +1018,20 @@ make_ave_attr(FeParser *p, IrStr name, IrStr kw, FeList *kvs)
 	int n = kvs->n;
 	IrStr *keys = fe_alloc(p, sizeof *keys * (size_t)(n ? n : 1));
 	IrAttr **vals = fe_alloc(p, sizeof *vals * (size_t)(n ? n : 1));
+	IrMap seen;
+	ir_map_init(&seen, p->c->al);
 	for (int i = 0; i < n; i++) {
 		IrNamedAttr *a = kvs->v[i];
-		for (int j = 0; j < i; j++)
-			if (keys[j] == a->name) {
-				fe_error(p, a->loc, "key '%s' appears twice in '#ave.%s'", a->name, name);
-				return NULL;
-			}
+		if (ir_map_get(&seen, ir_hash_ptr(a->name), a->name, NULL)) {
+			fe_error(p, a->loc, "key '%s' appears twice in '#ave.%s'", a->name, name);
+			ir_map_free(&seen);
+			return NULL;
+		}
+		ir_map_put(&seen, ir_hash_ptr(a->name), a->name, (void *)a->name, NULL);
 		keys[i] = a->name;
 		vals[i] = a->attr;
 	}
+	ir_map_free(&seen);
 	return ir_attr_ave(p->c, name, kw, n, keys, vals);
 }
 

@@ -168,13 +168,19 @@ ir_verify_op_shape(IrCtx *c, IrOp *op)
 				 info->nreg == 1 ? "one" : "one or two", info->nreg == 1 ? "" : "s", nreg);
 		return false;
 	}
-	for (int i = 0; i < op->nattr; i++)
-		for (int j = 0; j < i; j++)
-			if (op->attr[i].name == op->attr[j].name) {
-				ir_error(c, op->attr[i].loc, "attribute '%s' appears twice", op->attr[i].name);
-				return false;
-			}
-	return true;
+	IrMap seen;
+	ir_map_init(&seen, c->al);
+	bool ok = true;
+	for (int i = 0; i < op->nattr && ok; i++) {
+		IrStr n = op->attr[i].name;
+		if (ir_map_get(&seen, ir_hash_ptr(n), n, NULL)) {
+			ir_error(c, op->attr[i].loc, "attribute '%s' appears twice", n);
+			ok = false;
+		}
+		ir_map_put(&seen, ir_hash_ptr(n), n, (void *)n, NULL);
+	}
+	ir_map_free(&seen);
+	return ok;
 }
 
 /* ---- symbols ---- */
