@@ -1149,7 +1149,27 @@ bool
 v_mbar_wait(IrCtx *c, IrOp *op)
 {
 	Addr a;
-	return addr(c, op, &op->item[0], A_MBAR, false, &a);
+	if (!addr(c, op, &op->item[0], A_MBAR, false, &a))
+		return false;
+	/* The parity is a bit: an 'i1' value, or an index expression that stays in [0, 1]. */
+	IrGroup *g = ir_op_group(op, c->kw.parity);
+	const IrExpr *e = g ? g->item[0].e : NULL;
+	if (!e)
+		return true;
+	if (e->kind == IR_EX_VAL) {
+		IrType *t = ir_op_value(op, e->opnd)->type;
+		if (t != c->t_i1 && t->kind != IR_TY_INDEX)
+			return ERR(g->loc, "'parity' takes an 'i1' value or an index expression, found '%s'",
+				   ts(c, t));
+	}
+	int64_t lo, hi;
+	if (ir_expr_range(op, e, &lo, &hi) && (lo < 0 || hi > 1)) {
+		if (lo == hi)
+			return ERR(g->loc, "'parity' must be 0 or 1, found %lld", (long long)lo);
+		return ERR(g->loc, "'parity' must be 0 or 1, found a value in [%lld, %lld]",
+			   (long long)lo, (long long)hi);
+	}
+	return true;
 }
 
 bool
