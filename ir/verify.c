@@ -585,7 +585,7 @@ check_item_exprs(Verifier *v, IrOp *op, const IrItem *it, bool cmp_ok, bool valu
 	if (it->e) {
 		if (!check_expr_leaves(v, op, it->e, it->loc))
 			return false;
-		if (!cmp_ok && ir_expr_has_cmp(it->e)) {
+		if (ir_expr_has_cmp(it->e) && (!cmp_ok || !ir_expr_is_cmp(it->e))) {
 			ir_error(v->c, it->loc, "a comparison is only allowed where a predicate is expected");
 			return false;
 		}
