@@ -146,6 +146,30 @@ index_in_range(IrCtx *c, const IrOp *op, const IrItem *it, int64_t n, const char
 	return true;
 }
 
+/* Range coordinates (`x : n`): only where the op takes them, n >= 1, and within the dimension
+ * when it is static (for some value of x). */
+static bool
+coord_ranges(IrCtx *c, IrOp *op, const IrItem *it, const IrType *t, bool ranges_ok)
+{
+	(void)c;
+	for (int i = 0; i < it->ncoord; i++) {
+		int64_t n = it->coord[i].len, lo, hi;
+		if (n < 0)
+			continue;
+		if (!ranges_ok)
+			return ERR(it->loc, "'%s' does not take a range coordinate", opname(op));
+		if (n < 1)
+			return ERR(it->loc, "a range coordinate needs at least one element, found ': %lld'",
+				   (long long)n);
+		int64_t d = t->dims[i];
+		if (d != IR_DYN && (n > d || (ir_expr_range(op, it->coord[i].e, &lo, &hi) &&
+					      (hi < 0 || lo > d - n))))
+			return ERR(it->loc, "range %d (': %lld') never fits dimension %d of size %lld", i,
+				   (long long)n, i, (long long)d);
+	}
+	return true;
+}
+
 static bool
 addr(IrCtx *c, IrOp *op, const IrItem *it, int allowed, bool ranges_ok, Addr *a)
 {
@@ -166,10 +190,7 @@ addr(IrCtx *c, IrOp *op, const IrItem *it, int allowed, bool ranges_ok, Addr *a)
 		if (!it->suffix || it->ncoord != a->type->rank)
 			return ERR(it->loc, "'@%s' has rank %d; expected %d coordinates, found %d", it->s,
 				   a->type->rank, a->type->rank, it->suffix ? it->ncoord : 0);
-		for (int i = 0; i < it->ncoord; i++)
-			if (it->coord[i].len >= 0 && !ranges_ok)
-				return ERR(it->loc, "'%s' does not take a range coordinate", opname(op));
-		return true;
+		return coord_ranges(c, op, it, a->type, ranges_ok);
 	}
 	IrValue *v = ir_item_value(op, it);
 	if (!v)
@@ -185,7 +206,7 @@ addr(IrCtx *c, IrOp *op, const IrItem *it, int allowed, bool ranges_ok, Addr *a)
 		if (!it->suffix || it->ncoord != t->rank)
 			return ERR(it->loc, "'%%%s' has rank %d; expected %d coordinates, found %d", vn(v),
 				   t->rank, t->rank, it->suffix ? it->ncoord : 0);
-		return true;
+		return coord_ranges(c, op, it, t, ranges_ok);
 	case IR_TY_RING:
 		if (!(allowed & A_SMEM))
 			break;
