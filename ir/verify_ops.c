@@ -1108,10 +1108,12 @@ v_trans(IrCtx *c, IrOp *op)
 	if (!reg_tile(c, op->loc, from, "'ave.trans' operand") ||
 	    !reg_tile(c, op->loc, to, "'ave.trans' result"))
 		return false;
-	if (from->rank != 2 || to->rank != 2 || to->dims[0] != from->dims[1] ||
+	if (from->rank != 2)
+		return ERR(op->loc, "'ave.trans' transposes a 2-D tile, found '%s'", ts(c, from));
+	if (to->rank != 2 || to->dims[0] != from->dims[1] ||
 	    to->dims[1] != from->dims[0] || to->elem != from->elem)
 		return ERR(op->loc, "'ave.trans' of '%s' yields %lldx%lldx%s, found '%s'", ts(c, from),
-			   (long long)from->dims[from->rank > 1], (long long)from->dims[0],
+			   (long long)from->dims[1], (long long)from->dims[0],
 			   ts(c, from->elem), ts(c, to));
 	return ir_check_type(c, op->loc, to);
 }

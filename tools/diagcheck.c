@@ -77,8 +77,22 @@ diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_
 						sev = k;
 					}
 			}
-			if (!hit)
+			if (!hit) {
+				/* An annotation of an unknown kind is an error, not a silent pass. */
+				const char *u = NULL;
+				for (const char *r = q; r + 9 <= eol && !u; r++)
+					if (!memcmp(r, "expected-", 9) && r + 9 < eol && r[9] >= 'a' && r[9] <= 'z')
+						u = r;
+				if (u) {
+					int n = 0;
+					while (u + 9 + n < eol && u[9 + n] >= 'a' && u[9 + n] <= 'z')
+						n++;
+					fprintf(stderr, "%s:%u: unknown annotation 'expected-%.*s' (want expected-error, -warning, -note or -remark)\n",
+						file, line, n, u + 9);
+					bad++;
+				}
 				break;
+			}
 			const char *r = hit + strlen("expected-") + strlen(sev_names[sev]);
 			uint32_t target = line;
 			while (r < eol && *r == ' ')
@@ -91,10 +105,26 @@ diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_
 				} else if (!strncmp(r, "below", 5)) {
 					target = line + 1;
 					r += 5;
-				} else if (*r == '+' || *r == '-') {
+				} else if ((*r == '+' || *r == '-') && r + 1 < eol && r[1] >= '0' && r[1] <= '9') {
 					char sign = *r++;
-					long n = strtol(r, (char **)&r, 10);
-					target = sign == '+' ? line + (uint32_t)n : line - (uint32_t)n;
+					char *after;
+					long n = strtol(r, &after, 10);
+					r = after;
+					long t = sign == '+' ? (long)line + n : (long)line - n;
+					if (n > 100000000 || t < 1) {
+						fprintf(stderr, "%s:%u: expected-%s annotation points at no line (@%c%ld)\n",
+							file, line, sev_names[sev], sign, n);
+						bad++;
+						q = r;
+						continue;
+					}
+					target = (uint32_t)t;
+				} else {
+					fprintf(stderr, "%s:%u: malformed expected-%s annotation (want @+N, @-N, @above or @below)\n",
+						file, line, sev_names[sev]);
+					bad++;
+					q = r;
+					continue;
 				}
 			}
 			while (r < eol && *r == ' ')
