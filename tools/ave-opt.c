@@ -79,8 +79,14 @@ main(int argc, char **argv)
 			o.po.time_passes = true;
 		else if (!strcmp(a, "--no-verify-each"))
 			o.po.verify_each = false;
-		else if (!strncmp(a, "--target=", 9))
+		else if (!strncmp(a, "--target=", 9)) {
 			o.po.target = a + 9;
+			if (!lower_target_facts(o.po.target)) {
+				fprintf(stderr, "ave-opt: unknown target '%s' (sm_80, sm_90a, gfx942, gfx90a, host)\n",
+				        o.po.target);
+				return 2;
+			}
+		}
 		else if (!strcmp(a, "--verify-diagnostics"))
 			o.verify_diags = true;
 		else if (!strcmp(a, "--split-input-file"))

@@ -113,6 +113,10 @@ parse_args(int argc, char **argv, Opts *o)
 			o->emit = a + 7;
 		else if (!strcmp(a, "-o") && i + 1 < argc)
 			o->out = argv[++i];
+		else if (!strcmp(a, "-o")) {
+			fputs("ave compile: -o needs a file name (or - for standard output)\n", stderr);
+			return 2;
+		}
 		else if (!strncmp(a, "-o", 2) && a[2])
 			o->out = a + 2;
 		else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3])

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../frontend/frontend.h"
+#include "../passes/passes.h"
 #include "../runtime/interp/interp.h"
 #include "../runtime/rt.h"
 #include "driver.h"
@@ -138,6 +139,11 @@ parse_opts(int argc, char **argv, RunOpts *o)
 			o->device = v;
 		} else if ((v = opt_value(argc, argv, &i, "--target"))) {
 			o->target = v;
+			if (!lower_target_facts(v)) {
+				fprintf(stderr, "ave run: unknown target '%s' (sm_80, sm_90a, gfx942, gfx90a, host)\n",
+				        v);
+				return 2;
+			}
 		} else if ((v = opt_value(argc, argv, &i, "--grid"))) {
 			if (!parse_grid(v, o->grid)) {
 				fprintf(stderr,
@@ -246,8 +252,14 @@ make_args(IrCtx *c, IrOp *k, RunOpts *o, InterpValue *vals)
 	}
 	for (int j = 0; j < o->nargs; j++)
 		if (!o->args[j].used) {
-			fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n",
-			        k->item[0].s, o->args[j].name);
+			bool dup = false;
+			for (int i = 0; i < o->nargs && !dup; i++)
+				dup = i != j && !strcmp(o->args[i].name, o->args[j].name);
+			if (dup)
+				fprintf(stderr, "ave run: argument '%%%s' is given twice\n", o->args[j].name);
+			else
+				fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n",
+				        k->item[0].s, o->args[j].name);
 			return false;
 		}
 	for (int j = 0; j < o->nouts; j++) {

@@ -124,6 +124,11 @@ parse_scalar(const char *text, IrType *t, InterpValue *out, char *err, size_t n)
 		long long v = strtoll(text, &end, 0);
 		if (end == text || *end || errno)
 			return errf(err, n, "'%s' is not an integer", text);
+		/* Signed or unsigned in the type's width, as literals in the source. */
+		int bits = t->kind == IR_TY_INDEX ? 64 : t->bits;
+		if (bits == 1 ? (v != 0 && v != 1)
+		              : bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << bits)))
+			return errf(err, n, "'%s' does not fit type 'i%d'", text, bits);
 		out->arg.i = v;
 		return true;
 	}
