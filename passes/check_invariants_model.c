@@ -1353,8 +1353,9 @@ wait_form(Ck *k, CkSite *w)
 		return beyond(
 		    k, w->op,
 		    "the barrier index of this 'ave.mbar.wait' is not a one-to-one "
-		    "periodic function of the loop iteration (periods tried: 1, the barrier "
-		    "count and the 'mod'/'floordiv' constants it uses)");
+		    "periodic function of the loop iteration with a period the checker tries "
+		    "(1, and up to 256: the barrier count, the 'mod'/'floordiv' constants the "
+		    "index uses and their divisors)");
 	CkWaitForm *f = ir_arena_alloc(&k->arena, sizeof *f);
 	w->wf = f;
 	f->period = p;
@@ -1526,8 +1527,9 @@ pass_ck_phases(Ck *k)
 			return beyond(
 			    k, s0->op,
 			    "the barrier index of this arrival is not a one-to-one "
-			    "periodic function of the loop iteration (periods tried: 1, the "
-			    "barrier count and the 'mod'/'floordiv' constants it uses)");
+			    "periodic function of the loop iteration with a period the checker "
+			    "tries (1, and up to 256: the barrier count, the 'mod'/'floordiv' "
+			    "constants the index uses and their divisors)");
 	}
 	return !k->broken;
 }
