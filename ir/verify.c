@@ -67,7 +67,11 @@ check_items(IrCtx *c, IrOp *op, const IrItem *items, int n, const IrItemPat *pat
 	int k = 0;
 	for (int i = 0; i < n; i++) {
 		if (k >= npat) {
-			ir_error(c, items[i].loc, "'%s' takes at most %d %s", name, npat, what);
+			if (npat == 0)
+				ir_error(c, items[i].loc, "'%s' takes no %ss", name, what);
+			else
+				ir_error(c, items[i].loc, "'%s' takes at most %d %s%s", name, npat, what,
+					 npat == 1 ? "" : "s");
 			return false;
 		}
 		if (!check_item(c, op, &items[i], &pat[k], "as operand %d", i + 1, NULL))

@@ -1002,6 +1002,10 @@ mma_operand(IrCtx *c, IrOp *op, int i, IrType **t)
 		*t = ival(op, i)->type;
 		return static_shape(c, it->loc, *t);
 	}
+	IrValue *v = it->kind == IR_IT_VALUE && !it->suffix ? ival(op, i) : NULL;
+	if (v && v->type->kind != IR_TY_TILE && v->type->kind != IR_TY_RING)
+		return ERR(it->loc, "'%s' operand %d must be a register tile or a shared-memory tile or "
+			   "ring slot, found '%s'", opname(op), i + 1, ts(c, v->type));
 	Addr a;
 	if (!addr(c, op, it, A_SMEM, false, &a))
 		return false;
