@@ -110,8 +110,8 @@ diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_
 					char *after;
 					long n = strtol(r, &after, 10);
 					r = after;
-					long t = sign == '+' ? (long)line + n : (long)line - n;
-					if (n > 100000000 || t < 1) {
+					long t = n > 100000000 ? 0 : sign == '+' ? (long)line + n : (long)line - n;
+					if (t < 1) {
 						fprintf(stderr, "%s:%u: expected-%s annotation points at no line (@%c%ld)\n",
 							file, line, sev_names[sev], sign, n);
 						bad++;
