@@ -48,7 +48,11 @@ ir_run_pipeline(IrModule *m, const IrPass *reg, int npass, const char *pipeline,
 			p++, len--;
 		while (len && p[len - 1] == ' ')
 			len--;
-		if (len) {
+		if (!len) {
+			ir_error(c, none, "empty pass name in the pipeline '%s'", pipeline);
+			return false;
+		}
+		{
 			const IrPass *pass = ir_pass_find(reg, npass, p, len);
 			if (!pass) {
 				ir_error(c, none, "unknown pass '%.*s' (see --help for the list)", (int)len, p);

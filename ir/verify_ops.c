@@ -417,8 +417,12 @@ v_kernel(IrCtx *c, IrOp *op)
 	IrAttr *threads = attr_of(op, c->kw.threads);
 	if (!threads)
 		return ERR(op->loc, "kernel '@%s' needs a 'threads' attribute", op->item[0].s);
+	IrLoc tloc = op->loc;
+	for (int i = 0; i < op->nattr; i++)
+		if (op->attr[i].name == c->kw.threads && op->attr[i].loc.line)
+			tloc = op->attr[i].loc;
 	if (threads->kind != IR_ATTR_INT || threads->i < 1 || threads->i > 1024 || threads->i % 32)
-		return ERR(op->loc, "'threads' must be a multiple of 32 in [32, 1024]");
+		return ERR(tloc, "'threads' must be a multiple of 32 in [32, 1024]");
 	for (int i = 0; i < op->nattr; i++) {
 		IrNamedAttr *a = &op->attr[i];
 		if (a->name == c->kw.target) {
