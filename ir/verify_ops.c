@@ -451,6 +451,17 @@ v_kernel(IrCtx *c, IrOp *op)
 	IrAttr *ov = attr_of(op, c->kw.overlap), *ovo = attr_of(op, c->kw.overlap_operand);
 	if ((ov == NULL) != (ovo == NULL))
 		return ERR(op->loc, "'overlap' and 'overlap_operand' go together");
+	if (ov) {
+		/* The operand is the buffer whose chunks the schedule moves (SPEC 5.9). */
+		IrOp *sch = ir_symbol_lookup(c, op, ov->s);
+		IrGroup *f = sch ? ir_op_group(sch, c->kw.for_) : NULL;
+		IrOp *ch = f ? ir_symbol_lookup(c, sch, f->item[0].s) : NULL;
+		IrGroup *r = ch && ch->code == IR_OP_CHUNK ? ir_op_group(ch, c->kw.region) : NULL;
+		if (r && r->item[0].kind == IR_IT_SYMBOL && r->item[0].s != ovo->s)
+			return ERR(op->loc, "'overlap_operand = @%s' is not the buffer schedule '@%s' moves "
+				   "(its chunk '@%s' covers '@%s')", ovo->s, ov->s, ch->item[0].s,
+				   r->item[0].s);
+	}
 	return true;
 }
 
