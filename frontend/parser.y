@@ -618,7 +618,10 @@ mk_bin(FeParser *p, IrExprKind k, IrExpr *l, IrExpr *r, IrLoc loc)
 {
 	int64_t c;
 	if (ir_expr_depth(l) >= FE_MAX_EXPR_DEPTH || (r && ir_expr_depth(r) >= FE_MAX_EXPR_DEPTH)) {
-		fe_error(p, loc, "index expression is nested more than %d levels deep", FE_MAX_EXPR_DEPTH);
+		fe_error(p, loc,
+			 "index expression is nested more than %d levels deep (each operator of a chain "
+			 "such as a + b + c is one level)",
+			 FE_MAX_EXPR_DEPTH);
 		return NULL;
 	}
 	if (k == IR_EX_NEG)
