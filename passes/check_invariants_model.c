@@ -1067,6 +1067,14 @@ pass_ck_collect(Ck *k)
 	for (int j = 0; j < k->sites.len; j++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, j);
 		int64_t step;
+		/* Role barriers pair the replicas' instances one to one; a barrier that some
+		 * replica may skip or repeat breaks the pairing (and may deadlock). */
+		if (s->kind == CK_BARRIER && s->role->nrep > 1 && (s->cond || s->nested))
+			return beyond(k, s->op,
+			              s->cond ? "an 'ave.barrier' under 'ave.if' in a replicated role "
+			                        "(the replicas' barriers may not pair up)"
+			                      : "an 'ave.barrier' in a nested loop of a replicated "
+			                        "role (the replicas' barriers may not pair up)");
 		/* One barrier array or ring for the whole kernel: allocated once, at its top level.
 		 */
 		if (s->bar && !kernel_alloc(k, s->bar, IR_OP_MBAR_ALLOC))
