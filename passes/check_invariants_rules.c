@@ -750,6 +750,18 @@ check_no_overflow(Ck *k)
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 		if (!g->loop)
 			continue;
+		/* One replica whose plain arrivals complete a phase per use of the barrier (no bytes,
+		 * no other arriving group): the arrival that completed phase n - 1 comes earlier in
+		 * the same thread, and a plain arrival completes at once. */
+		bool solo = g->role->nrep == 1 && g->arrivals == bar_count(k, g->bar);
+		for (int o = 0; o < k->groups.len && solo; o++)
+			solo = o == gi || IR_VEC_AT(k->groups, CkGroup *, o)->bar != g->bar;
+		for (int si = 0; si < k->sites.len && solo; si++) {
+			CkSite *u = site_at(k, si);
+			solo = !(u->bar == g->bar && (u->kind == CK_COPY || u->kind == CK_EXPECT));
+		}
+		if (solo)
+			continue;
 		bool reported = false;
 		for (int s = 0; s < g->nsite && !reported; s++) {
 			CkSite *c = g->site[s];
@@ -2116,6 +2128,127 @@ check_global_stores(Ck *k)
 	ir_vec_free(k->c->al, &st, sizeof(CkSite *));
 }
 
+/* ---- fences: shared memory stored, then read by an async MMA (SPEC 5.6) ---- */
+
+/* Ops of a role body in program (text) order. */
+typedef struct Order {
+	Ck *k;
+	IrMap idx; /* IrOp* -> index + 1 */
+	int n;
+	IrVec fences; /* IrOp*: ave.fence async_shared */
+} Order;
+
+static bool
+order_op(IrOp *op, void *ud)
+{
+	Order *o = ud;
+	ir_map_put(&o->idx, ir_hash_ptr(op), op, (void *)(uintptr_t)++o->n, NULL);
+	if (op->code == IR_OP_FENCE && op->mode == o->k->c->kw.async_shared)
+		ir_vec_push(o->k->c->al, &o->fences, &op, sizeof op);
+	return true;
+}
+
+static int
+order_of(const Order *o, const IrOp *op)
+{
+	return (int)(uintptr_t)ir_map_get(&o->idx, ir_hash_ptr(op), op, NULL);
+}
+
+/* The innermost ave.for holding op, below `top` (NULL: none). */
+static IrOp *
+loop_of(IrOp *op, const IrOp *top)
+{
+	for (IrOp *p = ir_op_parent_op(op); p && p != top; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_FOR)
+			return p;
+	return NULL;
+}
+
+/* Whether fence f runs whenever store s does: every ave.if and ave.for around f (below the
+ * role) is also around s. */
+static bool
+runs_with(IrOp *f, IrOp *s, const IrOp *top)
+{
+	for (IrOp *p = ir_op_parent_op(f); p && p != top; p = ir_op_parent_op(p))
+		if ((p->code == IR_OP_IF || p->code == IR_OP_FOR) && !ir_op_is_ancestor(p, s))
+			return false;
+	return true;
+}
+
+/* A fence of the writer's role between store w and the async read x: after w in the writer's
+ * program (in the same iteration of w's innermost loop), and, when x is in the same role,
+ * before x (or, for x reading an earlier iteration's store, anywhere in that loop after w or
+ * before x). */
+static bool
+fenced(Ck *k, Order *o, CkSite *w, CkSite *x)
+{
+	IrOp *top = w->role->op;
+	int iw = order_of(o, w->op), ix = x->role == w->role ? order_of(o, x->op) : 0;
+	IrOp *lw = loop_of(w->op, top);
+	for (int i = 0; i < o->fences.len; i++) {
+		IrOp *f = IR_VEC_AT(o->fences, IrOp *, i);
+		int fi = order_of(o, f);
+		if (!runs_with(f, w->op, top))
+			continue;
+		bool in_lw = !lw || ir_op_is_ancestor(lw, f);
+		if (!ix) {
+			/* Another role reads: the fence follows the store in its iteration (the kernel
+			 * code before ave.warp_specialize: before the fork). */
+			if (fi > iw && in_lw &&
+			    (w->role != &k->roles[0] || w->role->ws_seg < 0 || !x->role ||
+			     fi < order_of(o, ir_op_parent_op(x->role->op))))
+				return true;
+		} else if (iw < ix) {
+			if (fi > iw && fi < ix)
+				return true;
+		} else if (in_lw && lw && ir_op_is_ancestor(lw, x->op) && (fi > iw || fi < ix)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+check_fences(Ck *k)
+{
+	for (int a = 0; a < k->sites.len; a++) {
+		CkSite *w = site_at(k, a);
+		if (w->kind != CK_STORE || !w->mem)
+			continue;
+		Order o = {k, {0}, 0, {0}};
+		ir_map_init(&o.idx, k->c->al);
+		IrBlock *body = w->role->body;
+		ir_walk(body, order_op, &o);
+		for (int b = 0; b < k->sites.len; b++) {
+			CkSite *x = site_at(k, b);
+			if (x->kind != CK_READ || x->op->code != IR_OP_MMA_ASYNC || x->mem != w->mem)
+				continue;
+			if (fenced(k, &o, w, x))
+				continue;
+			/* Only when the read can see this store's slot. */
+			CkInst wi = pass_ck_inst(k, w, "t"), xi = pass_ck_inst(k, x, "t");
+			Z3_ast meet = pass_ck_and(
+			    S, 3,
+			    (Z3_ast[]){pass_ck_eq(S, pass_ck_slot(k, &wi), pass_ck_slot(k, &xi)),
+			               pass_ck_regions_meet(k, &wi, &xi), pass_ck_inst_exists(k, &xi)});
+			if (pass_ck_check(S, meet, NULL) == CK_UNSAT || !pass_ck_error_once(k, x->op))
+				continue;
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, x->op->loc,
+			    "'ave.mma.async' reads '%%%s', written by 'ave.smem.store' (line %d, %s) "
+			    "with no 'ave.fence async_shared' between them (SPEC 5.6)",
+			    pass_ck_vname(x->mem), line_of(w->op), w->role->name);
+			ir_diag_note(k->c, d, w->op->loc,
+			             "put 'ave.fence async_shared' after this store, in %s, before the "
+			             "read",
+			             w->role->name);
+			ir_diag_emit(k->c, d);
+		}
+		ir_vec_free(k->c->al, &o.fences, sizeof(IrOp *));
+		ir_map_free(&o.idx);
+	}
+}
+
 void
 pass_ck_check_kernel(Ck *k)
 {
@@ -2129,6 +2262,7 @@ pass_ck_check_kernel(Ck *k)
 	check_no_overflow(k);
 	check_races(k);
 	check_ambiguity(k);
+	check_fences(k);
 	if (!k->broken)
 		check_global_stores(k);
 }
