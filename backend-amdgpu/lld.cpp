@@ -1,6 +1,7 @@
 // lld.cpp — the in-process linker for HSACOs: lld's ELF driver behind a C function, so the
 // backend links without starting a process (ld.lld alone takes about 60 ms to start). lld resets
 // LLVM's command-line options when it runs; the backend sets none.
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -18,8 +19,20 @@ amdgpu_lld_link(int argc, const char **argv, char **messages)
 {
 	std::string text;
 	llvm::raw_string_ostream out(text), err(text);
+	// lld's crash recovery may give this thread a larger alternate signal stack of its own; the
+	// thread's owner (a sanitizer runtime, or the program) expects its own back at thread exit.
+	stack_t alt;
+	bool had_alt = sigaltstack(nullptr, &alt) == 0;
 	lld::Result r = lld::lldMain(llvm::ArrayRef<const char *>(argv, (size_t)argc), out, err,
 				     {{lld::Gnu, &lld::elf::link}});
+	if (had_alt) {
+		stack_t now;
+		if (sigaltstack(nullptr, &now) == 0 && now.ss_sp != alt.ss_sp && !(now.ss_flags & SS_ONSTACK)) {
+			if (alt.ss_flags & SS_DISABLE)
+				alt.ss_flags = SS_DISABLE;
+			sigaltstack(&alt, nullptr);
+		}
+	}
 	out.flush();
 	err.flush();
 	if (messages) {

@@ -138,13 +138,18 @@ cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len,
 {
 	unsigned major = 0, minor = 0, patch = 0;
 	LLVMGetVersion(&major, &minor, &patch);
-	char head[512];
-	int n = snprintf(head, sizeof head, "ave-cache-v2\n%s\nllvm %u.%u.%u\n%s\n-O%d\n%s\n%s\n",
-			 AVE_VERSION, major, minor, patch, o->target, o->opt,
-			 o->pipeline ? o->pipeline : "", kernel);
+	char head[128];
+	int n = snprintf(head, sizeof head, "ave-cache-v2\n%s\nllvm %u.%u.%u\n%s\n-O%d\n",
+			 AVE_VERSION, major, minor, patch, o->target, o->opt);
 	RtSha256 s;
 	rt_sha256_init(&s);
-	rt_sha256_update(&s, head, (size_t)n);
+	rt_sha256_update(&s, head, n < 0 ? 0 : (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
+	/* The pipeline and the kernel name, of any length, each ended by a newline. */
+	const char *pl = o->pipeline ? o->pipeline : "";
+	rt_sha256_update(&s, pl, strlen(pl));
+	rt_sha256_update(&s, "\n", 1);
+	rt_sha256_update(&s, kernel, strlen(kernel));
+	rt_sha256_update(&s, "\n", 1);
 	rt_sha256_update(&s, text, len);
 	rt_sha256_final(&s, key);
 }

@@ -25,6 +25,10 @@ aveModuleParse(AveContext c, const char *text, size_t len, const char *name, Ave
 	if (!c.ptr || !text || !out)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	out->ptr = NULL;
+	if (len > ((size_t)1 << 30)) {
+		rt_error(c.ptr, "module text of %zu bytes is larger than the 1 GiB limit", len);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	RtModule *m = calloc(1, sizeof *m);
 	m->ctx = c.ptr;
 	m->ir = rt_ir_ctx(c.ptr);
@@ -215,8 +219,12 @@ aveBufferGetSize(AveBuffer h)
 static AveResult
 range_ok(RtBuffer *b, size_t off, size_t n, const void *p)
 {
-	if (!b || (!p && n))
+	if (!b)
 		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!p && n) {
+		rt_error(b->dev->ctx, "buffer access of %zu bytes with a null host pointer", n);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	if (off > b->size || n > b->size - off) {
 		rt_error(b->dev->ctx, "buffer access [%zu, %zu) is outside the buffer's %zu bytes", off,
 			 off + n, b->size);
@@ -334,17 +342,23 @@ aveArgsAddTensor(AveArgs h, AveBuffer b, int rank, const int64_t *sizes, const i
 	RtArgs *a = h.ptr;
 	if (!a || !b.ptr || rank < 0 || rank > IR_MAX_RANK || (rank && !sizes))
 		return AVE_ERROR_INVALID_ARGUMENT;
+	/* Validate everything before the argument is added: a refused tensor leaves no entry. */
+	int64_t sz[IR_MAX_RANK], sd[IR_MAX_RANK], st = 1;
+	for (int i = rank - 1; i >= 0; i--) {
+		if (sizes[i] < 0)
+			return AVE_ERROR_INVALID_ARGUMENT;
+		sz[i] = sizes[i];
+		sd[i] = strides ? strides[i] : st;
+		if (!strides && __builtin_mul_overflow(st, sizes[i] ? sizes[i] : 1, &st))
+			return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_TENSOR;
 	x->buffer = b.ptr;
 	x->rank = rank;
-	int64_t st = 1;
-	for (int i = rank - 1; i >= 0; i--) {
-		if (sizes[i] < 0)
-			return AVE_ERROR_INVALID_ARGUMENT;
-		x->sizes[i] = sizes[i];
-		x->strides[i] = strides ? strides[i] : st;
-		st *= sizes[i];
+	for (int i = 0; i < rank; i++) {
+		x->sizes[i] = sz[i];
+		x->strides[i] = sd[i];
 	}
 	return AVE_SUCCESS;
 }
@@ -434,10 +448,22 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 					 (long long)a->strides[j]);
 				return AVE_ERROR_LAUNCH;
 			}
-			if (a->sizes[j])
-				last += (a->sizes[j] - 1) * a->strides[j];
+			int64_t span;
+			if (a->sizes[j] &&
+			    (__builtin_mul_overflow(a->sizes[j] - 1, a->strides[j], &span) ||
+			     __builtin_add_overflow(last, span, &last))) {
+				rt_error(k->ctx, "kernel '%s': argument '%%%s' spans more bytes than memory "
+					 "holds", k->name, info->name);
+				return AVE_ERROR_LAUNCH;
+			}
 		}
-		size_t need = (size_t)(last + 1) * (size_t)elem_bytes(info->type);
+		size_t need;
+		if (last < 0 || __builtin_mul_overflow((size_t)last + 1, (size_t)elem_bytes(info->type),
+						       &need)) {
+			rt_error(k->ctx, "kernel '%s': argument '%%%s' has a negative or too large span",
+				 k->name, info->name);
+			return AVE_ERROR_LAUNCH;
+		}
 		bool empty = false;
 		for (int j = 0; j < a->rank; j++)
 			empty |= a->sizes[j] == 0;
@@ -478,8 +504,11 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 			 k->name, k->target, d->name, d->ops->kind);
 		return AVE_ERROR_UNSUPPORTED;
 	}
-	if (s && s->dev != d)
+	if (s && s->dev != d) {
+		rt_error(k->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
+			 d->name);
 		return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	AveResult r = rt_args_check(k, args, d);
 	if (r)
 		return r;

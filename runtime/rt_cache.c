@@ -90,19 +90,23 @@ entry_path(const char *dir, const char *hex, char *out, size_t n, bool sub_only)
 static uint8_t *
 read_all(const char *path, size_t *size)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	/* Only a regular file of sane size is an entry (a directory or a FIFO at the path is
+	 * not read: it would fail or block). */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) != 0) {
-		fclose(f);
-		return NULL;
-	}
-	long n = ftell(f);
-	rewind(f);
-	if (n < 0) {
-		fclose(f);
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
+	    sb.st_size > ((off_t)1 << 32)) {
+		close(fd);
 		return NULL;
 	}
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	long n = (long)sb.st_size;
 	uint8_t *p = malloc((size_t)n + 1);
 	size_t got = fread(p, 1, (size_t)n, f);
 	fclose(f);

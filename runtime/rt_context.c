@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rt.h"
 
@@ -195,6 +196,13 @@ aveContextSetCacheDir(AveContext h, const char *dir)
 	RtCtx *c = h.ptr;
 	if (!c)
 		return AVE_ERROR_INVALID_ARGUMENT;
+	/* A directory, or a path to create one at; not "" and not an existing file. */
+	struct stat sb;
+	if (dir && (!*dir || (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)))) {
+		rt_error(c, "cache directory '%s' is %s", dir,
+			 *dir ? "not a directory" : "an empty path");
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	rt_cache_set_dir(&c->cache, dir);
 	return AVE_SUCCESS;
 }
@@ -222,10 +230,12 @@ aveContextGetCacheStats(AveContext h, uint64_t *mem, uint64_t *disk, uint64_t *m
 
 /* ---- public: diagnostics ---- */
 
+/* A null diagnostic handle reads as an empty diagnostic. */
 static const IrDiag *
 D(AveDiagnostic h)
 {
-	return ((RtDiag *)h.ptr)->d;
+	static const IrDiag empty = {.msg = (char *)""};
+	return h.ptr ? ((RtDiag *)h.ptr)->d : &empty;
 }
 
 AveSeverity
@@ -250,7 +260,7 @@ const char *
 aveDiagnosticGetFile(AveDiagnostic h)
 {
 	RtDiag *v = h.ptr;
-	if (!v->ir || !v->d->loc.file)
+	if (!v || !v->ir || !v->d->loc.file)
 		return "";
 	return ir_ctx_file(v->ir, v->d->loc.file)->name;
 }
@@ -278,7 +288,7 @@ aveDiagnosticGetNote(AveDiagnostic h, int i)
 {
 	RtDiag *v = h.ptr;
 	AveDiagnostic n = {NULL};
-	if (i >= 0 && i < v->d->nnote && v->notes)
+	if (v && i >= 0 && i < v->d->nnote && v->notes)
 		n.ptr = &v->notes[i];
 	return n;
 }
@@ -286,27 +296,32 @@ aveDiagnosticGetNote(AveDiagnostic h, int i)
 int
 aveDiagnosticGetNumCounterexampleEntries(AveDiagnostic h)
 {
-	return ((RtDiag *)h.ptr)->nentries;
+	return h.ptr ? ((RtDiag *)h.ptr)->nentries : 0;
 }
 
 const char *
 aveDiagnosticGetCounterexampleKey(AveDiagnostic h, int i)
 {
 	RtDiag *v = h.ptr;
-	return i >= 0 && i < v->nentries ? v->keys[i] : NULL;
+	return v && i >= 0 && i < v->nentries ? v->keys[i] : NULL;
 }
 
 const char *
 aveDiagnosticGetCounterexampleValue(AveDiagnostic h, int i)
 {
 	RtDiag *v = h.ptr;
-	return i >= 0 && i < v->nentries ? v->vals[i] : NULL;
+	return v && i >= 0 && i < v->nentries ? v->vals[i] : NULL;
 }
 
 size_t
 aveDiagnosticFormat(AveDiagnostic h, int json, char *buf, size_t size)
 {
 	RtDiag *v = h.ptr;
+	if (!v) {
+		if (buf && size)
+			buf[0] = 0;
+		return 0;
+	}
 	char *text = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&text, &n);

@@ -107,7 +107,15 @@ host_load(RtDevice *d, RtKernel *k, void **handle)
 	const char *file = rt_json_str(k->rec, "file");
 	l->m = fe_parse(l->ir, file && *file ? file : k->name, (const char *)k->bundle.binary,
 			k->bundle.binary_len, 1);
-	if (!l->m || !ir_verify(l->m) || !(l->kernel = interp_find_kernel(l->m, k->name))) {
+	bool mismatch = false;
+	if (l->m && ir_verify(l->m) && (l->kernel = interp_find_kernel(l->m, k->name)) &&
+	    l->kernel->reg[0].block->narg != k->nargs) {
+		/* The metadata and the kernel's text disagree (a hand-made bundle). */
+		rt_error(d->ctx, "host: kernel '%s' takes %d arguments but its metadata lists %d",
+			 k->name, l->kernel->reg[0].block->narg, k->nargs);
+		mismatch = true;
+	}
+	if (!l->m || mismatch || !l->kernel) {
 		if (l->m && !l->kernel)
 			rt_error(d->ctx, "host: the bundle of kernel '%s' does not contain it", k->name);
 		ir_module_free(l->m);
@@ -179,8 +187,14 @@ AveResult
 aveDeviceSetSchedules(AveDevice h, int schedules, uint64_t seed)
 {
 	RtDevice *d = h.ptr;
-	if (!d || d->ops != &rt_host_ops || schedules < 1)
+	if (!d)
 		return AVE_ERROR_INVALID_ARGUMENT;
+	if (d->ops != &rt_host_ops || schedules < 1) {
+		rt_error(d->ctx, "%s", d->ops != &rt_host_ops
+					   ? "schedules can only be set on the host device"
+					   : "the number of schedules must be at least 1");
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
 	HostDevice *hd = d->impl;
 	hd->schedules = schedules;
 	hd->seed = seed;

@@ -220,7 +220,13 @@ parse_value(JsonParser *p)
 			return NULL;
 		}
 		long long iv = strtoll(tmp, &e, 10);
-		j->i = *e ? (int64_t)j->f : iv;
+		/* A number that is not an integer (or out of range) is clamped into int64. */
+		double f = j->f;
+		j->i = !*e ? iv
+		       : f != f ? 0
+		       : f >= 9.2e18 ? INT64_MAX
+		       : f <= -9.2e18 ? INT64_MIN
+		       : (int64_t)f;
 		p->s += n;
 	} else {
 		p->err = "unexpected character";

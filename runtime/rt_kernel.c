@@ -87,11 +87,24 @@ kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool qu
 	k->rec = rec;
 	k->target = rt_json_str(k->meta, "target");
 	k->name = rt_json_str(rec, "name");
-	k->threads = (int)rt_json_int(rec, "threads", 0);
-	k->shared_bytes = (uint64_t)rt_json_int(rec, "shared_bytes", 0);
-	k->registers = (int)rt_json_int(rec, "registers", 0);
-	k->spill_bytes = (uint64_t)(rt_json_int(rec, "spill_stores", 0) + rt_json_int(rec, "spill_loads", 0));
-	k->persistent = rt_json_int(rec, "persistent", 0);
+	/* Numbers from the metadata, held to the ranges they can have (a hand-made bundle may say
+	 * anything). */
+	int64_t threads = rt_json_int(rec, "threads", 0), smem = rt_json_int(rec, "shared_bytes", 0);
+	int64_t regs = rt_json_int(rec, "registers", 0), pers = rt_json_int(rec, "persistent", 0);
+	int64_t sps = rt_json_int(rec, "spill_stores", 0), spl = rt_json_int(rec, "spill_loads", 0);
+	if (threads < 1 || threads > 1024 || smem < 0 || smem > ((int64_t)1 << 30) || regs < 0 ||
+	    regs > 65536 || pers < 0 || pers > ((int64_t)1 << 31) || sps < 0 || spl < 0 ||
+	    sps > ((int64_t)1 << 40) || spl > ((int64_t)1 << 40)) {
+		FAIL("bundle metadata has a count out of range (threads, shared_bytes, registers, "
+		     "spills or persistent)");
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	k->threads = (int)threads;
+	k->shared_bytes = (uint64_t)smem;
+	k->registers = (int)regs;
+	k->spill_bytes = (uint64_t)(sps + spl);
+	k->persistent = pers;
 	RtJson *args = rt_json_get(rec, "args");
 	if (!k->name || !k->target || k->threads <= 0 || !args || args->kind != RT_JSON_ARRAY) {
 		FAIL("bundle metadata lacks the kernel's name, target, threads or args");

@@ -11,7 +11,14 @@
  * handle. Functions return AveResult; outputs go through pointers. "Owned by the caller" means
  * the caller destroys the object with the matching Destroy/Close function; "borrowed" means it
  * lives as long as the object it came from. Strings passed in are copied. Thread safety: see
- * docs/jit.md. */
+ * docs/jit.md.
+ *
+ * Lifetimes: modules must be destroyed before their context, buffers and streams before their
+ * device is closed; a compiled kernel holds what it needs and may outlive its module and
+ * context. Using an object after it (or the object it must not outlive) is destroyed, or
+ * destroying an object twice, is undefined, as with free(). Every other misuse (a null handle,
+ * a bad value, a size that does not fit) returns an error and reports its reason to the
+ * context's diagnostic handler. */
 #ifndef AVE_AVE_H
 #define AVE_AVE_H
 
@@ -107,7 +114,8 @@ AVE_API void aveContextSetDiagnosticHandler(AveContext c, AveDiagnosticHandler h
  * enabled; errors, warnings and notes always are. */
 AVE_API void aveContextSetRemarks(AveContext c, int enable);
 /* The compile cache's directory (default $AVE_CACHE_DIR, else $XDG_CACHE_HOME/ave, else
- * ~/.cache/ave). NULL disables the disk layer. */
+ * ~/.cache/ave), created when first written. NULL disables the disk layer; "" or a path that
+ * names something other than a directory is AVE_ERROR_INVALID_ARGUMENT. */
 AVE_API AveResult aveContextSetCacheDir(AveContext c, const char *dir);
 /* Counters since the context was created: compiles served from memory, from disk, compiled,
  * and disk entries found corrupt (and recompiled). Any pointer may be NULL. */
@@ -135,8 +143,9 @@ AVE_API AveResult aveCompileOptionsSetOptLevel(AveCompileOptions o, int level); 
 /* Extra passes run before lowering ("canonicalize,cse"); NULL for the default pipeline. */
 AVE_API AveResult aveCompileOptionsSetPipeline(AveCompileOptions o, const char *passes);
 
-/* Compiles kernel `name` (without '@') of m. Served from the cache when the same IR text,
- * target, options, ave version and LLVM version were compiled before. Owned by the caller. */
+/* Compiles kernel `name` (without '@') of m, with options o (a null handle means the defaults).
+ * Served from the cache when the same IR text, target, options, ave version and LLVM version
+ * were compiled before. Owned by the caller. */
 AVE_API AveResult aveKernelCompile(AveModule m, const char *name, AveCompileOptions o,
 				   AveKernel *out);
 
