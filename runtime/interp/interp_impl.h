@@ -231,6 +231,7 @@ struct Run {
 	Tens *tens; /* per kernel argument (unused for scalars) */
 	int64_t grid[3];
 	uint64_t rng;
+	int policy; /* how this schedule picks among candidates (a function of its seed) */
 	uint64_t seed;
 	int sched, nsched;
 	Cta *cta;

@@ -345,6 +345,42 @@ bind_args(Run *r, Task *t)
 	}
 }
 
+/* The index in cand (nt tasks first, then landing copies) this schedule runs next. */
+static int
+pick_candidate(Run *r, const int *cand, int n, int nt)
+{
+	int nc = n - nt;
+	switch (r->policy) {
+	case 1: /* copies land late: when no task can run, or now and then */
+		if (nt && interp_rand(r) % 16)
+			return (int)(interp_rand(r) % (uint64_t)nt);
+		break;
+	case 2: /* copies land early */
+		if (nc && interp_rand(r) % 16)
+			return nt + (int)(interp_rand(r) % (uint64_t)nc);
+		break;
+	case 3: { /* tasks in a seeded priority order, the first runnable one most of the time */
+		if (!nt || !(interp_rand(r) % 4))
+			break;
+		int best = 0;
+		uint64_t bp = 0;
+		for (int i = 0; i < nt; i++) {
+			uint64_t z = (r->seed ^ 0x5851F42D4C957F2Dull) * (uint64_t)(cand[i] + 1) *
+			             0x9E3779B97F4A7C15ull;
+			z ^= z >> 29;
+			if (i == 0 || z > bp) {
+				bp = z;
+				best = i;
+			}
+		}
+		return best;
+	}
+	default:
+		break;
+	}
+	return (int)(interp_rand(r) % (uint64_t)n);
+}
+
 static bool
 run_cta(Run *r, const int64_t pid[3])
 {
@@ -388,7 +424,7 @@ run_cta(Run *r, const int64_t pid[3])
 			}
 			break;
 		}
-		int pick = cand[n == 1 ? 0 : interp_rand(r) % (uint64_t)n];
+		int pick = cand[n == 1 ? 0 : pick_candidate(r, cand, n, n - cta.ncopy)];
 		if (pick >= cta.ntask) {
 			int k = pick - cta.ntask;
 			Copy cp = cta.copy[k];
@@ -653,6 +689,10 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 	for (int s = 0; ok && s < r.nsched; s++) {
 		r.sched = s;
 		r.seed = o->seed + (uint64_t)s;
+		r.rng = r.seed;
+		/* Seed 0 picks uniformly; other seeds also try extremes: copies landing as late as
+		 * possible, as early as possible, or one role running ahead of the others. */
+		r.policy = r.seed ? (int)(interp_rand(&r) % 4) : 0;
 		r.rng = r.seed;
 		interp_labels_init(&r);
 		if (s > 0)
