@@ -1130,7 +1130,16 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 	CkInst *ins[2] = {w, x};
 	Z3_ast sw = pass_ck_slot(k, w);
 	Z3_model m = solve_min(k, fail, ins, 2, &sw, 1);
-	bool overwrite = waw || (w->t && x->t && ev(k, m, w->t) > ev(k, m, x->t));
+	/* The write comes after the read started: in a later iteration, or later in the same
+	 * iteration (or outside loops) of the same thread. */
+	bool same_thread = w->site->role == x->site->role && ev(k, m, w->r) == ev(k, m, x->r);
+	bool later_here = same_thread && (w->site->seg > x->site->seg ||
+	                                  (w->site->seg == x->site->seg && w->site->pos > x->site->pos));
+	bool overwrite =
+	    waw || (w->t && x->t
+	                ? ev(k, m, w->t) > ev(k, m, x->t) ||
+	                      (ev(k, m, w->t) == ev(k, m, x->t) && later_here)
+	                : later_here);
 	if (waw && w->t && x->t && ev(k, m, w->t) < ev(k, m, x->t)) {
 		CkInst *tmp = w;
 		w = x;
