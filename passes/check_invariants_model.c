@@ -382,6 +382,8 @@ loop_forms(Ck *k, IrOp *loop)
 	if (lf)
 		return lf;
 	IrBlock *b = loop->reg[0].block;
+	/* The probes below are placeholders, not unknowns of the kernel: they do not count. */
+	int nopaque = k->nopaque;
 	lf = ir_arena_alloc(&k->arena, sizeof *lf);
 	lf->n = b->narg - 1;
 	lf->kind = ir_arena_alloc(&k->arena, sizeof *lf->kind * (size_t)(lf->n + 1));
@@ -458,6 +460,7 @@ loop_forms(Ck *k, IrOp *loop)
 			}
 		}
 	}
+	k->nopaque = nopaque;
 	return lf;
 }
 

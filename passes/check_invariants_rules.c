@@ -1887,6 +1887,22 @@ collect_stores(IrOp *op, void *ud)
 	return true;
 }
 
+/* The grid dimensions the kernel reads (program_id or num_programs along them). */
+static bool
+pid_dims(IrOp *op, void *ud)
+{
+	bool *used = ud;
+	if (op->code != IR_OP_PROGRAM_ID && op->code != IR_OP_NUM_PROGRAMS)
+		return true;
+	for (int g = 0; g < op->ngroup; g++) {
+		int64_t d;
+		if (op->group[g].nitem == 1 && op->group[g].item[0].e &&
+		    ir_expr_eval_const(op->group[g].item[0].e, &d) && d >= 0 && d < 3)
+			used[d] = true;
+	}
+	return true;
+}
+
 static bool
 in_roles(const IrOp *op)
 {
@@ -2049,7 +2065,7 @@ gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt
  * that neither store depends on are taken equal: a kernel that does not use a grid dimension
  * is launched with one CTA along it. */
 static void
-gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst)
+gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims)
 {
 	GWrite a = gwrite(k, sa), b = gwrite(k, sb);
 	if (!a.known || !b.known)
@@ -2078,7 +2094,8 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst)
 	int nd = 0, ne = 0, nu = 0;
 	for (int d = 0; d < 3; d++) {
 		Z3_ast same = pass_ck_eq(S, a.pid[d], b.pid[d]);
-		used[d] = pass_ck_depends(S, both, a.pid[d]) || pass_ck_depends(S, both, b.pid[d]);
+		used[d] = kernel_dims[d] || pass_ck_depends(S, both, a.pid[d]) ||
+		          pass_ck_depends(S, both, b.pid[d]);
 		if (used[d])
 			dif[nd++] = pass_ck_not(S, same);
 		else
@@ -2093,7 +2110,7 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst)
 		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used);
 		return;
 	}
-	if (sa != sb || sa->role->nrep < 2 || role_has_barrier(k, sa->role))
+	if (sa->role != sb->role || sa->role->nrep < 2 || role_has_barrier(k, sa->role))
 		return;
 	/* One CTA, two replicas of the role. */
 	Z3_ast rep = pass_ck_and2(S, pass_ck_and(S, ne, eq),
@@ -2111,6 +2128,8 @@ check_global_stores(Ck *k)
 {
 	IrVec st = {0};
 	k->hops = k->max_hops;
+	bool kernel_dims[3] = {false, false, false};
+	ir_walk_op(k->kernel, pid_dims, kernel_dims);
 	for (int r = 0; r < k->nroles; r++) {
 		CkRole *ro = &k->roles[r];
 		Stores sc = {k, {0}};
@@ -2132,7 +2151,7 @@ check_global_stores(Ck *k)
 			CkSite *a = IR_VEC_AT(st, CkSite *, j), *b = IR_VEC_AT(st, CkSite *, i);
 			IrValue *da = gstore_dst(k, a->op), *db = gstore_dst(k, b->op);
 			if (da == db)
-				gstore_pair(k, a, b, da);
+				gstore_pair(k, a, b, da, kernel_dims);
 		}
 	ir_vec_free(k->c->al, &st, sizeof(CkSite *));
 }
@@ -2145,6 +2164,7 @@ typedef struct Order {
 	IrMap idx; /* IrOp* -> index + 1 */
 	int n;
 	IrVec fences; /* IrOp*: ave.fence async_shared */
+	IrVec releases; /* IrOp*: arrivals, expect_tx, ave.barrier (what lets another role read) */
 } Order;
 
 static bool
@@ -2154,6 +2174,9 @@ order_op(IrOp *op, void *ud)
 	ir_map_put(&o->idx, ir_hash_ptr(op), op, (void *)(uintptr_t)++o->n, NULL);
 	if (op->code == IR_OP_FENCE && op->mode == o->k->c->kw.async_shared)
 		ir_vec_push(o->k->c->al, &o->fences, &op, sizeof op);
+	if (op->code == IR_OP_MBAR_ARRIVE || op->code == IR_OP_MBAR_EXPECT_TX ||
+	    op->code == IR_OP_BARRIER)
+		ir_vec_push(o->k->c->al, &o->releases, &op, sizeof op);
 	return true;
 }
 
@@ -2194,6 +2217,15 @@ fenced(Ck *k, Order *o, CkSite *w, CkSite *x)
 	IrOp *top = w->role->op;
 	int iw = order_of(o, w->op), ix = x->role == w->role ? order_of(o, x->op) : 0;
 	IrOp *lw = loop_of(w->op, top);
+	/* For another role's read, the fence must also come before the writer's first release
+	 * after the store (in the store's iteration): the release is what lets the reader in. */
+	int rel = INT32_MAX;
+	for (int i = 0; i < o->releases.len; i++) {
+		IrOp *r = IR_VEC_AT(o->releases, IrOp *, i);
+		int ri = order_of(o, r);
+		if (ri > iw && ri < rel && (!lw || ir_op_is_ancestor(lw, r)))
+			rel = ri;
+	}
 	for (int i = 0; i < o->fences.len; i++) {
 		IrOp *f = IR_VEC_AT(o->fences, IrOp *, i);
 		int fi = order_of(o, f);
@@ -2203,7 +2235,7 @@ fenced(Ck *k, Order *o, CkSite *w, CkSite *x)
 		if (!ix) {
 			/* Another role reads: the fence follows the store in its iteration (the kernel
 			 * code before ave.warp_specialize: before the fork). */
-			if (fi > iw && in_lw &&
+			if (fi > iw && fi < rel && in_lw &&
 			    (w->role != &k->roles[0] || w->role->ws_seg < 0 || !x->role ||
 			     fi < order_of(o, ir_op_parent_op(x->role->op))))
 				return true;
@@ -2224,7 +2256,7 @@ check_fences(Ck *k)
 		CkSite *w = site_at(k, a);
 		if (w->kind != CK_STORE || !w->mem)
 			continue;
-		Order o = {k, {0}, 0, {0}};
+		Order o = {k, {0}, 0, {0}, {0}};
 		ir_map_init(&o.idx, k->c->al);
 		IrBlock *body = w->role->body;
 		ir_walk(body, order_op, &o);
@@ -2254,6 +2286,7 @@ check_fences(Ck *k)
 			ir_diag_emit(k->c, d);
 		}
 		ir_vec_free(k->c->al, &o.fences, sizeof(IrOp *));
+		ir_vec_free(k->c->al, &o.releases, sizeof(IrOp *));
 		ir_map_free(&o.idx);
 	}
 }
