@@ -1265,6 +1265,19 @@ region(Ck *k, const CkInst *in, int d, Z3_ast *lo, Z3_ast *len)
 }
 
 Z3_ast
+pass_ck_region_has(Ck *k, const CkInst *in, Z3_ast e0, Z3_ast e1)
+{
+	Z3_ast c[4];
+	for (int d = 0; d < 2; d++) {
+		Z3_ast lo, n, e = d ? e1 : e0;
+		region(k, in, d, &lo, &n);
+		c[2 * d] = pass_ck_le(S, lo, e);
+		c[2 * d + 1] = pass_ck_lt(S, e, pass_ck_add(S, lo, n));
+	}
+	return pass_ck_and(S, 4, c);
+}
+
+Z3_ast
 pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b)
 {
 	Z3_ast c[4];

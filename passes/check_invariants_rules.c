@@ -1389,6 +1389,11 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 {
 	CkPoint ap = pass_ck_point(&rd->in);
 	IrVec cands = {0};
+	/* Per element: some element e of the asserted region may be left uncovered by the writes
+	 * labelled `want`, or touched by another write (writes through slices cover part of a
+	 * slot). */
+	Z3_ast e0 = pass_ck_fresh(S, "e"), e1 = pass_ck_fresh(S, "e");
+	Z3_ast in_region = pass_ck_region_has(k, &rd->in, e0, e1);
 	for (int ui = 0; ui < k->sites.len; ui++) {
 		CkSite *u = site_at(k, ui);
 		CkInst U;
@@ -1528,22 +1533,25 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			*V = pass_ck_inst(k, v, "tw");
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
-			Z3_ast parts[5] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
+			Z3_ast parts[6] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
 			                   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
 			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
-			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss))};
-			Z3_ast bad = pass_ck_and(S, 5, parts);
+			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss)),
+			                   pass_ck_region_has(k, V, e0, e1)};
+			Z3_ast bad = pass_ck_and(S, 6, parts);
 			ir_vec_push(k->c->al, &alts, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &bads, &bad, sizeof bad);
 			ir_vec_push(k->c->al, &badw, &V, sizeof V);
 		}
-		Z3_ast term = pass_ck_or2(S, pass_ck_not(S, c->ok),
+		Z3_ast covers = pass_ck_and2(S, c->ok, pass_ck_region_has(k, &c->w, e0, e1));
+		Z3_ast term = pass_ck_or2(S, pass_ck_not(S, covers),
 		                          pass_ck_or(S, alts.len, (Z3_ast *)alts.data));
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		ir_vec_push(k->c->al, &conj, &term, sizeof term);
 	}
 	Z3_ast alive = live(k, &rd->in);
 	ir_vec_push(k->c->al, &conj, &alive, sizeof alive);
+	ir_vec_push(k->c->al, &conj, &in_region, sizeof in_region);
 	Z3_ast fail = pass_ck_and(S, conj.len, (Z3_ast *)conj.data);
 	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
 	bool proven, done = attempt(k, as, fail, "this 'holds' assertion", &proven);

@@ -893,6 +893,8 @@ Z3_ast pass_ck_bytes(Ck *k, const CkInst *in); /* EXPECT: its bytes */
 /* Whether the parts of their slots that two accesses touch (slices of a slot, or the whole)
  * can share an element. */
 Z3_ast pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b);
+/* Whether element (e0, e1) of its slot is one the access touches. */
+Z3_ast pass_ck_region_has(Ck *k, const CkInst *in, Z3_ast e0, Z3_ast e1);
 CkEnv *pass_ck_role_env(Ck *k, CkRole *r, Z3_ast rep);
 CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
 /* Phase structure: groups and wait forms; false after an error. */
