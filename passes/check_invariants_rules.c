@@ -1270,7 +1270,7 @@ typedef struct Reader {
 
 static void
 holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, Cand *c, int nc,
-             IrVec *bads, IrVec *badw)
+             IrVec *bads, IrVec *badw, Z3_ast e0, Z3_ast e1)
 {
 	if (!pass_ck_error_once(k, as))
 		return;
@@ -1279,13 +1279,24 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 	ins[ni++] = (CkInst *)&rd->in;
 	for (int i = 0; i < bads->len && ni < 9; i++)
 		ins[ni++] = IR_VEC_AT(*badw, CkInst *, i);
-	Z3_model m = solve_min(k, fail, ins, ni, (Z3_ast *)&rd->slot, 1);
+	Z3_ast show[3] = {rd->slot, e0, e1};
+	Z3_model m = solve_min(k, fail, ins, ni, show, 3);
 	const char *slot = slot_str(k, m, rd->mem, rd->slot);
 	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, as->loc,
 	                          "'holds' assertion may fail%s: %s may not hold %s",
 	                          msg_suffix(k, as), slot, label_str(k, m, want));
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, (CkInst *)&rd->in, true);
+	/* Where writes go through slices, the element that may be missing or foreign. */
+	bool sliced = false;
+	for (int i = 0; i < k->sites.len && !sliced; i++) {
+		CkSite *w = site_at(k, i);
+		sliced = (w->kind == CK_COPY || w->kind == CK_STORE) && w->mem == rd->mem && w->nslice;
+	}
+	if (sliced)
+		ir_cex_var(k->c, cx, "element",
+		           ir_ctx_printf(k->c, "[%lld, %lld]", (long long)ev(k, m, e0),
+		                         (long long)ev(k, m, e1)));
 	cx->role = rd->in.site->role->name;
 	cx->slot = slot;
 	cx->expected = label_str(k, m, want);
@@ -1556,7 +1567,8 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
 	bool proven, done = attempt(k, as, fail, "this 'holds' assertion", &proven);
 	if (done && !proven)
-		holds_report(k, as, rd, want, fail, (Cand *)cands.data, cands.len, &bads, &badw);
+		holds_report(k, as, rd, want, fail, (Cand *)cands.data, cands.len, &bads, &badw, e0,
+		             e1);
 	ir_vec_free(k->c->al, &cands, sizeof(Cand));
 	ir_vec_free(k->c->al, &bads, sizeof(Z3_ast));
 	ir_vec_free(k->c->al, &badw, sizeof(CkInst *));
