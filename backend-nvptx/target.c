@@ -431,10 +431,7 @@ nvptx_prepare(Lower *L)
 	NvState *s = ir_arena_alloc(&L->arena, sizeof *s);
 	L->tstate = s;
 	s->sm90 = nvptx_is_sm90(L);
-	int e = 65536 / (L->info.threads ? L->info.threads : 1);
-	if (e > 255)
-		e = 255;
-	s->entry_regs = e / 8 * 8;
+	s->entry_regs = ir_entry_regs(L->info.threads);
 	RoleScan rs = {L, true};
 	ir_walk_op(L->kernel, scan_roles, &rs);
 	if (!rs.ok)

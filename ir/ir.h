@@ -571,6 +571,9 @@ void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
 uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
 IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
 IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
+/* Per-thread registers an NVIDIA kernel launches with (SPEC 5.7): 65536 / threads, at most 255,
+ * rounded down to a multiple of 8. */
+int ir_entry_regs(int64_t threads);
 
 /* Walks ops in pre-order (op, then the ops of its regions). Returns false to stop early. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ud);

@@ -1251,13 +1251,11 @@ role_num(IrCtx *c, IrOp *role, IrStr kw, int64_t dflt)
 	return v;
 }
 
-/* The per-thread registers a kernel launches with: 65536 / threads, at most 255, rounded down to
- * a multiple of 8 (SPEC 5.7). */
-static int64_t
-entry_regs(int64_t threads)
+int
+ir_entry_regs(int64_t threads)
 {
 	int64_t e = 65536 / (threads > 0 ? threads : 1);
-	return (e > 255 ? 255 : e) / 8 * 8;
+	return (int)((e > 255 ? 255 : e) / 8 * 8);
 }
 
 bool
@@ -1281,7 +1279,7 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 				   "warpgroups (4 warps, aligned); it has %lld warps starting at warp %lld",
 				   r->item[0].s, target, (long long)w, (long long)start);
 		int64_t regs = role_num(c, r, c->kw.regs, 0);
-		pool += (regs ? regs : entry_regs(threads)) * 32 * w * rep;
+		pool += (regs ? regs : (int64_t)ir_entry_regs(threads)) * 32 * w * rep;
 		warps += w * rep;
 		start += w * rep;
 	}
@@ -1296,11 +1294,11 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 			   (long long)(threads / 32), (long long)threads);
 	}
 	/* SPEC 5.10's pool rule: the role budgets share the registers the kernel launches with. */
-	if (f && f->setmaxnreg && pool > entry_regs(threads) * threads)
+	if (f && f->setmaxnreg && pool > (int64_t)ir_entry_regs(threads) * threads)
 		return ERR(op->loc, "role register budgets need %lld registers, but target '%s' gives this "
 			   "%lld-thread kernel %lld per thread at launch (%lld in all)", (long long)pool,
-			   f->name, (long long)threads, (long long)entry_regs(threads),
-			   (long long)(entry_regs(threads) * threads));
+			   f->name, (long long)threads, (long long)(int64_t)ir_entry_regs(threads),
+			   (long long)((int64_t)ir_entry_regs(threads) * threads));
 	return true;
 }
 

@@ -797,20 +797,6 @@ find_replica_id(IrOp *op, void *ud)
 	return true;
 }
 
-static CkSite *
-site_new(Ck *k, CkKind kind, IrOp *op, CkRole *r)
-{
-	CkSite *s = ir_arena_alloc(&k->arena, sizeof *s);
-	s->kind = kind;
-	s->op = op;
-	s->role = r;
-	s->bar_item = -1;
-	s->id = k->sites.len;
-	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
-	ir_vec_push(k->c->al, &k->sites, &s, sizeof s);
-	return s;
-}
-
 CkSite *
 pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
 {
@@ -821,6 +807,16 @@ pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
 	s->bar_item = -1;
 	s->id = -1;
 	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
+	return s;
+}
+
+static CkSite *
+site_new(Ck *k, CkKind kind, IrOp *op, CkRole *r)
+{
+	CkSite *s = pass_ck_site_detached(k, op, r);
+	s->kind = kind;
+	s->id = k->sites.len;
+	ir_vec_push(k->c->al, &k->sites, &s, sizeof s);
 	return s;
 }
 

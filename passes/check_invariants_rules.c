@@ -1893,45 +1893,6 @@ typedef struct GWrite {
 	bool known;
 } GWrite;
 
-typedef struct Stores {
-	Ck *k;
-	IrVec ops;
-} Stores;
-
-static bool
-collect_stores(IrOp *op, void *ud)
-{
-	Stores *st = ud;
-	if (op->code == IR_OP_STORE)
-		ir_vec_push(st->k->c->al, &st->ops, &op, sizeof op);
-	return true;
-}
-
-/* The grid dimensions the kernel reads (program_id or num_programs along them). */
-static bool
-pid_dims(IrOp *op, void *ud)
-{
-	bool *used = ud;
-	if (op->code != IR_OP_PROGRAM_ID && op->code != IR_OP_NUM_PROGRAMS)
-		return true;
-	for (int g = 0; g < op->ngroup; g++) {
-		int64_t d;
-		if (op->group[g].nitem == 1 && op->group[g].item[0].e &&
-		    ir_expr_eval_const(op->group[g].item[0].e, &d) && d >= 0 && d < 3)
-			used[d] = true;
-	}
-	return true;
-}
-
-static bool
-in_roles(const IrOp *op)
-{
-	for (const IrOp *p = ir_op_parent_op(op); p; p = ir_op_parent_op(p))
-		if (p->code == IR_OP_ROLE)
-			return true;
-	return false;
-}
-
 /* The tensor argument an ave.store writes, or NULL when the store is not checked. */
 static IrValue *
 gstore_dst(Ck *k, IrOp *op)
@@ -1998,6 +1959,15 @@ role_has_barrier(Ck *k, CkRole *r)
 	return false;
 }
 
+/* How a counterexample names program id d: the value's name, with `suffix` (a prime for the
+ * second instance). */
+static const char *
+pid_name(Ck *k, int d, const char *suffix)
+{
+	return k->pid_val[d] ? ir_ctx_printf(k->c, "%%%s%s", pass_ck_vname(k->pid_val[d]), suffix)
+	                     : ir_ctx_printf(k->c, "program_id(%d)%s", d, suffix);
+}
+
 /* Counterexample variables of the second instance: its loop variables, replica and program
  * ids, primed. */
 static void
@@ -2017,10 +1987,7 @@ gcex_other(Ck *k, IrCex *x, Z3_model m, const GWrite *w, const bool *used)
 		        ev(k, m, w->in.r));
 	for (int d = 0; d < 3; d++)
 		if (used[d])
-			cex_var(k, x,
-			        k->pid_val[d] ? ir_ctx_printf(k->c, "%%%s'", pass_ck_vname(k->pid_val[d]))
-			                      : ir_ctx_printf(k->c, "program_id(%d)'", d),
-			        ev(k, m, w->pid[d]));
+			cex_var(k, x, pid_name(k, d, "'"), ev(k, m, w->pid[d]));
 }
 
 static void
@@ -2065,10 +2032,7 @@ gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt
 	cex_inst(k, cx, m, &a->in, true);
 	for (int i = 0; i < 3; i++)
 		if (used[i])
-			cex_var(k, cx,
-			        k->pid_val[i] ? ir_ctx_printf(k->c, "%%%s", pass_ck_vname(k->pid_val[i]))
-			                      : ir_ctx_printf(k->c, "program_id(%d)", i),
-			        ev(k, m, a->pid[i]));
+			cex_var(k, cx, pid_name(k, i, ""), ev(k, m, a->pid[i]));
 	gcex_other(k, cx, m, b, used);
 	cex_globals(k, cx, m, fail);
 	cx->role = b->in.site->role->name;
@@ -2141,39 +2105,53 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 		gstore_report(k, fail, &a, &b, dst, pt, rank, false, used);
 }
 
+/* The kernel's checked global stores (as sites of their roles) and the grid dimensions it reads
+ * (program_id or num_programs along them). */
+typedef struct GStores {
+	Ck *k;
+	IrVec sites; /* CkSite* */
+	bool dims[3];
+} GStores;
+
+static bool
+collect_gstores(IrOp *op, void *ud)
+{
+	GStores *gs = ud;
+	Ck *k = gs->k;
+	int64_t d;
+	IrGroup *g;
+	if ((op->code == IR_OP_PROGRAM_ID || op->code == IR_OP_NUM_PROGRAMS) &&
+	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
+	    d < 3)
+		gs->dims[d] = true;
+	if (!gstore_dst(k, op))
+		return true;
+	IrOp *role = ir_role_of(op);
+	CkRole *ro = &k->roles[0];
+	for (int r = 1; r < k->nroles && role; r++)
+		if (k->roles[r].op == role)
+			ro = &k->roles[r];
+	CkSite *s = pass_ck_site_detached(k, op, ro);
+	ir_vec_push(k->c->al, &gs->sites, &s, sizeof s);
+	return true;
+}
+
 /* Beyond SPEC §5.8's list (docs/invariants.md): global stores of distinct CTAs, and of distinct
  * replicas of a role, write disjoint elements. */
 static void
 check_global_stores(Ck *k)
 {
-	IrVec st = {0};
+	GStores gs = {k, {0}, {false, false, false}};
 	k->hops = k->max_hops;
-	bool kernel_dims[3] = {false, false, false};
-	ir_walk_op(k->kernel, pid_dims, kernel_dims);
-	for (int r = 0; r < k->nroles; r++) {
-		CkRole *ro = &k->roles[r];
-		Stores sc = {k, {0}};
-		ir_walk(ro->body, collect_stores, &sc);
-		for (int i = 0; i < sc.ops.len; i++) {
-			IrOp *op = IR_VEC_AT(sc.ops, IrOp *, i);
-			/* The kernel pseudo-role does not own the ops inside ave.warp_specialize. */
-			if (r == 0 && in_roles(op))
-				continue;
-			if (!gstore_dst(k, op))
-				continue;
-			CkSite *s = pass_ck_site_detached(k, op, ro);
-			ir_vec_push(k->c->al, &st, &s, sizeof s);
-		}
-		ir_vec_free(k->c->al, &sc.ops, sizeof(IrOp *));
-	}
-	for (int i = 0; i < st.len; i++)
+	ir_walk_op(k->kernel, collect_gstores, &gs);
+	for (int i = 0; i < gs.sites.len; i++)
 		for (int j = 0; j <= i; j++) {
-			CkSite *a = IR_VEC_AT(st, CkSite *, j), *b = IR_VEC_AT(st, CkSite *, i);
+			CkSite *a = IR_VEC_AT(gs.sites, CkSite *, j), *b = IR_VEC_AT(gs.sites, CkSite *, i);
 			IrValue *da = gstore_dst(k, a->op), *db = gstore_dst(k, b->op);
 			if (da == db)
-				gstore_pair(k, a, b, da, kernel_dims);
+				gstore_pair(k, a, b, da, gs.dims);
 		}
-	ir_vec_free(k->c->al, &st, sizeof(CkSite *));
+	ir_vec_free(k->c->al, &gs.sites, sizeof(CkSite *));
 }
 
 /* ---- fences: shared memory stored, then read by an async MMA (SPEC 5.6) ---- */
