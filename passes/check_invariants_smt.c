@@ -363,28 +363,29 @@ walk_free(Walk *w)
 	ir_vec_free(w->s->al, &w->sides, sizeof(Z3_ast));
 }
 
-bool
-pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x)
+/* Whether x occurs in a (and, with `sides`, in the side conditions of what a mentions). */
+static bool
+finds(CkSmt *s, Z3_ast a, Z3_ast x, bool sides)
 {
 	Walk w;
 	walk_init(&w, s);
 	w.find = x;
-	walk_run(&w, a, false);
+	walk_run(&w, a, sides);
 	bool found = w.found;
 	walk_free(&w);
 	return found;
 }
 
 bool
+pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x)
+{
+	return finds(s, a, x, false);
+}
+
+bool
 pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x)
 {
-	Walk w;
-	walk_init(&w, s);
-	w.find = x;
-	walk_run(&w, a, true);
-	bool found = w.found;
-	walk_free(&w);
-	return found;
+	return finds(s, a, x, true);
 }
 
 /* `f` conjoined with the side conditions of every variable it mentions. */
