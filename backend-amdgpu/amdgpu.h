@@ -4,7 +4,7 @@
 #ifndef AVE_AMDGPU_H
 #define AVE_AMDGPU_H
 
-#include "../passes/passes.h"
+#include "../lower/lower.h"
 
 /* The targets, for the driver's table. */
 extern const LowerTarget amdgpu_gfx942, amdgpu_gfx90a;

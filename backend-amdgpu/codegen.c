@@ -207,7 +207,7 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 			ok = false;
 		}
 		int64_t lds = m->lds + k->smem_bytes;
-		const LowerTargetFacts *f = lower_target_facts(target);
+		const TargetInfo *f = target_find(target);
 		if (f && lds > f->smem_limit) {
 			ir_error(c, k->loc, "kernel '@%s' needs %lld bytes of LDS (%lld static + %lld shared), but target "
 				 "'%s' allows %lld per workgroup", k->name, (long long)lds, (long long)m->lds,

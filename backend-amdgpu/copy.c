@@ -40,7 +40,7 @@ chunk(Lower *L, const LowerCopy *cp, void *arg, LLVMValueRef *co, LLVMValueRef o
 	LLVMValueRef v = amdgpu_buffer_load(L, k->rsrc, off, vt);
 	if (!v)
 		return lower_error(L, cp->op->loc, "internal error: no buffer load of %d bytes on target '%s'",
-				   k->ce * es, L->t->name);
+				   k->ce * es, L->t->info->name);
 	LLVMValueRef st = LLVMBuildStore(b, v, lower_smem_ptr(L, lower_smem_elem(L, &cp->dst, co)));
 	LLVMSetAlignment(st, (unsigned)(k->ce * es));
 	return true;

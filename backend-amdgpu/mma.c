@@ -399,7 +399,7 @@ amdgpu_mma_emit(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const Low
 	AmdMfma ins = (AmdMfma)p->impl;
 	const AmdMfmaInfo *f = &mfma[ins];
 	if (bop->reg)
-		return lower_error(L, r->op->loc, "internal error: MFMA reads B from LDS on target '%s'", L->t->name);
+		return lower_error(L, r->op->loc, "internal error: MFMA reads B from LDS on target '%s'", L->t->info->name);
 	LowerAtom aa = amdgpu_atom_a(ins), ba = amdgpu_atom_b(ins), da = amdgpu_atom_c(ins);
 	LowerLayout al = atom_layout(&aa), bl = atom_layout(&ba);
 	LLVMValueRef atc[2], btc[2];

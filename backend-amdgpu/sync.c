@@ -108,7 +108,7 @@ group_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nwaves)
 	LLVMBuilderRef b = L->b;
 	if (!s->bars)
 		return lower_error(L, at->loc, "internal error: a group barrier without barrier words on target '%s'",
-				   L->t->name);
+				   L->t->info->name);
 	s->group_barrier = true;
 	LLVMValueRef cnt = bar_word(L, id, 0), gen = bar_word(L, id, 1);
 	wg_fence(L, AMD_FENCE_WG_RELEASE);

@@ -208,7 +208,7 @@ load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, 
 	LLVMValueRef v = amdgpu_buffer_load(L, amdgpu_rsrc(L, t), voffset(L, off, mask), ty);
 	if (!v) {
 		lower_error(L, L->kernel->loc, "internal error: no buffer load of %u bytes on target '%s'",
-			    type_bytes(L, ty), L->t->name);
+			    type_bytes(L, ty), L->t->info->name);
 		return NULL;
 	}
 	if (!always(mask) && other && !LLVMIsNull(other))
@@ -224,7 +224,7 @@ store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off,
 	(void)align;
 	if (!amdgpu_buffer_store(L, amdgpu_rsrc(L, t), voffset(L, off, mask), v))
 		return lower_error(L, L->kernel->loc, "internal error: no buffer store of %u bytes on target '%s'",
-				   type_bytes(L, LLVMTypeOf(v)), L->t->name);
+				   type_bytes(L, LLVMTypeOf(v)), L->t->info->name);
 	return true;
 }
 
@@ -297,7 +297,7 @@ check_symm_spans(Lower *L)
 			return lower_error(L, L->kernel->loc, "symmetric buffer '@%s' spans %s bytes; target '%s' "
 					   "addresses global memory through buffer resources of at most %lld bytes",
 					   ps[i].name, known ? ir_ctx_printf(L->c, "%lld", (long long)bytes) : "unknown",
-					   L->t->name, (long long)AMDGPU_BUFFER_LIMIT);
+					   L->t->info->name, (long long)AMDGPU_BUFFER_LIMIT);
 	}
 	return true;
 }
@@ -365,32 +365,22 @@ finish(Lower *L)
 }
 
 /* Roles on CDNA: one register allocation for every wave of a kernel, so the largest regs(...)
- * binds them all through amdgpu-waves-per-eu; it must leave room for the workgroup's waves. */
+ * binds them all through amdgpu-waves-per-eu; it must leave room for the workgroup's waves
+ * (regalloc/ checks it and warns for each role's regs). */
 static bool
 check_roles(Lower *L, IrOp *ws)
 {
-	IrCtx *c = L->c;
 	AmdState *s = amd_state(L);
-	int64_t start = 0;
-	for (IrOp *r = ws->reg[0].block->first; r; r = r->next) {
-		int64_t w = 1, rep = 1, regs = 0;
-		IrGroup *g = ir_op_group(r, c->kw.warps);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &w);
-		if ((g = ir_op_group(r, c->kw.replicate)))
-			ir_expr_eval_const(g->item[0].e, &rep);
-		if ((g = ir_op_group(r, c->kw.regs))) {
-			ir_expr_eval_const(g->item[0].e, &regs); /* the verifier bounds it to [24, 256] */
-			if (regs > s->max_role_regs)
-				s->max_role_regs = regs;
-		}
-		char *json = malloc(256);
-		snprintf(json, 256, "{\"name\": \"%s\", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": %lld, "
-			 "\"regs\": %lld}", r->item[0].s, (long long)start, (long long)w, (long long)rep,
-			 (long long)regs);
-		ir_vec_push(c->al, &L->info.roles, &json, sizeof json);
-		start += w * rep;
+	RaRoles rr;
+	if (!ra_check_roles(L->c, L->t->info, L->info.threads, ws, true, &rr)) {
+		L->ok = false;
+		return false;
 	}
+	if (rr.max_role_regs > s->max_role_regs) {
+		s->max_role_regs = rr.max_role_regs;
+		s->waves_per_eu = rr.waves_per_eu;
+	}
+	ra_roles_json(L->c, ws, &L->info.roles);
 	return true;
 }
 
@@ -421,33 +411,11 @@ prepare(Lower *L)
 	AmdState *s = ir_arena_alloc(&L->arena, sizeof *s);
 	L->tstate = s;
 	IrAttr *ta = ir_op_attr(L->kernel, c->kw.target);
-	if (ta && ta->kind == IR_ATTR_STR && strcmp(ta->s, L->t->name))
+	if (ta && ta->kind == IR_ATTR_STR && strcmp(ta->s, L->t->info->name))
 		ir_warning(c, L->kernel->loc, "kernel '@%s' names target '%s'; compiling it for '%s' (the "
-			   "driver's --target wins)", L->kernel->item[0].s, ta->s, L->t->name);
+			   "driver's --target wins)", L->kernel->item[0].s, ta->s, L->t->info->name);
 	RoleScan rs = {L, true, {0}};
 	ir_walk_op(L->kernel, scan_roles, &rs);
-	if (rs.ok && s->max_role_regs) {
-		int waves = L->info.threads / AMDGPU_WAVE;
-		int resident = (waves + AMDGPU_SIMDS - 1) / AMDGPU_SIMDS; /* waves per SIMD at least */
-		int64_t wpe = AMDGPU_REGS / s->max_role_regs;
-		if (wpe > AMDGPU_MAX_WAVES_PER_EU)
-			wpe = AMDGPU_MAX_WAVES_PER_EU;
-		if (wpe < resident) {
-			lower_error(L, L->kernel->loc, "roles ask for up to %lld registers per lane, but a %d-wave "
-				    "workgroup runs %d waves on each SIMD of target '%s', which leaves %d",
-				    (long long)s->max_role_regs, waves, resident, L->t->name, AMDGPU_REGS / resident);
-			rs.ok = false;
-		} else {
-			s->waves_per_eu = (int)wpe;
-		}
-		for (int i = 0; rs.ok && i < rs.ws.len; i++)
-			for (IrOp *r = IR_VEC_AT(rs.ws, IrOp *, i)->reg[0].block->first; r; r = r->next)
-				if (ir_op_group(r, c->kw.regs))
-					ir_warning(c, r->loc, "target '%s' has no per-role register reallocation: role "
-						   "'@%s' runs with the kernel's largest budget, %lld registers per lane "
-						   "(amdgpu-waves-per-eu=%d)", L->t->name, r->item[0].s,
-						   (long long)s->max_role_regs, s->waves_per_eu);
-	}
 	ir_vec_free(c->al, &rs.ws, sizeof(IrOp *));
 	return rs.ok && check_symm_spans(L);
 }
@@ -461,13 +429,9 @@ entry(Lower *L)
 
 static const char *const emits[] = {"asm", "hsaco", NULL};
 
-#define AMDGPU_TARGET(var, tname)                                                                       \
+#define AMDGPU_TARGET(var, id)                                                                          \
 	const LowerTarget var = {                                                                       \
-		.name = tname,                                                                          \
-		.triple = "amdgcn-amd-amdhsa",                                                          \
-		.cpu = tname,                                                                           \
-		.features = "",                                                                         \
-		.warp = AMDGPU_WAVE,                                                                    \
+		.info = &target_table[id],                                                              \
 		.global_as = 1,                                                                         \
 		.smem_as = 3,                                                                           \
 		.smem_base_align = 1024, /* LDS is placed at link time: align it for 128B swizzles */    \
@@ -499,5 +463,5 @@ static const char *const emits[] = {"asm", "hsaco", NULL};
 		.codegen = amdgpu_codegen,                                                              \
 	}
 
-AMDGPU_TARGET(amdgpu_gfx942, "gfx942");
-AMDGPU_TARGET(amdgpu_gfx90a, "gfx90a");
+AMDGPU_TARGET(amdgpu_gfx942, TARGET_GFX942);
+AMDGPU_TARGET(amdgpu_gfx90a, TARGET_GFX90A);

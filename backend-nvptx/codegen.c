@@ -62,25 +62,11 @@ after(const char *s, const char *prefix)
 	return strncmp(s, prefix, n) ? NULL : s + n;
 }
 
-/* A number after `key` in the line ("Used 12 registers"), or -1. */
-static long long
-num_before(const char *line, const char *end, const char *word)
-{
-	const char *p = strstr(line, word);
-	if (!p || p > end)
-		return -1;
-	const char *q = p;
-	while (q > line && q[-1] == ' ')
-		q--;
-	while (q > line && isdigit((unsigned char)q[-1]))
-		q--;
-	return isdigit((unsigned char)*q) ? atoll(q) : -1;
-}
-
 void
 nvptx_parse_ptxas_log(const IrAllocator *al, const char *log, LowerKernelInfo *infos, int n)
 {
 	LowerKernelInfo *cur = NULL;
+	RaUsage cur_use = {0};
 	for (const char *line = log; line && *line;) {
 		const char *end = strchr(line, '\n');
 		if (!end)
@@ -93,19 +79,25 @@ nvptx_parse_ptxas_log(const IrAllocator *al, const char *log, LowerKernelInfo *i
 		    (rest = after(tmp, "ptxas info    : Function properties for "))) {
 			size_t k = strcspn(rest, "'\n :");
 			cur = info_named(infos, n, rest, k);
-		} else if (cur && strstr(tmp, "bytes stack frame")) {
-			cur->stack = num_before(tmp, tmp + len, "bytes stack frame");
-			cur->spill_stores = num_before(tmp, tmp + len, "bytes spill stores");
-			cur->spill_loads = num_before(tmp, tmp + len, "bytes spill loads");
-		} else if (cur && (rest = after(tmp, "ptxas info    : Used "))) {
-			cur->stats = true;
-			cur->regs = (int)num_before(tmp, tmp + len, "registers");
-			long long bars = num_before(tmp, tmp + len, "barriers");
-			long long smem = num_before(tmp, tmp + len, "bytes smem");
-			cur->barriers = bars < 0 ? 0 : (int)bars;
-			cur->static_smem = smem < 0 ? 0 : smem;
-			if (cur->stack < 0)
-				cur->stack = 0;
+			cur_use = (RaUsage){0};
+			if (cur) {
+				cur_use.known = cur->stats;
+				cur_use.regs = cur->regs;
+				cur_use.barriers = cur->barriers;
+				cur_use.static_smem = cur->static_smem;
+				cur_use.stack = cur->stack;
+				cur_use.spill_stores = cur->spill_stores;
+				cur_use.spill_loads = cur->spill_loads;
+			}
+		} else if (cur && ra_ptxas_line(tmp, &cur_use)) {
+			/* The figures are regalloc's to read (one reader of register use). */
+			cur->stats = cur->stats || cur_use.known;
+			cur->regs = cur_use.regs;
+			cur->barriers = cur_use.barriers;
+			cur->static_smem = cur_use.static_smem;
+			cur->stack = cur_use.stack;
+			cur->spill_stores = cur_use.spill_stores;
+			cur->spill_loads = cur_use.spill_loads;
 		} else if ((rest = after(tmp, "ptxas info    : (C")) ||
 		           after(tmp, "ptxas warning")) {
 			const char *msg = strchr(tmp, ':');
@@ -365,5 +357,18 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 	timings[LOWER_T_ASSEMBLE] = ir_now() - t1;
 	LLVMDisposeMessage(arch);
 	free(ptx);
+	/* The binary has the last word: the register count the cubin records must be the one the
+	 * tool reported (metadata and budgets are built on it). */
+	for (int i = 0; ok && i < ninfo; i++) {
+		int regs = ra_cubin_regcount(*out, *outlen, infos[i].name);
+		if (regs >= 0 && infos[i].stats && regs != infos[i].regs) {
+			ir_error(c, infos[i].loc, "kernel '@%s': the cubin records %d registers per thread, but "
+				 "the assembler reported %d", infos[i].name, regs, infos[i].regs);
+			ok = false;
+		} else if (regs >= 0 && !infos[i].stats) {
+			infos[i].stats = true;
+			infos[i].regs = regs;
+		}
+	}
 	return ok;
 }

@@ -4,7 +4,7 @@
 #ifndef AVE_NVPTX_H
 #define AVE_NVPTX_H
 
-#include "../passes/passes.h"
+#include "../lower/lower.h"
 
 /* The targets, for the driver's table. */
 extern const LowerTarget nvptx_sm80, nvptx_sm90a;

@@ -57,7 +57,7 @@ nvptx_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t co
 		    "the copies arriving on '%%%s' cannot be counted per phase on "
 		    "target '%s', where each copy.async arrives on its barrier; put them next to "
 		    "the 'ave.mbar.expect_tx' of the same barrier, the same number each time",
-		    at->res[0].name ? at->res[0].name : "<unnamed>", L->t->name);
+		    at->res[0].name ? at->res[0].name : "<unnamed>", L->t->info->name);
 	if (!nvptx_is_sm90(L))
 		extra = 32 * copies;
 	LLVMValueRef a[2] = {lower_smem_ptr(L, addr), lower_i32(L, count + extra)};

@@ -356,58 +356,17 @@ finish(Lower *L)
 		L->info.setmaxnreg = true;
 }
 
-/* Roles must fit: whole aligned warpgroups where they set regs, and the register pool. */
+/* Roles must fit: whole aligned warpgroups where they set regs, and the register pool
+ * (regalloc/); the metadata describes them. */
 static bool
 check_roles(Lower *L, IrOp *ws)
 {
-	IrCtx *c = L->c;
-	NvState *s = nv_state(L);
-	int64_t start = 0, pool = 0;
-	for (IrOp *r = ws->reg[0].block->first; r; r = r->next) {
-		int64_t w = 1, rep = 1, regs = 0;
-		IrGroup *g = ir_op_group(r, c->kw.warps);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &w);
-		if ((g = ir_op_group(r, c->kw.replicate)))
-			ir_expr_eval_const(g->item[0].e, &rep);
-		if ((g = ir_op_group(r, c->kw.regs)))
-			ir_expr_eval_const(g->item[0].e, &regs);
-		if (regs && s->sm90) {
-			if (w % 4 || start % 4)
-				return lower_error(
-				    L, r->loc,
-				    "role '@%s' sets 'regs' on target '%s', so it must cover "
-				    "whole warpgroups (4 warps, aligned); it has %lld warps "
-				    "starting at "
-				    "warp %lld",
-				    r->item[0].s, L->t->name, (long long)w, (long long)start);
-			pool += regs * 32 * w * rep;
-		} else if (!regs && s->sm90) {
-			pool += (int64_t)s->entry_regs * 32 * w * rep;
-		}
-		if (regs && !s->sm90)
-			ir_warning(
-			    c, r->loc,
-			    "role '@%s' asks for regs(%lld), but target '%s' has no setmaxnreg; "
-			    "the role runs with the kernel's registers",
-			    r->item[0].s, (long long)regs, L->t->name);
-		char *json = malloc(256);
-		snprintf(json, 256,
-		         "{\"name\": \"%s\", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": "
-		         "%lld, "
-		         "\"regs\": %lld}",
-		         r->item[0].s, (long long)start, (long long)w, (long long)rep,
-		         (long long)regs);
-		ir_vec_push(c->al, &L->info.roles, &json, sizeof json);
-		start += w * rep;
+	RaRoles rr;
+	if (!ra_check_roles(L->c, L->t->info, L->info.threads, ws, true, &rr)) {
+		L->ok = false;
+		return false;
 	}
-	if (s->sm90 && pool > (int64_t)s->entry_regs * L->info.threads)
-		return lower_error(
-		    L, ws->loc,
-		    "role register budgets need %lld registers, but target '%s' "
-		    "gives this %d-thread kernel %d per thread at launch (%lld in all)",
-		    (long long)pool, L->t->name, L->info.threads, s->entry_regs,
-		    (long long)s->entry_regs * L->info.threads);
+	ra_roles_json(L->c, ws, &L->info.roles);
 	return true;
 }
 
@@ -431,7 +390,7 @@ nvptx_prepare(Lower *L)
 	NvState *s = ir_arena_alloc(&L->arena, sizeof *s);
 	L->tstate = s;
 	s->sm90 = nvptx_is_sm90(L);
-	s->entry_regs = ir_entry_regs(L->info.threads);
+	s->entry_regs = ra_entry_regs(L->t->info, L->info.threads);
 	RoleScan rs = {L, true};
 	ir_walk_op(L->kernel, scan_roles, &rs);
 	if (!rs.ok)
@@ -441,13 +400,9 @@ nvptx_prepare(Lower *L)
 
 static const char *const emits[] = {"ptx", "cubin", NULL};
 
-#define NVPTX_TARGET(var, tname, cpu_name)                                                         \
+#define NVPTX_TARGET(var, id)                                                                      \
 	const LowerTarget var = {                                                                  \
-	    .name = tname,                                                                         \
-	    .triple = "nvptx64-nvidia-cuda",                                                       \
-	    .cpu = cpu_name,                                                                       \
-	    .features = "+ptx80",                                                                  \
-	    .warp = 32,                                                                            \
+	    .info = &target_table[id],                                                             \
 	    .global_as = 1,                                                                        \
 	    .smem_as = 3,                                                                          \
 	    .emits = emits,                                                                        \
@@ -478,5 +433,5 @@ static const char *const emits[] = {"ptx", "cubin", NULL};
 	    .codegen = nvptx_codegen,                                                              \
 	}
 
-NVPTX_TARGET(nvptx_sm80, "sm_80", "sm_80");
-NVPTX_TARGET(nvptx_sm90a, "sm_90a", "sm_90a");
+NVPTX_TARGET(nvptx_sm80, TARGET_SM_80);
+NVPTX_TARGET(nvptx_sm90a, TARGET_SM_90A);

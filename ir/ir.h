@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "target.h"
+
 typedef struct IrCtx IrCtx;
 typedef struct IrType IrType;
 typedef struct IrAttr IrAttr;
@@ -571,9 +573,6 @@ void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
 uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
 IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
 IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
-/* Per-thread registers an NVIDIA kernel launches with (SPEC 5.7): 65536 / threads, at most 255,
- * rounded down to a multiple of 8. */
-int ir_entry_regs(int64_t threads);
 
 /* Walks ops in pre-order (op, then the ops of its regions). Returns false to stop early. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ud);
@@ -642,7 +641,6 @@ IrStr ir_op_symbol(const IrOp *op);               /* symbol an op defines, or NU
 bool ir_expr_range(const IrOp *op, const IrExpr *e, int64_t *lo, int64_t *hi);
 bool ir_value_range(const IrValue *v, int64_t *lo, int64_t *hi);
 bool ir_value_const(const IrValue *v, int64_t *out);
-int ir_target_warp_size(const char *target); /* 32, 64, or 0 for unknown */
 
 /* ---- verify_ops.c: one hook per op (named in ops.def) ---- */
 
@@ -652,6 +650,27 @@ bool ir_check_type(IrCtx *c, IrLoc loc, const IrType *t);
 #include "ops.def"
 #undef OP
 
+/* ---- roles.c: the role analysis (SPEC 5.7) ---- */
+
+/* One role of an ave.warp_specialize: its place in the CTA and what it asks for. Groups that are
+ * missing take their defaults; malformed ones are the verifier's to report. */
+typedef struct IrRoleInfo {
+	IrOp *op;           /* the ave.role */
+	const char *name;
+	int64_t first_warp; /* its first warp in the CTA */
+	int64_t warps;      /* per replica */
+	int64_t replicas;
+	int64_t issue;      /* issue(n), 0 when unset (every warp issues) */
+	int64_t regs;       /* regs(n), 0 when unset (the entry budget) */
+} IrRoleInfo;
+
+IrRoleInfo ir_role_info(IrCtx *c, IrOp *role);
+/* The roles of ave.warp_specialize `ws` in order: fills at most `max` and returns how many there
+ * are. */
+int ir_roles(IrCtx *c, IrOp *ws, IrRoleInfo *out, int max);
+/* Warps of all roles and replicas together. */
+int64_t ir_role_warps_total(IrCtx *c, IrOp *ws);
+
 /* ---- pass.c: the pass manager ---- */
 
 typedef struct IrPassOpts IrPassOpts;
@@ -659,14 +678,20 @@ typedef struct IrPass {
 	const char *name;
 	const char *summary;
 	bool (*run)(IrModule *m, const IrPassOpts *o); /* false after emitting errors */
+	const char *options; /* the option names it takes, space-separated ("" for none) */
 } IrPass;
+
+enum { IR_PASS_MAX_ARGS = 8 };
 
 struct IrPassOpts {
 	bool print_after_all;
 	bool time_passes;
 	bool verify_each;
-	const char *target; /* --target, or NULL */
+	const TargetInfo *target; /* --target, or NULL */
 	FILE *dump;         /* where --print-after-all and --time-passes write */
+	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
+	int nargs;
+	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];
 };
 
 typedef struct IrPassTiming {
@@ -674,10 +699,18 @@ typedef struct IrPassTiming {
 	double seconds;
 } IrPassTiming;
 
-/* Runs the comma-separated pipeline (names from `registry`). Returns false on failure. */
+/* Runs the comma-separated pipeline (names from `registry`, each optionally followed by its
+ * options in MLIR's syntax: `warp-specialize{mode=pingpong consumers=2}`). Every name and option
+ * is resolved before any pass runs; an unknown one is an error. Returns false on failure. */
 bool ir_run_pipeline(IrModule *m, const IrPass *registry, int npass, const char *pipeline,
 		     const IrPassOpts *o);
 const IrPass *ir_pass_find(const IrPass *registry, int npass, const char *name, size_t n);
+/* The value of option `key` of the running pass, or NULL when not given. */
+const char *ir_pass_arg(const IrPassOpts *o, const char *key);
+/* An integer option: `dflt` when not given; false (after an error naming the pass) when the value
+ * is not an integer in [lo, hi]. */
+bool ir_pass_arg_int(IrCtx *c, const IrPassOpts *o, const char *pass, const char *key,
+		     int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 double ir_now(void);
 
 #endif

@@ -495,18 +495,6 @@ ir_value_const(const IrValue *v, int64_t *out)
 	return false;
 }
 
-int
-ir_target_warp_size(const char *t)
-{
-	if (!t)
-		return 0;
-	if (!strcmp(t, "sm_80") || !strcmp(t, "sm_90a") || !strcmp(t, "host"))
-		return 32;
-	if (!strcmp(t, "gfx942") || !strcmp(t, "gfx90a"))
-		return 64;
-	return 0;
-}
-
 /* ---- the walk: placement, terminators, visibility, symbols ---- */
 
 typedef struct Verifier {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "../regalloc/regalloc.h"
 
 #define ERR(loc, ...) (ir_error(c, (loc), __VA_ARGS__), false)
 
@@ -65,33 +66,12 @@ attr_of(const IrOp *op, IrStr name)
 	return ir_op_attr(op, name);
 }
 
-/* ---- target facts used by the verifier (data only; the backends own the instructions) ---- */
+/* ---- target facts: the registry (targets.def); the backends own the instructions ---- */
 
-typedef struct TargetFacts {
-	const char *name;
-	int warp;
-	int64_t smem;
-	int mma_m, mma_n, mma_k;
-	bool setmaxnreg; /* per-role register budgets from one pool (SPEC 5.10) */
-} TargetFacts;
-
-static const TargetFacts targets[] = {
-	{"sm_80", 32, 166912, 16, 8, 16, false},
-	{"sm_90a", 32, 232448, 64, 8, 16, true},
-	{"gfx942", 64, 65536, 16, 16, 8, false},
-	{"gfx90a", 64, 65536, 16, 16, 8, false},
-	{"host", 32, (int64_t)1 << 30, 1, 1, 1, false},
-};
-
-static const TargetFacts *
+static const TargetInfo *
 target_facts(const char *name)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-		if (!strcmp(targets[i].name, name))
-			return &targets[i];
-	return NULL;
+	return target_find(name);
 }
 
 static const char *
@@ -427,9 +407,14 @@ v_kernel(IrCtx *c, IrOp *op)
 		IrNamedAttr *a = &op->attr[i];
 		if (a->name == c->kw.target) {
 			if (a->attr->kind != IR_ATTR_STR || !target_facts(a->attr->s))
-				return ERR(a->loc, "unknown target; expected one of \"sm_80\", \"sm_90a\", "
-					   "\"gfx942\", \"gfx90a\", \"host\"");
-			const TargetFacts *f = target_facts(a->attr->s);
+			{
+				char names[256] = "";
+				for (int t = 0; t < TARGET_COUNT; t++)
+					snprintf(names + strlen(names), sizeof names - strlen(names), "%s\"%s\"",
+						 t ? ", " : "", target_table[t].name);
+				return ERR(a->loc, "unknown target; expected one of %s", names);
+			}
+			const TargetInfo *f = target_facts(a->attr->s);
 			if (threads->i % f->warp)
 				return ERR(op->loc, "'threads' = %lld is not a whole number of %d-thread "
 					   "warps on target '%s'", (long long)threads->i, f->warp, f->name);
@@ -1061,7 +1046,7 @@ v_mma(IrCtx *c, IrOp *op)
 	IrFloatKind fk = a->elem->fk;
 	if (!ir_type_is_float(a->elem))
 		return ERR(op->loc, "'%s' needs float operands, found '%s'", opname(op), ts(c, a->elem));
-	const TargetFacts *f = target_facts(kernel_target(c, op));
+	const TargetInfo *f = target_facts(kernel_target(c, op));
 	if (f) {
 		/* f8 everywhere: sm_90a's wgmma, FMAs after integer conversion elsewhere. */
 		if (fk == IR_F64)
@@ -1251,13 +1236,6 @@ role_num(IrCtx *c, IrOp *role, IrStr kw, int64_t dflt)
 	return v;
 }
 
-int
-ir_entry_regs(int64_t threads)
-{
-	int64_t e = 65536 / (threads > 0 ? threads : 1);
-	return (int)((e > 255 ? 255 : e) / 8 * 8);
-}
-
 bool
 v_warp_specialize(IrCtx *c, IrOp *op)
 {
@@ -1266,40 +1244,23 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 	if (!ta || ta->kind != IR_ATTR_INT)
 		return true; /* the kernel reports the missing or malformed attribute */
 	int64_t threads = ta->i;
-	int64_t warps = 0, start = 0, pool = 0;
-	const char *target = kernel_target(c, op);
-	const TargetFacts *f = target_facts(target);
-	bool nv = f && f->warp == 32 && strcmp(f->name, "host");
+	const TargetInfo *f = target_facts(kernel_target(c, op));
 	if (!op->reg[0].block->first)
 		return ERR(op->loc, "'ave.warp_specialize' needs at least one 'ave.role'");
-	for (IrOp *r = op->reg[0].block->first; r; r = r->next) {
-		int64_t w = role_num(c, r, c->kw.warps, 1), rep = role_num(c, r, c->kw.replicate, 1);
-		if (nv && ir_op_group(r, c->kw.regs) && (w % 4 || start % 4))
-			return ERR(r->loc, "role '@%s' sets 'regs' on target '%s', so it must cover whole "
-				   "warpgroups (4 warps, aligned); it has %lld warps starting at warp %lld",
-				   r->item[0].s, target, (long long)w, (long long)start);
-		int64_t regs = role_num(c, r, c->kw.regs, 0);
-		pool += (regs ? regs : (int64_t)ir_entry_regs(threads)) * 32 * w * rep;
-		warps += w * rep;
-		start += w * rep;
-	}
+	int64_t warps = ir_role_warps_total(c, op);
 	if (f) {
 		if (warps * f->warp != threads)
 			return ERR(op->loc, "roles use %lld warps x %d threads = %lld threads on target '%s', "
 				   "but the kernel has 'threads' = %lld", (long long)warps, f->warp,
 				   (long long)(warps * f->warp), f->name, (long long)threads);
 	} else if (warps * 32 != threads && warps * 64 != threads) {
-		return ERR(op->loc, "roles use %lld warps, which is neither %lld threads in 32-thread warps "
-			   "nor in 64-thread wavefronts (the kernel has 'threads' = %lld)", (long long)warps,
-			   (long long)(threads / 32), (long long)threads);
+		return ERR(op->loc, "roles use %lld warps, which is neither %lld 32-thread warps nor %g "
+			   "64-thread wavefronts (the kernel has 'threads' = %lld)", (long long)warps,
+			   (long long)(threads / 32), (double)threads / 64, (long long)threads);
 	}
-	/* SPEC 5.10's pool rule: the role budgets share the registers the kernel launches with. */
-	if (f && f->setmaxnreg && pool > (int64_t)ir_entry_regs(threads) * threads)
-		return ERR(op->loc, "role register budgets need %lld registers, but target '%s' gives this "
-			   "%lld-thread kernel %lld per thread at launch (%lld in all)", (long long)pool,
-			   f->name, (long long)threads, (long long)(int64_t)ir_entry_regs(threads),
-			   (long long)((int64_t)ir_entry_regs(threads) * threads));
-	return true;
+	/* SPEC 5.10: whole warpgroups where a role sets regs, and the pool rule (regalloc/). */
+	RaRoles rr;
+	return ra_check_roles(c, f, threads, op, false, &rr);
 }
 
 bool

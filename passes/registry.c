@@ -1,10 +1,46 @@
-/* registry.c — the table of passes that ave-opt and the driver run by name. */
+/* registry.c — the table of passes that ave-opt, the driver and libave run by name, and the
+ * default pipeline they all compile with.
+ *
+ *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ prefetch ─▶ check-invariants
+ *                                                                             │
+ *        lower/ (LLVM IR, backend hooks) ◀── smem-alloc ◀──────────────────────┘
+ *
+ * On the host target the interpreter runs the program as written: only the checker runs. */
+#include <stdio.h>
+#include <string.h>
+
 #include "passes.h"
 
 const IrPass pass_registry[] = {
-#define PASS(name, fn, summary) {name, summary, fn},
+#define PASS(name, fn, summary, options) {name, summary, fn, options},
 #include "passes.def"
 #undef PASS
 };
 
 const int pass_registry_count = sizeof pass_registry / sizeof pass_registry[0];
+
+/* The default pipeline, in the order of SPEC §1. A pass is listed here once it exists. */
+static const struct {
+	const char *name;
+	bool host;  /* runs for the host target too */
+	bool check; /* the invariant checker (dropped by --no-check) */
+} pipeline[] = {
+    {"canonicalize", false, false}, {"cse", false, false},		{"dce", false, false},
+    {"prefetch", false, false},	    {"check-invariants", true, true}, {"smem-alloc", false, false},
+};
+
+char *
+pass_default_pipeline(const TargetInfo *t, bool check, char *buf, size_t n)
+{
+	size_t len = 0;
+	if (n)
+		buf[0] = 0;
+	for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++) {
+		if ((pipeline[i].check && !check) || (t && t->vendor == TARGET_VENDOR_HOST && !pipeline[i].host))
+			continue;
+		int w = snprintf(buf + len, n > len ? n - len : 0, "%s%s", len ? "," : "", pipeline[i].name);
+		if (w > 0)
+			len += (size_t)w;
+	}
+	return buf;
+}

@@ -8,30 +8,13 @@
 
 #include "passes.h"
 
-static const LowerTargetFacts facts[] = {
-#define TARGET(name, warp, smem, threads, mbar) {name, warp, smem, threads, mbar},
-#include "targets.def"
-#undef TARGET
-};
-
-const LowerTargetFacts *
-lower_target_facts(const char *name)
-{
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
-		if (!strcmp(facts[i].name, name))
-			return &facts[i];
-	return NULL;
-}
-
-const char *
-lower_kernel_target(IrCtx *c, IrOp *kernel, const char *target)
+const TargetInfo *
+pass_kernel_target(IrCtx *c, IrOp *kernel, const TargetInfo *target)
 {
 	if (target)
 		return target;
 	IrAttr *a = ir_op_attr(kernel, c->kw.target);
-	return a && a->kind == IR_ATTR_STR ? a->s : NULL;
+	return a && a->kind == IR_ATTR_STR ? target_find(a->s) : NULL;
 }
 
 uint32_t
@@ -125,7 +108,7 @@ collect_op(IrOp *op, void *ud)
 }
 
 bool
-lower_smem_collect(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, IrVec *bufs)
+lower_smem_collect(IrCtx *c, IrOp *kernel, const TargetInfo *f, IrVec *bufs)
 {
 	ir_number_values(kernel);
 	Collect k = {c, bufs, f ? f->mbar_bytes : 8, true};
@@ -182,7 +165,7 @@ lower_smem_assign(LowerSmemBuf *b, int n)
 }
 
 bool
-lower_smem_check(IrCtx *c, IrOp *kernel, const LowerTargetFacts *f, const LowerSmemBuf *b, int n,
+lower_smem_check(IrCtx *c, IrOp *kernel, const TargetInfo *f, const LowerSmemBuf *b, int n,
                  int64_t total)
 {
 	if (!f || total <= f->smem_limit)
@@ -206,8 +189,7 @@ plan_kernel(IrModule *m, IrOp *k, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
 	IrVec bufs = {0};
-	const char *tname = lower_kernel_target(c, k, o ? o->target : NULL);
-	const LowerTargetFacts *f = lower_target_facts(tname);
+	const TargetInfo *f = pass_kernel_target(c, k, o ? o->target : NULL);
 	bool ok = lower_smem_collect(c, k, f, &bufs);
 	LowerSmemBuf *b = bufs.data;
 	int64_t total = lower_smem_assign(b, bufs.len);
@@ -246,8 +228,7 @@ fits_block(IrModule *m, IrBlock *blk)
 			ok &= fits_block(m, op->reg[0].block);
 			continue;
 		}
-		const LowerTargetFacts *f =
-		    op->code == IR_OP_KERNEL ? lower_target_facts(lower_kernel_target(c, op, NULL)) : NULL;
+		const TargetInfo *f = op->code == IR_OP_KERNEL ? pass_kernel_target(c, op, NULL) : NULL;
 		if (!f)
 			continue;
 		IrVec bufs = {0};

@@ -3,7 +3,7 @@
 #ifndef AVE_JIT_H
 #define AVE_JIT_H
 
-#include "../passes/passes.h"
+#include "../lower/lower.h"
 #include "rt.h"
 
 /* What a backend produces for one kernel: the binary (cubin, HSACO, or `.ave` text for host)
@@ -17,7 +17,7 @@ typedef struct JitOutput {
 typedef struct JitRequest {
 	IrModule *m;        /* a private copy: the backend may transform it */
 	IrOp *kernel;
-	const char *target; /* "sm_90a", ... */
+	const TargetInfo *target;
 	int opt;            /* 0..3 */
 	const char *pipeline; /* extra passes before the compile pipeline, or NULL */
 	bool check;         /* run check-invariants (a failure stops the compile) */
@@ -27,12 +27,12 @@ typedef struct JitRequest {
 
 /* ---- jit_backends.c ---- */
 
-/* The lowering target of that name in this build, or NULL; the names, for messages. */
-const LowerTarget *jit_lower_target(const char *name);
+/* The lowering target (backend) of t in this build, or NULL; the names, for messages. */
+const LowerTarget *jit_lower_target(const TargetInfo *t);
 const char *jit_target_names(void);
 /* Runs the compile pipeline (SPEC §1, the passes this build has) before lowering for `target`,
  * after the `extra` comma-separated passes. */
-bool jit_compile_pipeline(IrModule *m, const char *target, bool check, const char *extra);
+bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra);
 /* Compiles rq->kernel for a GPU target into its binary and metadata. */
 bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
 
@@ -42,6 +42,6 @@ bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
 bool jit_build(const JitRequest *rq, JitOutput *out);
 
 /* The metadata of a kernel compiled for `host` (its signature; the runtime's schema). */
-char *jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target, const char *file);
+char *jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *file);
 
 #endif

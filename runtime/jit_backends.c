@@ -26,10 +26,10 @@ static const LowerTarget *const targets[] = {
 };
 
 const LowerTarget *
-jit_lower_target(const char *name)
+jit_lower_target(const TargetInfo *t)
 {
 	for (int i = 0; targets[i]; i++)
-		if (!strcmp(targets[i]->name, name))
+		if (targets[i]->info == t)
 			return targets[i];
 	return NULL;
 }
@@ -39,40 +39,27 @@ jit_target_names(void)
 {
 	static char buf[256];
 	if (!buf[0]) {
-		strcpy(buf, "host");
+		strcpy(buf, target_table[TARGET_HOST].name);
 		for (int i = 0; targets[i]; i++) {
 			strcat(buf, ", ");
-			strcat(buf, targets[i]->name);
+			strcat(buf, targets[i]->info->name);
 		}
 	}
 	return buf;
 }
 
-/* The passes before lowering, in the order of SPEC §1; those this build lacks are skipped. */
-static const char *const pipeline[] = {"canonicalize", "cse",      "dce",
-				       "pipeline",     "warp-specialize", "overlap",
-				       "prefetch",     "check-invariants", "regalloc",
-				       "smem-alloc"};
-
+/* The default pipeline (passes/registry.c), then the caller's extra passes; an unknown pass or
+ * option is an error. */
 bool
-jit_compile_pipeline(IrModule *m, const char *target, bool check, const char *extra)
+jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra)
 {
-	char pl[1024] = "";
-	if (extra && *extra)
-		snprintf(pl, sizeof pl, "%s", extra);
-	for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++) {
-		if (!check && !strcmp(pipeline[i], "check-invariants"))
-			continue;
-		/* The interpreter runs the program as written: only the checker runs for host. */
-		if (!strcmp(target, "host") && strcmp(pipeline[i], "check-invariants"))
-			continue;
-		if (!ir_pass_find(pass_registry, pass_registry_count, pipeline[i], strlen(pipeline[i])))
-			continue;
-		if (strlen(pl) + strlen(pipeline[i]) + 2 >= sizeof pl)
-			return false;
-		if (pl[0])
-			strcat(pl, ",");
-		strcat(pl, pipeline[i]);
+	char dflt[512], pl[1024];
+	pass_default_pipeline(target, check, dflt, sizeof dflt);
+	int n = snprintf(pl, sizeof pl, "%s%s%s", extra && *extra ? extra : "",
+			 extra && *extra && dflt[0] ? "," : "", dflt);
+	if (n < 0 || (size_t)n >= sizeof pl) {
+		ir_error(m->ctx, (IrLoc){0, 0, 0}, "the pipeline is longer than %zu bytes", sizeof pl - 1);
+		return false;
 	}
 	IrPassOpts po = {0};
 	po.verify_each = true;
@@ -99,10 +86,10 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 	IrLoc none = {0, 0, 0};
 	if (!t || !binary_kind(t)) {
 		ir_error(c, none, "target '%s' is not available in this build (targets: %s)",
-			 rq->target, jit_target_names());
+			 rq->target ? rq->target->name : "?", jit_target_names());
 		return false;
 	}
-	if (!jit_compile_pipeline(rq->m, t->name, rq->check, rq->pipeline))
+	if (!jit_compile_pipeline(rq->m, t->info, rq->check, rq->pipeline))
 		return false;
 	LowerOptions lo = {0};
 	lo.emit = binary_kind(t);
@@ -111,7 +98,7 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 	LowerResult res = {0};
 	bool ok = lower_compile(rq->m, t, &lo, &res);
 	if (ok && res.nkernels != 1) {
-		ir_error(c, none, "compiling '@%s' for '%s' produced %d kernels", lo.kernel, t->name,
+		ir_error(c, none, "compiling '@%s' for '%s' produced %d kernels", lo.kernel, t->info->name,
 			 res.nkernels);
 		ok = false;
 	}

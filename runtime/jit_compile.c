@@ -13,7 +13,7 @@
 #include "rt.h"
 
 typedef struct JitOptions {
-	char target[32];
+	const TargetInfo *target;
 	int opt;
 	char *pipeline;
 } JitOptions;
@@ -24,7 +24,7 @@ aveCompileOptionsCreate(AveCompileOptions *out)
 	if (!out)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	JitOptions *o = calloc(1, sizeof *o);
-	strcpy(o->target, "host");
+	o->target = &target_table[TARGET_HOST];
 	o->opt = 2;
 	out->ptr = o;
 	return AVE_SUCCESS;
@@ -40,23 +40,14 @@ aveCompileOptionsDestroy(AveCompileOptions h)
 	free(o);
 }
 
-static bool
-known_target(const char *t)
-{
-	static const char *const names[] = {"host", "sm_80", "sm_90a", "gfx942", "gfx90a"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!strcmp(t, names[i]))
-			return true;
-	return false;
-}
-
 AveResult
 aveCompileOptionsSetTarget(AveCompileOptions h, const char *target)
 {
 	JitOptions *o = h.ptr;
-	if (!o || !target || !known_target(target))
+	const TargetInfo *t = target_find(target);
+	if (!o || !t)
 		return AVE_ERROR_INVALID_ARGUMENT;
-	snprintf(o->target, sizeof o->target, "%s", target);
+	o->target = t;
 	return AVE_SUCCESS;
 }
 
@@ -86,7 +77,7 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 /* The kernel's record in the schema the backends write (docs/targets.md): the interpreter needs
  * no parameters or buffers, only the signature. */
 char *
-jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target, const char *file)
+jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *file)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -97,7 +88,7 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const char *target, const char *file)
 		   "  \"kernels\": [\n    {\n      \"name\": \"%s\",\n      \"threads\": %lld,\n"
 		   "      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n      \"args\": %s,\n"
 		   "      \"params\": [],\n      \"file\": \"",
-		target, kernel->item[0].s, threads, threads, lower_args_json(c, kernel));
+		target->name, kernel->item[0].s, threads, threads, lower_args_json(c, kernel));
 	/* The file name, so that the interpreter's errors name the user's file. */
 	for (const char *s = file; s && *s; s++)
 		if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
@@ -140,7 +131,7 @@ cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len,
 	LLVMGetVersion(&major, &minor, &patch);
 	char head[128];
 	int n = snprintf(head, sizeof head, "ave-cache-v2\n%s\nllvm %u.%u.%u\n%s\n-O%d\n",
-			 AVE_VERSION, major, minor, patch, o->target, o->opt);
+			 AVE_VERSION, major, minor, patch, o->target->name, o->opt);
 	RtSha256 s;
 	rt_sha256_init(&s);
 	rt_sha256_update(&s, head, n < 0 ? 0 : (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
@@ -159,7 +150,7 @@ cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len,
 static bool
 compile_host(const JitRequest *rq, JitOutput *out)
 {
-	if (!jit_compile_pipeline(rq->m, "host", rq->check, rq->pipeline))
+	if (!jit_compile_pipeline(rq->m, &target_table[TARGET_HOST], rq->check, rq->pipeline))
 		return false;
 	/* The interpreter runs the source as written when no pass asked to change it, so its
 	 * run-time errors point at the user's lines. */
@@ -190,14 +181,14 @@ jit_failure_kind(IrCtx *ir, int errs)
 bool
 jit_build(const JitRequest *rq, JitOutput *out)
 {
-	return !strcmp(rq->target, "host") ? compile_host(rq, out) : jit_build_gpu(rq, out);
+	return rq->target->vendor == TARGET_VENDOR_HOST ? compile_host(rq, out) : jit_build_gpu(rq, out);
 }
 
 AveResult
 aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel *out)
 {
 	RtModule *mod = mh.ptr;
-	JitOptions *o = oh.ptr, dflt = {"host", 2, NULL};
+	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL};
 	if (!mod || !name || !out)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	if (!o)
@@ -239,9 +230,9 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		pthread_mutex_unlock(&c->cache.mu);
 	}
 
-	if (strcmp(o->target, "host") && !jit_lower_target(o->target)) {
+	if (o->target->vendor != TARGET_VENDOR_HOST && !jit_lower_target(o->target)) {
 		rt_error(c, "target '%s' is not available in this build of ave (targets: %s)",
-			 o->target, jit_target_names());
+			 o->target->name, jit_target_names());
 		free(text);
 		return AVE_ERROR_UNSUPPORTED;
 	}

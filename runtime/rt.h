@@ -232,7 +232,10 @@ typedef struct RtDevice {
 	RtKernel **kernels;   /* kernels loaded on this device (unloaded when it closes) */
 	int nkernels;
 	char name[256];
-	const char *target; /* the target its kernels must be compiled for */
+	/* The target its kernels must be compiled for (a kernel for an older target of the same vendor
+	 * may run too: target_runs_on), or NULL when the device cannot say which of its vendor's. */
+	const TargetInfo *target;
+	TargetVendor vendor;
 	void *impl;
 } RtDevice;
 

@@ -479,15 +479,12 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 /* ---- launch ---- */
 
 static bool
-target_fits(const char *kernel, const char *device)
+target_fits(const char *kernel, const RtDevice *d)
 {
-	if (!device)
-		return true;
-	if (!strcmp(device, "gfx"))
-		return !strncmp(kernel, "gfx", 3);
-	if (!strcmp(device, "sm_90a"))
-		return !strcmp(kernel, "sm_90a") || !strcmp(kernel, "sm_80");
-	return !strcmp(kernel, device);
+	const TargetInfo *k = target_find(kernel);
+	if (!k)
+		return false;
+	return d->target ? target_runs_on(k, d->target) : k->vendor == d->vendor;
 }
 
 AveResult
@@ -499,7 +496,7 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 	RtStream *s = sh.ptr;
 	if (!k || !d || !grid || !args)
 		return AVE_ERROR_INVALID_ARGUMENT;
-	if (!target_fits(k->target, d->target)) {
+	if (!target_fits(k->target, d)) {
 		rt_error(k->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
 			 k->name, k->target, d->name, d->ops->kind);
 		return AVE_ERROR_UNSUPPORTED;

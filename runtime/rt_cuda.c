@@ -137,7 +137,8 @@ cuda_open(RtDevice *d, int ordinal)
 	cu->cuDeviceGetName(d->name, sizeof d->name, cu->dev);
 	cu->cuDeviceGetAttribute(&cu->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu->dev);
 	cu->cuDeviceGetAttribute(&cu->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->dev);
-	d->target = cu->cc_major >= 9 ? "sm_90a" : "sm_80";
+	d->vendor = TARGET_VENDOR_NVIDIA;
+	d->target = target_for_cc(cu->cc_major * 10 + cu->cc_minor);
 	if (cu->cc_major < 8) {
 		rt_error(d->ctx, "cuda: device '%s' has compute capability %d.%d; ave needs 8.0 or newer",
 			 d->name, cu->cc_major, cu->cc_minor);

@@ -92,7 +92,8 @@ hip_open(RtDevice *d, int ordinal)
 	}
 	h->ordinal = ordinal;
 	h->hipDeviceGetName(d->name, sizeof d->name, ordinal);
-	d->target = "gfx";
+	d->vendor = TARGET_VENDOR_AMD;
+	d->target = NULL; /* the runtime does not report the ISA portably: any AMDGPU target */
 	return check(d, h->hipSetDevice(ordinal), "hipSetDevice");
 }
 

@@ -23,7 +23,8 @@ host_open(RtDevice *d, int ordinal)
 	hd->schedules = 1;
 	d->impl = hd;
 	strcpy(d->name, "host (reference interpreter)");
-	d->target = "host";
+	d->vendor = TARGET_VENDOR_HOST;
+	d->target = &target_table[TARGET_HOST];
 	return AVE_SUCCESS;
 }
 

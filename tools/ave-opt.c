@@ -24,7 +24,7 @@ usage(FILE *f)
 	      "  --print-after-all           print the IR after every pass (to stderr)\n"
 	      "  --time-passes               report the wall time of each pass (to stderr)\n"
 	      "  --no-verify-each            do not verify the IR after each pass\n"
-	      "  --target=T                  target for passes that need one (sm_80, sm_90a, gfx942, gfx90a, host)\n"
+	      "  --target=T                  target for passes that need one (see below)\n"
 	      "  --verify-diagnostics        check diagnostics against expected-error/warning/note annotations\n"
 	      "  --split-input-file          process '// -----' separated chunks independently\n"
 	      "  --diagnostics-format=F      text (default) or json\n"
@@ -37,6 +37,9 @@ usage(FILE *f)
 	      f);
 	for (int i = 0; i < pass_registry_count; i++)
 		fprintf(f, "  %-26s  %s\n", pass_registry[i].name, pass_registry[i].summary);
+	char names[256];
+	fprintf(f, "\npass options: --passes='name{key=value ...}' (MLIR's syntax)\n"
+		"targets: %s\n", target_names(names, sizeof names, TARGET_ALL, ", "));
 }
 
 static int
@@ -80,12 +83,8 @@ main(int argc, char **argv)
 		else if (!strcmp(a, "--no-verify-each"))
 			o.po.verify_each = false;
 		else if (!strncmp(a, "--target=", 9)) {
-			o.po.target = a + 9;
-			if (!lower_target_facts(o.po.target)) {
-				fprintf(stderr, "ave-opt: unknown target '%s' (sm_80, sm_90a, gfx942, gfx90a, host)\n",
-				        o.po.target);
+			if (!(o.po.target = tool_target("ave-opt", a + 9, TARGET_ALL)))
 				return 2;
-			}
 		}
 		else if (!strcmp(a, "--verify-diagnostics"))
 			o.verify_diags = true;

@@ -24,7 +24,7 @@ usage(FILE *f)
 	      "Compiles the kernels of FILE for target T and writes the result.\n"
 	      "\n"
 	      "options:\n"
-	      "  --target=T              sm_90a, sm_80, gfx942 or gfx90a (wins over a kernel's 'target'\n"
+	      "  --target=T              the target (the list below; wins over a kernel's 'target'\n"
 	      "                          attribute)\n"
 	      "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin (default)\n"
 	      "                          for NVIDIA; ir, llvm, asm or hsaco (default) for AMDGPU\n"
@@ -41,6 +41,8 @@ usage(FILE *f)
 	      "  -v                      --time, and report remarks (shared-memory use, ...)\n"
 	      "  --diagnostics-format=F  text (default) or json\n",
 	      f);
+	char names[256];
+	fprintf(f, "\ntargets: %s\n", target_names(names, sizeof names, TARGET_ALL, ", "));
 }
 
 typedef struct Filter {
@@ -209,7 +211,7 @@ bundle_kernel(IrCtx *c, IrModule *m, const char *name)
 }
 
 static int
-emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const char *target)
+emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target)
 {
 	IrOp *k = bundle_kernel(c, m, o->kernel);
 	if (!k)
@@ -263,11 +265,14 @@ cmd_compile(int argc, char **argv)
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
-	bool host = tname && !strcmp(tname, "host");
+	const TargetInfo *ti = target_find(tname);
+	bool host = ti && ti->vendor == TARGET_VENDOR_HOST;
 	if (ok && !tname) {
-		ir_error(c, none, "no target: pass --target=sm_90a or --target=sm_80 (or gfx942, gfx90a)");
+		char names[256];
+		ir_error(c, none, "no target: pass --target=T, one of %s",
+			 target_names(names, sizeof names, TARGET_ALL, " or "));
 		ok = false;
-	} else if (ok && !host && !(t = jit_lower_target(tname))) {
+	} else if (ok && !host && !(t = ti ? jit_lower_target(ti) : NULL)) {
 		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has: %s)", tname,
 			 jit_target_names());
 		ok = false;
@@ -290,14 +295,14 @@ cmd_compile(int argc, char **argv)
 	}
 	/* A bundle holds one kernel, compiled the way aveKernelCompile compiles it. */
 	if (ok && !strcmp(o.emit, "bundle")) {
-		int rc2 = emit_bundle(c, m, &o, tname);
+		int rc2 = emit_bundle(c, m, &o, ti);
 		ir_module_free(m);
 		ir_ctx_free(c);
 		return rc2;
 	}
 	/* The compile pipeline. */
 	if (ok)
-		ok = jit_compile_pipeline(m, tname, !o.no_check, NULL);
+		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL);
 	double t2 = ir_now();
 	if (!o.emit)
 		o.emit = "llvm";
@@ -345,7 +350,7 @@ cmd_compile(int argc, char **argv)
 		}
 	}
 	if (o.time) {
-		fprintf(stderr, "ave compile: %s for %s\n", o.common.input, t ? t->name : "?");
+		fprintf(stderr, "ave compile: %s for %s\n", o.common.input, t ? t->info->name : "?");
 		fprintf(stderr, "  parse+verify   %8.3f ms\n", (t1 - t0) * 1e3);
 		fprintf(stderr, "  passes         %8.3f ms\n", (t2 - t1) * 1e3);
 		fprintf(stderr, "  LLVM IR        %8.3f ms\n", res.t[LOWER_T_IRBUILD] * 1e3);

@@ -139,11 +139,8 @@ parse_opts(int argc, char **argv, RunOpts *o)
 			o->device = v;
 		} else if ((v = opt_value(argc, argv, &i, "--target"))) {
 			o->target = v;
-			if (!lower_target_facts(v)) {
-				fprintf(stderr, "ave run: unknown target '%s' (sm_80, sm_90a, gfx942, gfx90a, host)\n",
-				        v);
+			if (!tool_target("ave run", v, TARGET_ALL))
 				return 2;
-			}
 		} else if ((v = opt_value(argc, argv, &i, "--grid"))) {
 			if (!parse_grid(v, o->grid)) {
 				fprintf(stderr,
@@ -346,15 +343,17 @@ run_api(RunOpts *o)
 	} else {
 		/* Compile for the device: its own target unless --target says otherwise. */
 		const char *target = o->target;
-		if (!target && !strcmp(device, "host"))
-			target = "host";
 		if (!target) {
+			/* The device's own target, or its vendor's first where it cannot say. */
 			AveDevice d;
 			if (aveDeviceOpen(ctx, device, 0, &d))
 				goto out;
-			const char *t = ((RtDevice *)d.ptr)->target;
-			target = !strcmp(t, "gfx") ? "gfx942" : t;
+			const RtDevice *rd = d.ptr;
+			const TargetInfo *t = rd->target ? rd->target : target_of_vendor(rd->vendor);
+			target = t ? t->name : NULL;
 			aveDeviceClose(d);
+			if (!target)
+				goto out;
 		}
 		if (aveModuleParseFile(ctx, o->common.input, &m))
 			goto out;

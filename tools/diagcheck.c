@@ -192,3 +192,15 @@ diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_
 	free(ex);
 	return bad;
 }
+
+const TargetInfo *
+tool_target(const char *tool, const char *name, unsigned vendors)
+{
+	const TargetInfo *t = target_find(name);
+	if (t && (vendors & (1u << t->vendor)))
+		return t;
+	char names[256];
+	fprintf(stderr, "%s: unknown target '%s' (%s)\n", tool, name,
+		target_names(names, sizeof names, vendors, ", "));
+	return NULL;
+}

@@ -20,6 +20,9 @@ typedef struct DiagSink {
 } DiagSink;
 
 void diag_sink_handler(void *ud, const IrDiag *d);
+/* The registered target `name`, or NULL after printing "<tool>: unknown target ... (the list)"
+ * to stderr; `vendors` limits the list (TARGET_ALL, TARGET_GPUS). */
+const TargetInfo *tool_target(const char *tool, const char *name, unsigned vendors);
 void diag_sink_reset(DiagSink *s);
 /* Compares the records with the annotations in text[0..len) (lines numbered from line0).
  * Reports mismatches on stderr; returns the number of mismatches. */

@@ -49,7 +49,7 @@ compile_once(const char *path, const LowerTarget *t, const char *emit, int opt, 
 	bool ok = m && ir_verify(m);
 	double t1 = ir_now();
 	IrPassOpts po = {0};
-	po.target = t->name;
+	po.target = t->info;
 	po.dump = stderr;
 	if (ok)
 		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, "canonicalize,cse,dce,smem-alloc", &po);
@@ -79,7 +79,7 @@ compile_once(const char *path, const LowerTarget *t, const char *emit, int opt, 
 int
 main(int argc, char **argv)
 {
-	const char *path = NULL, *target = "gfx942", *emit = "hsaco";
+	const char *path = NULL, *target = amdgpu_gfx942.info->name, *emit = "hsaco";
 	int n = 10, opt = 3;
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--target=", 9))
@@ -93,7 +93,9 @@ main(int argc, char **argv)
 		else
 			path = argv[i];
 	}
-	const LowerTarget *t = !strcmp(target, "gfx90a") ? &amdgpu_gfx90a : !strcmp(target, "gfx942") ? &amdgpu_gfx942 : NULL;
+	const LowerTarget *t = target_find(target) == amdgpu_gfx90a.info   ? &amdgpu_gfx90a
+			       : target_find(target) == amdgpu_gfx942.info ? &amdgpu_gfx942
+									   : NULL;
 	if (!path || !t || n < 1) {
 		fprintf(stderr, "usage: compile-amdgpu-bench FILE [--target=gfx942|gfx90a] [--emit=hsaco|asm|llvm] [-O0..3] [-n N]\n");
 		return 2;

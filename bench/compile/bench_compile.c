@@ -56,7 +56,7 @@ compile_once(const char *file, const LowerTarget *t, const char *emit, bool chec
 	double t1 = ir_now();
 	IrPassOpts po = {0};
 	po.verify_each = true;
-	po.target = t->name;
+	po.target = t->info;
 	/* The driver's pipeline; the invariant checker is timed on its own. */
 	ok = ok && ir_run_pipeline(m, pass_registry, pass_registry_count,
 	                           "canonicalize,cse,dce,prefetch", &po);
@@ -94,7 +94,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: ave-bench-compile FILE [sm_90a|sm_80] [N]\n");
 		return 2;
 	}
-	const LowerTarget *t = argc > 2 && !strcmp(argv[2], "sm_80") ? &nvptx_sm80 : &nvptx_sm90a;
+	const LowerTarget *t = argc > 2 && target_find(argv[2]) == nvptx_sm80.info ? &nvptx_sm80 : &nvptx_sm90a;
 	int n = argc > 3 ? atoi(argv[3]) : 10;
 	if (n < 1 || n > MAXN)
 		n = 10;
@@ -105,7 +105,7 @@ main(int argc, char **argv)
 	              {"ptx", "-> ptx, with check-invariants (as `ave compile` runs it)", true},
 	              {"cubin", "-> cubin", false}};
 	printf("compile latency of %s for %s, median of %d (wall ms; cpu ms per compile)\n",
-	       argv[1], t->name, n);
+	       argv[1], t->info->name, n);
 	for (int e = 0; e < 3; e++) {
 		static double s[STAGES][MAXN];
 		double warm[STAGES];

@@ -137,9 +137,9 @@ pass_complain(IrModule *m, const IrPassOpts *o)
 }
 
 static const IrPass registry[] = {
-	{"nothing", "does nothing", pass_nothing},
-	{"break", "drops a terminator", pass_break},
-	{"complain", "reports an error", pass_complain},
+	{"nothing", "does nothing", pass_nothing, ""},
+	{"break", "drops a terminator", pass_break, ""},
+	{"complain", "reports an error", pass_complain, ""},
 };
 
 static void

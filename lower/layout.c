@@ -3,7 +3,7 @@
  * descriptions, and the unit tests check them element by element. */
 #include <string.h>
 
-#include "passes.h"
+#include "layout.h"
 
 int
 lower_log2(int64_t v)

@@ -7,7 +7,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 static IrType *
 smem_tile(IrOp *op, int i)

@@ -6,7 +6,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 /* ---- counting the copies that arrive on a barrier in one phase ---- */
 
@@ -207,12 +207,12 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 	int64_t total = 0;
 	for (IrOp *r = op->reg[0].block->first; r; r = r->next)
 		total += role_num(c, r, c->kw.warps, 1) * role_num(c, r, c->kw.replicate, 1);
-	if (total * L->t->warp != L->info.threads)
+	if (total * L->t->info->warp != L->info.threads)
 		return lower_error(L, op->loc,
 		                   "roles use %lld warps x %d threads = %lld threads on target "
 		                   "'%s', but the kernel has 'threads' = %d",
-		                   (long long)total, L->t->warp, (long long)(total * L->t->warp),
-		                   L->t->name, L->info.threads);
+		                   (long long)total, L->t->info->warp, (long long)(total * L->t->info->warp),
+		                   L->t->info->name, L->info.threads);
 	LowerScope outer = L->scope;
 	LLVMBasicBlockRef join = lower_block(L, "roles.end");
 	int64_t start = 0;
@@ -234,7 +234,7 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		LLVMValueRef rep_i = LLVMBuildUDiv(b, rw, lower_i32(L, w), "replica");
 		LLVMValueRef wi =
 		    LLVMBuildSub(b, rw, LLVMBuildMul(b, rep_i, lower_i32(L, w), ""), "");
-		L->scope.tid = LLVMBuildAdd(b, LLVMBuildMul(b, wi, lower_i32(L, L->t->warp), ""),
+		L->scope.tid = LLVMBuildAdd(b, LLVMBuildMul(b, wi, lower_i32(L, L->t->info->warp), ""),
 		                            outer.lane, "rtid");
 		L->scope.lane = outer.lane;
 		L->scope.warp = L->t->uniform(L, wi);
@@ -250,7 +250,7 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 			    L, r->loc,
 			    "role '@%s' needs barriers for %lld replicas, but target "
 			    "'%s' has 15 named barriers",
-			    r->item[0].s, (long long)rep, L->t->name);
+			    r->item[0].s, (long long)rep, L->t->info->name);
 		IrGroup *g = ir_op_group(r, c->kw.regs);
 		if (g) {
 			int64_t regs = 0;

@@ -4,7 +4,7 @@
  * uniform. */
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 /* How a carried value of type t is represented: registers, one scalar, or nothing (tokens). */
 static int

@@ -7,7 +7,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 typedef bool (*LowerOpFn)(Lower *L, IrOp *op);
 
@@ -40,7 +40,7 @@ lower_unsupported(Lower *L, IrOp *op, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	return lower_error(L, op->loc, "'%s'%s%s is not supported on target '%s'",
-	                   ir_op_name(op->code), what[0] ? " " : "", what, L->t->name);
+	                   ir_op_name(op->code), what[0] ? " " : "", what, L->t->info->name);
 }
 
 /* ---- types and constants ---- */
@@ -297,7 +297,7 @@ lower_group_barrier(Lower *L, IrOp *at)
 LLVMBasicBlockRef
 lower_elect_begin(Lower *L, IrOp *at, bool converge)
 {
-	if (converge && L->scope.generic_smem && L->scope.nthreads > L->t->warp)
+	if (converge && L->scope.generic_smem && L->scope.nthreads > L->t->info->warp)
 		lower_group_barrier(L, at);
 	LLVMValueRef is0 = LLVMBuildICmp(L->b, LLVMIntEQ, L->scope.tid, lower_i32(L, 0), "");
 	return lower_if_begin(L, is0, "elected");
@@ -701,7 +701,7 @@ lower_ops(Lower *L, IrBlock *b)
 		LowerOpFn fn = dispatch[op->code];
 		if (!fn)
 			return lower_error(L, op->loc, "'%s' is not supported on target '%s'%s",
-			                   ir_op_name(op->code), L->t->name,
+			                   ir_op_name(op->code), L->t->info->name,
 			                   op->code >= IR_OP_RANK
 			                       ? " (communication ops need the 'overlap' "
 			                         "lowering)"
@@ -884,7 +884,7 @@ lower_scope_shape(Lower *L, IrOp *role, LowerScope *s)
 	IrCtx *c = L->c;
 	memset(s, 0, sizeof *s);
 	s->role = role;
-	int warp = L->t->warp;
+	int warp = L->t->info->warp;
 	s->lane_bits = lower_log2(warp);
 	if (role) {
 		int64_t w = 1, iss = 0;
@@ -965,12 +965,12 @@ lower_kernel(Lower *L)
 		ir_warning(c, k->loc,
 		           "'overlap = @%s' is not applied on target '%s' (no chunk waits were "
 		           "inserted): the kernel reads '@%s' as if every chunk were present",
-		           ov->s, L->t->name, ovo && ovo->kind == IR_ATTR_SYM ? ovo->s : "?");
-	if (L->info.threads % L->t->warp || L->info.threads > L->facts->max_threads)
+		           ov->s, L->t->info->name, ovo && ovo->kind == IR_ATTR_SYM ? ovo->s : "?");
+	if (L->info.threads % L->t->info->warp || L->info.threads > L->facts->max_threads)
 		return lower_error(L, k->loc,
 		                   "'threads' = %d is not a whole number of %d-thread warps "
 		                   "(at most %d threads) on target '%s'",
-		                   L->info.threads, L->t->warp, L->facts->max_threads, L->t->name);
+		                   L->info.threads, L->t->info->warp, L->facts->max_threads, L->t->info->name);
 	L->nvals = ir_number_values(k);
 	L->nops = 0;
 	ir_walk_op(k, count_op, &L->nops);
@@ -1015,8 +1015,8 @@ lower_kernel(Lower *L)
 	LLVMValueRef tid = L->t->thread_id(L);
 	L->scope.tid = tid;
 	lower_scope_enter(L, NULL, k->reg[0].block);
-	int lb = lower_log2(L->t->warp);
-	L->scope.lane = LLVMBuildAnd(L->b, tid, lower_i32(L, L->t->warp - 1), "lane");
+	int lb = lower_log2(L->t->info->warp);
+	L->scope.lane = LLVMBuildAnd(L->b, tid, lower_i32(L, L->t->info->warp - 1), "lane");
 	L->scope.warp = L->t->uniform(L, LLVMBuildLShr(L->b, tid, lower_i32(L, lb), "warp"));
 	L->scope.bar_id = lower_i32(L, 0);
 	L->next_bar_id = 1;

@@ -6,7 +6,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 /* ---- addresses ---- */
 

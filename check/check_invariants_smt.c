@@ -3,8 +3,8 @@
  * timed queries with a per-query timeout, and counterexample minimization. */
 #include <string.h>
 
-#define PASS_CK_INTERNAL
-#include "passes.h"
+
+#include "check_internal.h"
 
 static Z3_ast with_sides(CkSmt *s, Z3_ast f);
 

@@ -12,7 +12,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "passes.h"
+#include "lower.h"
 
 LLVMTargetMachineRef
 lower_target_machine(IrCtx *c, const LowerTarget *t, int opt)
@@ -22,8 +22,8 @@ lower_target_machine(IrCtx *c, const LowerTarget *t, int opt)
 		t->llvm_init();
 	LLVMTargetRef T;
 	char *err = NULL;
-	if (LLVMGetTargetFromTriple(t->triple, &T, &err)) {
-		ir_error(c, none, "LLVM has no target for '%s': %s", t->triple, err ? err : "");
+	if (LLVMGetTargetFromTriple(t->info->triple, &T, &err)) {
+		ir_error(c, none, "LLVM has no target for '%s': %s", t->info->triple, err ? err : "");
 		LLVMDisposeMessage(err);
 		return NULL;
 	}
@@ -31,7 +31,7 @@ lower_target_machine(IrCtx *c, const LowerTarget *t, int opt)
 	                         : opt == 1 ? LLVMCodeGenLevelLess
 	                         : opt == 2 ? LLVMCodeGenLevelDefault
 	                                    : LLVMCodeGenLevelAggressive;
-	return LLVMCreateTargetMachine(T, t->triple, t->cpu, t->features, lv, LLVMRelocDefault,
+	return LLVMCreateTargetMachine(T, t->info->triple, t->info->cpu, t->info->features, lv, LLVMRelocDefault,
 	                               LLVMCodeModelDefault);
 }
 
@@ -82,7 +82,7 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 	memset(r, 0, sizeof *r);
 	r->target = t;
 	r->al = c->al;
-	const LowerTargetFacts *facts = lower_target_facts(t->name);
+	const TargetInfo *facts = t->info;
 	Kernels ks = {o->kernel, {0}};
 	find_kernels(c, m->body, &ks);
 	if (!ks.ops.len) {
@@ -98,7 +98,7 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 		return false;
 	LLVMContextRef ctx = LLVMContextCreate();
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(m->name ? m->name : "ave", ctx);
-	LLVMSetTarget(mod, t->triple);
+	LLVMSetTarget(mod, t->info->triple);
 	LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
 	LLVMSetModuleDataLayout(mod, dl);
 	LLVMDisposeTargetData(dl);
@@ -124,7 +124,7 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 	if (ok && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
 		ir_error(c, none,
 		         "internal error: the LLVM module for target '%s' does not verify: %s",
-		         t->name, msg ? msg : "");
+		         t->info->name, msg ? msg : "");
 		ok = false;
 	}
 	if (msg)
@@ -275,8 +275,8 @@ void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 {
 	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": ");
-	jstr(f, r->target->name);
-	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [", r->target->warp);
+	jstr(f, r->target->info->name);
+	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [", r->target->info->warp);
 	for (int i = 0; i < r->nkernels; i++) {
 		const LowerKernelInfo *k = &r->kernels[i];
 		fprintf(f, "%s\n    {\n      \"name\": ", i ? "," : "");
@@ -359,7 +359,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		}
 		fprintf(f, "]");
 		if (k->target_json)
-			fprintf(f, ",\n      \"%s\": %s", r->target->name, k->target_json);
+			fprintf(f, ",\n      \"%s\": %s", r->target->info->name, k->target_json);
 		fprintf(f, "\n    }");
 	}
 	fprintf(f, "\n  ]\n}\n");

@@ -6,7 +6,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 LowerFrag
 lower_frag_new(Lower *L, const LowerLayout *l)
@@ -437,7 +437,7 @@ lower_op_reduce(Lower *L, IrOp *op)
 		if (l->basis[LOWER_WARP][i][d])
 			wmask |= 1 << i;
 	if (wmask) {
-		int es = lower_elem_bytes(t), lanes = L->t->warp;
+		int es = lower_elem_bytes(t), lanes = L->t->info->warp;
 		LLVMTypeRef mt = lower_mem_type(L, t);
 		LLVMValueRef base = lower_scratch(L, op, (int64_t)nw * lanes * m * es, 16);
 		LLVMValueRef wl = LLVMBuildAnd(b, L->scope.warp, lower_i32(L, nw - 1), "");

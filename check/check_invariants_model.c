@@ -4,8 +4,8 @@
  * phase structure of barriers (which phase each arrival feeds, which phases each wait needs). */
 #include <string.h>
 
-#define PASS_CK_INTERNAL
-#include "passes.h"
+
+#include "check_internal.h"
 
 #define S (k->smt)
 

@@ -9,7 +9,7 @@
  * permutation where it can, else through shared memory). */
 #include <string.h>
 
-#include "passes.h"
+#include "lower.h"
 
 typedef struct Assign {
 	Lower *L;
@@ -269,7 +269,7 @@ lower_assign_layouts(Lower *L)
 				    "register tile '%s' cannot be distributed over %d "
 				    "threads on target '%s': every dimension must be a power of "
 				    "two and a thread may hold at most %d elements",
-				    ir_type_str(L->c, t), s.nthreads, L->t->name, LOWER_MAX_REGS);
+				    ir_type_str(L->c, t), s.nthreads, L->t->info->name, LOWER_MAX_REGS);
 			}
 			a.cls[r] = dup(L, &l);
 		}

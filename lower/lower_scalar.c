@@ -7,7 +7,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "passes.h"
+#include "lower.h"
 
 static bool
 is_f8(const IrType *t)

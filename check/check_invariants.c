@@ -3,8 +3,8 @@
  * the IR; a failure is an error with a counterexample (docs/invariants.md). */
 #include <string.h>
 
-#define PASS_CK_INTERNAL
-#include "passes.h"
+
+#include "check_internal.h"
 
 typedef struct Run {
 	const PassCkOpts *co;

@@ -7,8 +7,8 @@
  * guarantees the phase), so the result is a quantifier-free formula that implies the ordering. */
 #include <string.h>
 
-#define PASS_CK_INTERNAL
-#include "passes.h"
+
+#include "check_internal.h"
 
 #define S (k->smt)
 

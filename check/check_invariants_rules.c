@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PASS_CK_INTERNAL
-#include "passes.h"
+
+#include "check_internal.h"
 
 #define S (k->smt)
 

@@ -1,0 +1,268 @@
+/* check_internal.h — the invariant checker's internals, shared by the files of check/ only. */
+#ifndef AVE_CHECK_INTERNAL_H
+#define AVE_CHECK_INTERNAL_H
+
+#include "check.h"
+#include <z3.h>
+
+typedef enum CkRes { CK_UNSAT, CK_SAT, CK_UNKNOWN } CkRes;
+
+/* check_invariants_smt.c: integer terms with exact floordiv/mod by constants. Fresh variables
+ * carry side conditions (their domain, or the definition of a quotient) that every query that
+ * mentions them picks up. */
+typedef struct CkSmt {
+	const IrAllocator *al;
+	Z3_context z;
+	Z3_sort is, bs;  /* Int, Bool */
+	IrMap side;      /* uninterpreted constant -> its side condition */
+	IrMap divs;      /* (dividend, divisor) -> quotient variable */
+	IrArena arena;   /* keys of `divs` */
+	Z3_solver solver; /* made on the first query */
+	unsigned timeout_ms, rlimit;
+	PassCkStats *st;
+	const char *unknown_reason; /* why the last query came back unknown */
+} CkSmt;
+
+void pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
+		      PassCkStats *st);
+void pass_ck_smt_free(CkSmt *s);
+Z3_ast pass_ck_num(CkSmt *s, int64_t v);
+Z3_ast pass_ck_fresh(CkSmt *s, const char *prefix);
+void pass_ck_side(CkSmt *s, Z3_ast var, Z3_ast cond); /* conjoined with what var has */
+Z3_ast pass_ck_add(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c);
+Z3_ast pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c); /* c > 0 */
+Z3_ast pass_ck_mod(CkSmt *s, Z3_ast a, int64_t c);      /* c > 0; in [0, c) */
+Z3_ast pass_ck_ite(CkSmt *s, Z3_ast b, Z3_ast x, Z3_ast y);
+Z3_ast pass_ck_eq(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_lt(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_le(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_not(CkSmt *s, Z3_ast a);
+Z3_ast pass_ck_and(CkSmt *s, int n, Z3_ast *a); /* folds true/false */
+Z3_ast pass_ck_or(CkSmt *s, int n, Z3_ast *a);
+Z3_ast pass_ck_and2(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_or2(CkSmt *s, Z3_ast a, Z3_ast b);
+Z3_ast pass_ck_b2i(CkSmt *s, Z3_ast b);
+bool pass_ck_is_num(CkSmt *s, Z3_ast a, int64_t *v);
+bool pass_ck_is_true(CkSmt *s, Z3_ast a);
+bool pass_ck_is_false(CkSmt *s, Z3_ast a);
+/* True when `a` mentions the constant `x` (syntactically: not through side conditions). */
+bool pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x);
+/* True when the value of `a` may depend on `x`: `a` or the side conditions of its variables
+ * (a quotient's definition, say) mention it. */
+bool pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x);
+/* `f` and the side conditions of every variable it mentions, transitively. */
+Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
+/* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL
+ * `model`, returns a model (release with pass_ck_model_free). */
+CkRes pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model);
+/* A model of `f` that minimizes |obj[0]|, then |obj[1]|, ...; falls back to any model. */
+CkRes pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model);
+bool pass_ck_eval(CkSmt *s, Z3_model m, Z3_ast t, int64_t *out);
+void pass_ck_model_free(CkSmt *s, Z3_model m);
+
+/* check_invariants_model.c: roles, the ops the checker reasons about (sites), evaluation of SSA
+ * values as terms in an instance of the enclosing roles and loops, closed forms of loop-carried
+ * scalars, and the phase structure of barriers. */
+typedef enum CkKind {
+	CK_WAIT,    /* ave.mbar.wait */
+	CK_ARRIVE,  /* ave.mbar.arrive */
+	CK_EXPECT,  /* ave.mbar.expect_tx */
+	CK_COPY,    /* ave.copy.async: writes a slot, lands on a barrier */
+	CK_STORE,   /* ave.smem.store */
+	CK_READ,    /* ave.smem.load, ave.mma, ave.mma.async reading shared memory */
+	CK_ASSERT,  /* ave.tag.assert */
+	CK_BARRIER, /* ave.barrier */
+	CK_CHUNK,   /* ave.chunk.wait */
+	CK_SYMM,    /* ave.load / ave.get of a symmetric buffer */
+	CK_KIND_COUNT
+} CkKind;
+
+typedef struct CkRole {
+	IrOp *op;        /* ave.role, or the kernel for the code outside roles */
+	const char *name;
+	int index;
+	int64_t nrep;    /* replicas */
+	IrValue *rep_val; /* an ave.replica_id result, for naming */
+	IrBlock *body;
+	int ws_seg;      /* the kernel pseudo-role: position of ave.warp_specialize, or -1 */
+	IrOp *sync_loop; /* the role-level loop holding its waits and arrivals, if any */
+	int sync_seg;
+} CkRole;
+
+typedef struct CkGroup CkGroup;
+typedef struct CkWaitForm CkWaitForm;
+
+typedef struct CkSite {
+	CkKind kind;
+	IrOp *op;
+	CkRole *role;
+	int seg;        /* index of the role-body op holding the site */
+	IrOp *loop;     /* the ave.for in the role body holding it, or NULL */
+	int pos;        /* index of the loop-body op holding it (0 outside loops) */
+	bool cond;      /* under an ave.if */
+	bool nested;    /* inside an inner loop */
+	/* barrier (WAIT, ARRIVE, EXPECT, COPY) */
+	IrValue *bar;
+	int bar_item;   /* item index (or -1: the group item `arrive`) */
+	const IrItem *bar_it;
+	int64_t count;  /* ARRIVE: arrivals; EXPECT: 1 */
+	/* shared memory (COPY, STORE, READ) */
+	IrValue *mem;   /* the ring or smem tile */
+	IrOp *slot_op;  /* op whose expression gives the slot (the access or a slice) */
+	const IrItem *slot_it;
+	int64_t bytes;  /* COPY: tile bytes */
+	IrOp *slice[4]; /* the ave.slice ops between the access and its slot, innermost first */
+	int nslice;     /* (more than 4: the access counts as one of the whole slot) */
+	IrOp *end_op;   /* READ by ave.mma.async: the ave.mma.wait that ends it (NULL: none found) */
+	int end_shift;  /* ... in the same iteration (0) or the next (1) */
+	int end_seg, end_pos;
+	CkGroup *group;
+	CkWaitForm *wf;
+	bool may_block; /* WAIT: not proved to return (set by the completion check) */
+	int id;
+} CkSite;
+
+/* An evaluation scope: the kernel, one replica of a role, or one iteration of a loop. */
+typedef struct CkEnv {
+	struct CkEnv *parent;
+	IrOp *scope;  /* ave.kernel, ave.role or ave.for */
+	Z3_ast iter;  /* ave.for: normalized iteration t (k = lb + step * t) */
+	Z3_ast rep;   /* ave.role: replica */
+	IrMap memo;   /* IrValue* -> Z3_ast */
+} CkEnv;
+
+/* One execution of a site: a replica, an iteration of the role-level loop, and the env. */
+typedef struct CkInst {
+	CkSite *site;
+	CkEnv *env;
+	Z3_ast r, t;  /* t NULL outside loops */
+} CkInst;
+
+/* How the completed phases a wait guarantees grow along its iterations: per residue class of the
+ * iteration modulo `period`, g = floordiv(t, period) + delta (lin) or g = c (constant). */
+struct CkWaitForm {
+	int64_t period;
+	int nclass;
+	bool *lin;
+	int64_t *val;   /* delta or c */
+	bool uniform;   /* every class is lin with the same delta */
+};
+
+/* The arrivals of one role on one barrier array: every site of the group runs once per iteration
+ * of the same loop on the same barrier, so iteration t contributes to phase floordiv(t, period). */
+struct CkGroup {
+	CkRole *role;
+	IrValue *bar;
+	IrOp *loop;
+	int64_t period;
+	int nsite;
+	CkSite **site;
+	int64_t arrivals; /* per replica and iteration */
+	int64_t copy_bytes;
+};
+
+typedef struct Ck {
+	IrModule *m;
+	IrCtx *c;
+	CkSmt *smt;       /* shared by the kernels of a module */
+	const PassCkOpts *opts;
+	IrArena arena;
+	IrOp *kernel;
+	CkEnv *root;
+	CkRole *roles;
+	int nroles;
+	IrVec sites;     /* CkSite* */
+	IrVec envs;      /* CkEnv* (their memo maps are freed at the end) */
+	IrMap loopforms; /* ave.for -> its closed forms */
+	IrVec groups;    /* CkGroup* */
+	IrMap reported;  /* IrOp* -> that op already carries an error */
+	Z3_ast pid[3], npid[3], rank, world;
+	IrValue *pid_val[3];
+	int64_t mods[32]; /* floordiv/mod constants met by the evaluator since the last reset */
+	int nmods;
+	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
+	int depth;        /* evaluation nesting */
+	int nopaque;      /* values made unknown so far (the solver knows nothing of them) */
+	bool broken;      /* the kernel's structure is beyond the analysis: stop */
+} Ck;
+
+void pass_ck_begin(Ck *k, IrOp *kernel);
+void pass_ck_end(Ck *k);
+/* Collects roles and sites; false (after an error) when the structure cannot be analyzed. */
+bool pass_ck_collect(Ck *k);
+/* A fresh instance of `site`: fresh replica and iteration variables with their domains. */
+CkInst pass_ck_inst(Ck *k, CkSite *site, const char *tag);
+/* The instance at replica r and role-loop iteration t (not checked to exist). */
+CkInst pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t);
+/* The condition that iteration t of `loop` exists in env `parent` (0 <= t < trip count). */
+Z3_ast pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
+Z3_ast pass_ck_inst_exists(Ck *k, const CkInst *in);
+Z3_ast pass_ck_value(Ck *k, CkEnv *e, IrValue *v);
+Z3_ast pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x);
+Z3_ast pass_ck_bar_index(Ck *k, const CkInst *in);
+Z3_ast pass_ck_slot(Ck *k, const CkInst *in);
+Z3_ast pass_ck_parity(Ck *k, const CkInst *in);
+Z3_ast pass_ck_bytes(Ck *k, const CkInst *in); /* EXPECT: its bytes */
+/* Whether the parts of their slots that two accesses touch (slices of a slot, or the whole)
+ * can share an element. */
+Z3_ast pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b);
+/* Whether element (e0, e1) of its slot is one the access touches. */
+Z3_ast pass_ck_region_has(Ck *k, const CkInst *in, Z3_ast e0, Z3_ast e1);
+CkEnv *pass_ck_role_env(Ck *k, CkRole *r, Z3_ast rep);
+CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
+/* Phase structure: groups and wait forms; false after an error. */
+bool pass_ck_phases(Ck *k);
+/* Completed phases of its barrier that the wait instance guarantees on return. */
+Z3_ast pass_ck_wait_g(Ck *k, const CkInst *in);
+/* Does the wait instance wait at all (rather than return at once)? */
+Z3_ast pass_ck_wait_advances(Ck *k, const CkInst *in);
+/* Phase of its barrier that a group site's instance contributes to. */
+Z3_ast pass_ck_phase(Ck *k, const CkInst *in);
+/* The iteration of `g`'s loop, for replica r, that contributes to phase n of barrier i; *ok says
+ * whether it exists. */
+Z3_ast pass_ck_group_iter(Ck *k, CkGroup *g, Z3_ast r, Z3_ast i, Z3_ast n, Z3_ast *ok);
+/* The first iteration of wait site `w`, for replica r, on barrier i that guarantees m completed
+ * phases; *ok says whether it exists. */
+Z3_ast pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok);
+const char *pass_ck_vname(const IrValue *v);
+/* Resolves a shared-memory operand of `op` to its ring or tile (s->mem) and slot (s->slot_*). */
+bool pass_ck_mem(Ck *k, CkSite *s, IrOp *op, const IrItem *it);
+Z3_ast pass_ck_world(Ck *k); /* also makes the rank variable */
+bool pass_ck_error_once(Ck *k, IrOp *op); /* true the first time an op gets an error */
+/* A site for `op` in role `r` that the checks do not iterate over (its instances only). */
+CkSite *pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r);
+
+/* Another CTA: while entered, values evaluate in a fresh kernel scope whose program ids are
+ * fresh variables (same grid, same kernel arguments); pid[] receives them. */
+typedef struct CkCta {
+	CkEnv *root;
+	Z3_ast pid[3];
+	IrValue *pid_val[3];
+} CkCta;
+void pass_ck_cta_enter(Ck *k, CkCta *save, Z3_ast pid[3]);
+void pass_ck_cta_leave(Ck *k, const CkCta *save);
+
+/* check_invariants_hb.c: happens-before between points of the roles, through program order,
+ * role barriers and chains of barrier phases (arrive/expect_tx/copy -> phase -> wait). */
+typedef struct CkPoint {
+	CkRole *role;
+	Z3_ast r;
+	int seg, pos;
+	IrOp *loop;
+	Z3_ast t;         /* NULL outside loops */
+	const CkInst *landing; /* the landing of this copy instead of a program point */
+} CkPoint;
+
+CkPoint pass_ck_point(const CkInst *in);
+CkPoint pass_ck_point_end(Ck *k, const CkInst *in); /* where a read ends (mma.wait) */
+bool pass_ck_point_never(const CkPoint *p);
+/* A formula that implies `a` happens before `b` (sound, not complete). */
+Z3_ast pass_ck_hb(Ck *k, const CkPoint *a, const CkPoint *b);
+Z3_ast pass_ck_po(Ck *k, const CkPoint *a, const CkPoint *b); /* same thread, a before b */
+
+/* check_invariants_rules.c: the checks and their reports. */
+void pass_ck_check_kernel(Ck *k);
+
+#endif
