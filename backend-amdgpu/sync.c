@@ -174,14 +174,9 @@ scan_ids(IrOp *op, void *ud)
 {
 	IdScan *n = ud;
 	if (op->code == IR_OP_ROLE) {
-		int64_t w = 1, rep = 1;
-		IrGroup *g = ir_op_group(op, n->c->kw.warps);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &w);
-		if ((g = ir_op_group(op, n->c->kw.replicate)))
-			ir_expr_eval_const(g->item[0].e, &rep);
-		n->multi |= w > 1;
-		n->ids += rep;
+		IrRoleInfo ri = ir_role_info(n->c, op);
+		n->multi |= ri.warps > 1;
+		n->ids += ri.replicas;
 	}
 	return true;
 }

@@ -77,6 +77,12 @@ pass_check_invariants_with(IrModule *m, const PassCkOpts *co)
 bool
 pass_check_invariants(IrModule *m, const IrPassOpts *o)
 {
-	(void)o;
-	return pass_check_invariants_with(m, NULL);
+	int64_t ms;
+	if (!ir_pass_arg_int(m->ctx, o, "check-invariants", "timeout-ms", 0, 0, 3600000, &ms))
+		return false;
+	if (!ms)
+		return pass_check_invariants_with(m, NULL);
+	PassCkOpts co = {0};
+	co.timeout_ms = (unsigned)ms;
+	return pass_check_invariants_with(m, &co);
 }

@@ -329,10 +329,7 @@ generic_env(Ck *k, IrOp *op)
 	CkEnv *e = k->root;
 	for (int i = n - 1; i >= 0; i--) {
 		if (chain[i]->code == IR_OP_ROLE) {
-			int64_t rep = 1;
-			IrGroup *g = ir_op_group(chain[i], k->c->kw.replicate);
-			if (g)
-				ir_expr_eval_const(g->item[0].e, &rep);
+			int64_t rep = ir_role_info(k->c, chain[i]).replicas;
 			Z3_ast r = pass_ck_fresh(S, "r");
 			pass_ck_side(S, r,
 			             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r),
@@ -779,11 +776,7 @@ position(CkRole *r, IrOp *op, int *seg, IrOp **loop, int *pos, bool *cond, bool 
 static int64_t
 role_replicas(Ck *k, IrOp *role)
 {
-	int64_t rep = 1;
-	IrGroup *g = ir_op_group(role, k->c->kw.replicate);
-	if (g)
-		ir_expr_eval_const(g->item[0].e, &rep);
-	return rep;
+	return ir_role_info(k->c, role).replicas;
 }
 
 static bool

@@ -887,15 +887,9 @@ lower_scope_shape(Lower *L, IrOp *role, LowerScope *s)
 	int warp = L->t->info->warp;
 	s->lane_bits = lower_log2(warp);
 	if (role) {
-		int64_t w = 1, iss = 0;
-		IrGroup *g = ir_op_group(role, c->kw.warps);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &w);
-		g = ir_op_group(role, c->kw.issue);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &iss);
-		s->nwarps = (int)w;
-		s->issue_warps = iss ? (int)iss : (int)w;
+		IrRoleInfo ri = ir_role_info(c, role);
+		s->nwarps = (int)ri.warps;
+		s->issue_warps = ri.issue ? (int)ri.issue : (int)ri.warps;
 	} else {
 		s->nwarps = L->info.threads / warp;
 		s->issue_warps = s->nwarps;

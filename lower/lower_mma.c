@@ -46,15 +46,7 @@ lower_mma_request(Lower *L, IrOp *op, LowerMmaReq *r, LowerSmemLayout *sa, Lower
 		lower_scope_shape(L, role, &s);
 		r->nwarps = s.nwarps;
 		r->warp_bits = s.warp_bits;
-		for (IrOp *q = role->parent->first; q && q != role; q = q->next) {
-			int64_t w = 1, rep = 1;
-			IrGroup *g = ir_op_group(q, L->c->kw.warps);
-			if (g)
-				ir_expr_eval_const(g->item[0].e, &w);
-			if ((g = ir_op_group(q, L->c->kw.replicate)))
-				ir_expr_eval_const(g->item[0].e, &rep);
-			r->first_warp += (int)(w * rep);
-		}
+		r->first_warp = (int)ir_role_info(L->c, role).first_warp;
 	} else {
 		LowerScope s;
 		lower_scope_shape(L, NULL, &s);

@@ -97,11 +97,7 @@ copies_per_phase(Lower *L, IrValue *v, int64_t count)
 			     same_barrier(tx, bar_item(L->c, tx), cp, bar_item(L->c, cp));
 		}
 		IrOp *role = ir_role_of(tx);
-		IrGroup *g = role ? ir_op_group(role, L->c->kw.replicate) : NULL;
-		int64_t rep = 1;
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &rep);
-		txs += rep;
+		txs += role ? ir_role_info(L->c, role).replicas : 1;
 		per = per == -2 || per == n ? n : -1;
 	}
 	if (per >= 0 && k.copies.len) {
@@ -186,17 +182,6 @@ lower_op_fence(Lower *L, IrOp *op)
 
 /* ---- roles ---- */
 
-static int64_t
-role_num(IrCtx *c, IrOp *role, IrStr kw, int64_t dflt)
-{
-	int64_t v = dflt;
-	IrGroup *g = ir_op_group(role, kw);
-	if (g)
-		ir_expr_eval_const(g->item[0].e, &v);
-	(void)c;
-	return v;
-}
-
 bool
 lower_op_warp_specialize(Lower *L, IrOp *op)
 {
@@ -204,9 +189,7 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 	LLVMBuilderRef b = L->b;
 	if (L->scope.role)
 		return lower_unsupported(L, op, "nested in a role");
-	int64_t total = 0;
-	for (IrOp *r = op->reg[0].block->first; r; r = r->next)
-		total += role_num(c, r, c->kw.warps, 1) * role_num(c, r, c->kw.replicate, 1);
+	int64_t total = ir_role_warps_total(c, op);
 	if (total * L->t->info->warp != L->info.threads)
 		return lower_error(L, op->loc,
 		                   "roles use %lld warps x %d threads = %lld threads on target "
@@ -217,8 +200,8 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 	LLVMBasicBlockRef join = lower_block(L, "roles.end");
 	int64_t start = 0;
 	for (IrOp *r = op->reg[0].block->first; r; r = r->next) {
-		int64_t w = role_num(c, r, c->kw.warps, 1),
-		        rep = role_num(c, r, c->kw.replicate, 1);
+		IrRoleInfo ri = ir_role_info(c, r);
+		int64_t w = ri.warps, rep = ri.replicas;
 		int64_t n = w * rep;
 		LLVMValueRef wv = outer.warp;
 		LLVMValueRef in =

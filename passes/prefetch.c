@@ -12,14 +12,15 @@
  * A load one step past the end reads masked (in bounds of its tensor or `other`), so it is safe
  * and its value unused. Loops that write global memory are left alone (a load might read what an
  * earlier iteration stored), and so are loops where the carried tiles would need more than
- * PREFETCH_REGS 32-bit registers per thread (they would spill: attention's K and V tiles). It runs
+ * ra_prefetch_regs() 32-bit registers per thread (they would spill: attention's K and V tiles;
+ * `prefetch{max-regs=N}` overrides it). It runs
  * after `pipeline` (which turns such loads into asynchronous copies, leaving nothing here to do)
  * and removes the `stages` attribute it satisfied. */
 #include <string.h>
 
 #include "passes.h"
+#include "regalloc.h"
 
-enum { PREFETCH_REGS = 128 };
 
 /* 32-bit registers per thread a register tile takes in a group of `threads`. */
 static int64_t
@@ -49,19 +50,15 @@ carried_regs(IrOp *f, int64_t threads)
 	return n;
 }
 
+/* Threads of the group that runs op: one replica of its role, or the CTA. */
 static int64_t
-group_threads(IrCtx *c, IrOp *op)
+group_threads(IrCtx *c, IrOp *op, const TargetInfo *t)
 {
 	IrOp *role = ir_role_of(op);
-	if (role) {
-		int64_t w = 1;
-		IrGroup *g = ir_op_group(role, c->kw.warps);
-		if (g)
-			ir_expr_eval_const(g->item[0].e, &w);
-		return w * 32;
-	}
-	IrAttr *t = ir_op_attr(ir_kernel_of(op), c->kw.threads);
-	return t && t->kind == IR_ATTR_INT && t->i > 0 ? t->i : 32;
+	if (role)
+		return ir_role_info(c, role).warps * (t ? t->warp : 32);
+	IrAttr *n = ir_op_attr(ir_kernel_of(op), c->kw.threads);
+	return n && n->kind == IR_ATTR_INT && n->i > 0 ? n->i : 32;
 }
 
 /* Binds every value leaf of a cloned expression to the value it names in `from`. */
@@ -157,7 +154,7 @@ clone_at(IrModule *m, IrOp *load, IrValue *iv, IrValue *k)
 }
 
 static bool
-prefetch_loop(IrModule *m, IrOp *f)
+prefetch_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t max_regs)
 {
 	IrCtx *c = m->ctx;
 	IrAttr *st = ir_op_attr(f, c->kw.stages);
@@ -176,10 +173,10 @@ prefetch_loop(IrModule *m, IrOp *f)
 			loads[n++] = op;
 	if (!n)
 		return false;
-	int64_t threads = group_threads(c, f), regs = carried_regs(f, threads);
+	int64_t threads = group_threads(c, f, t), regs = carried_regs(f, threads);
 	for (int i = 0; i < n; i++)
 		regs += tile_regs(loads[i]->res[0].type, threads);
-	if (regs > PREFETCH_REGS)
+	if (regs > max_regs)
 		return false;
 	/* Before the loop: the first iteration's tiles. */
 	IrOp *k0 = index_op(m, f, f->item[0].e, NULL, f->loc);
@@ -246,22 +243,28 @@ prefetch_loop(IrModule *m, IrOp *f)
 	return true;
 }
 
-static void
-walk_block(IrModule *m, IrBlock *b)
+static bool
+walk_block(IrModule *m, IrBlock *b, const IrPassOpts *o)
 {
 	for (IrOp *op = b->first, *next; op; op = next) {
 		next = op->next;
 		for (int r = 0; r < op->nreg; r++)
-			walk_block(m, op->reg[r].block);
-		if (op->code == IR_OP_FOR)
-			prefetch_loop(m, op);
+			if (!walk_block(m, op->reg[r].block, o))
+				return false;
+		if (op->code == IR_OP_FOR) {
+			const TargetInfo *t = pass_kernel_target(m->ctx, ir_kernel_of(op), o ? o->target : NULL);
+			int64_t max;
+			if (!ir_pass_arg_int(m->ctx, o, "prefetch", "max-regs", ra_prefetch_regs(t), 0, 1024,
+					     &max))
+				return false;
+			prefetch_loop(m, op, t, max);
+		}
 	}
+	return true;
 }
 
 bool
 pass_prefetch(IrModule *m, const IrPassOpts *o)
 {
-	(void)o;
-	walk_block(m, m->body);
-	return true;
+	return walk_block(m, m->body, o);
 }

@@ -24,6 +24,13 @@ ra_entry_regs(const TargetInfo *t, int64_t threads)
 	return (int)(e / g * g);
 }
 
+int
+ra_prefetch_regs(const TargetInfo *t)
+{
+	(void)t;
+	return 128;
+}
+
 bool
 ra_check_roles(IrCtx *c, const TargetInfo *t, int64_t threads, IrOp *ws, bool warn, RaRoles *out)
 {

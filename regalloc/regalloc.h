@@ -13,6 +13,12 @@
  * (512 / waves per SIMD); 0 where nothing limits it (host). */
 int ra_entry_regs(const TargetInfo *t, int64_t threads);
 
+/* Registers per thread a transformation may add to a group for tiles it carries across loop
+ * iterations (the prefetch pass's register double buffering) before it would likely spill: 128,
+ * half of the NVIDIA per-thread maximum, on every target (on AMDGPU more VGPRs would also cost
+ * occupancy). `--passes=prefetch{max-regs=N}` overrides it. */
+int ra_prefetch_regs(const TargetInfo *t);
+
 /* What the roles of one ave.warp_specialize ask of the register file. */
 typedef struct RaRoles {
 	int64_t pool_need;     /* setmaxnreg targets: registers the budgets need in all */

@@ -686,11 +686,7 @@ ex_nop(Run *r, Task *t, IOp *o)
 static int64_t
 role_replicas(Run *r, IOp *role)
 {
-	int64_t n = 1;
-	IrGroup *g = ir_op_group(role->op, r->c->kw.replicate);
-	if (g)
-		ir_expr_eval_const(g->item[0].e, &n);
-	return n;
+	return ir_role_info(r->c, role->op).replicas;
 }
 
 /* The CTA's task starts one task per role replica, then waits for all of them. */

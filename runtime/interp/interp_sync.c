@@ -252,11 +252,7 @@ interp_mbar_wait(Run *r, Task *t, IOp *o)
 static int64_t
 replicas(Run *r, IOp *role)
 {
-	int64_t n = 1;
-	IrGroup *g = ir_op_group(role->op, r->c->kw.replicate);
-	if (g)
-		ir_expr_eval_const(g->item[0].e, &n);
-	return n;
+	return ir_role_info(r->c, role->op).replicas;
 }
 
 /* ave.barrier: the CTA's own task is alone outside roles; inside a role, its replicas meet. */

@@ -5,6 +5,7 @@
 
 #include "frontend.h"
 #include "ir.h"
+#include "regalloc.h"
 #include "unit.h"
 
 typedef struct Log {
@@ -184,6 +185,34 @@ test_pipeline(IrCtx *c, Log *log)
 	ir_module_free(m);
 }
 
+/* The target registry and the register rules read from it (regalloc/). */
+static void
+test_targets(void)
+{
+	const TargetInfo *sm80 = &target_table[TARGET_SM_80], *sm90 = &target_table[TARGET_SM_90A];
+	const TargetInfo *gfx = &target_table[TARGET_GFX942], *host = &target_table[TARGET_HOST];
+	for (int i = 0; i < TARGET_COUNT; i++) {
+		CHECK_EQ(target_table[i].id, (TargetId)i);
+		CHECK(target_find(target_table[i].name) == &target_table[i]);
+	}
+	CHECK(!target_find("sm_70") && !target_find(NULL));
+	/* An sm_80 cubin runs on an sm_90 device; an sm_90a one only there. */
+	CHECK(target_runs_on(sm80, sm90) && target_runs_on(sm90, sm90));
+	CHECK(!target_runs_on(sm90, sm80) && !target_runs_on(gfx, sm90) && !target_runs_on(sm80, host));
+	CHECK(target_for_cc(90) == sm90 && target_for_cc(89) == sm80 && target_for_cc(100) == sm80);
+	CHECK(target_for_cc(75) == NULL);
+	char buf[128];
+	CHECK(!strcmp(target_names(buf, sizeof buf, TARGET_GPUS, " or "), "sm_80, sm_90a, gfx942 or gfx90a"));
+	/* Entry budgets: 65536 / threads, at most 255, down to a multiple of 8 (NVIDIA); what a lane
+	 * has when the waves share the SIMDs (AMDGPU); none on the host. */
+	CHECK_EQ(ra_entry_regs(sm90, 384), 168);
+	CHECK_EQ(ra_entry_regs(sm90, 128), 248);
+	CHECK_EQ(ra_entry_regs(sm90, 1024), 64);
+	CHECK_EQ(ra_entry_regs(gfx, 256), 512);
+	CHECK_EQ(ra_entry_regs(gfx, 1024), 128);
+	CHECK_EQ(ra_entry_regs(host, 256), 0);
+}
+
 int
 main(void)
 {
@@ -192,6 +221,7 @@ main(void)
 	ir_diag_set_handler(c, log_diag, &log);
 	test_dominance(c, &log);
 	test_pipeline(c, &log);
+	test_targets();
 	ir_ctx_free(c);
 	return unit_summary();
 }
