@@ -391,10 +391,23 @@ char *lower_args_json(IrCtx *c, IrOp *kernel);
 /* Creates the target machine (initializing LLVM's targets once); NULL after an error. */
 LLVMTargetMachineRef lower_target_machine(IrCtx *c, const LowerTarget *t, int opt);
 
-/* ---- lower.c: kernels, values, helpers for hooks ---- */
+/* ---- lower.c: the kernel driver ---- */
 
 /* Lowers one kernel into L->mod (L->ctx, L->mod set by the caller). */
 bool lower_kernel(Lower *L);
+
+/* ---- lower_plan.c: shared-memory offsets patched after the kernel is lowered ---- */
+
+/* The placeholder of the padding to the aligned shared-memory base (at the kernel's entry). */
+LLVMValueRef lower_pad_placeholder(Lower *L, IrOp *kernel);
+/* Places the buffers and scratch, patches the placeholders, emits reuse barriers. */
+bool lower_plan_finish(Lower *L);
+void lower_plan_free(Lower *L);
+/* Whether i is a shared-memory offset placeholder (pure, so a barrier may merge across it). */
+bool lower_is_offset_placeholder(LLVMValueRef i);
+
+/* ---- lower_util.c: helpers for op lowerings and target hooks ---- */
+
 /* A diagnostic at op: "'<op>' <what> is not supported on target '<target>'". Returns false. */
 bool lower_unsupported(Lower *L, IrOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 bool lower_error(Lower *L, IrLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
