@@ -538,6 +538,27 @@ void ir_state_region(IrModule *m, IrOpState *st, IrRegion *r);
  * live in temporary memory: the op gets its own copies (expressions and values are shared). */
 IrOp *ir_op_build(IrModule *m, IrOpState *st);
 
+/* ---- build.c: short builders for passes (one call per op) ---- */
+
+/* Where built ops go: before `before`, or (before == NULL) at the end of `block`. */
+typedef struct IrBuilder {
+	IrModule *m;
+	IrBlock *block;
+	IrOp *before;
+	IrLoc loc; /* of the ops it builds */
+} IrBuilder;
+
+void ir_builder_before(IrBuilder *b, IrModule *m, IrOp *pos); /* at pos's location */
+void ir_builder_at_end(IrBuilder *b, IrModule *m, IrBlock *blk, IrLoc loc);
+IrOp *ir_b_insert(IrBuilder *b, IrOp *op); /* a detached op, at the builder's point */
+/* An op whose items are the values `vals` (in order) and whose results have the types `res`. */
+IrOp *ir_b_op(IrBuilder *b, IrOpcode code, int nres, IrType *const *res, int nval,
+	      IrValue *const *vals);
+IrValue *ir_b_index(IrBuilder *b, IrExpr *e);                     /* ave.index e */
+IrValue *ir_b_const_int(IrBuilder *b, IrType *t, int64_t v, IrStr name); /* ave.const v : t */
+/* ave.yield of vals, with their types written out when `typed`. */
+IrOp *ir_b_yield(IrBuilder *b, int n, IrValue *const *vals, bool typed);
+
 IrRegion *ir_region_new(IrModule *m);   /* with one empty block */
 IrValue *ir_block_add_arg(IrModule *m, IrBlock *b, IrType *t, IrStr name, IrLoc loc);
 IrValue *ir_param_new(IrModule *m, IrType *t, IrStr name, IrLoc loc); /* DECL parameter */

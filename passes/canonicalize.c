@@ -143,14 +143,9 @@ simplify_exprs(Canon *k, IrOp *op)
 static IrOp *
 make_const_int(Canon *k, IrOp *at, IrType *t, int64_t v)
 {
-	IrOpState st;
-	ir_state_init(&st, IR_OP_CONST, at->loc);
-	IrItem *it = ir_state_item(k->m, &st, IR_IT_INT);
-	it->i = v;
-	ir_state_result(k->m, &st, t, at->nres ? at->res[0].name : NULL);
-	IrOp *op = ir_op_build(k->m, &st);
-	ir_op_insert_before(at, op);
-	return op;
+	IrBuilder b;
+	ir_builder_before(&b, k->m, at);
+	return ir_b_const_int(&b, t, v, at->nres ? at->res[0].name : NULL)->op;
 }
 
 /* Replaces op's single result by v and erases op. */

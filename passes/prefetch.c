@@ -129,13 +129,12 @@ writes_global(IrOp *op, void *ud)
 static IrOp *
 index_op(IrModule *m, IrOp *from, const IrExpr *e, IrValue *base, IrLoc loc)
 {
-	IrOpState st;
-	ir_state_init(&st, IR_OP_INDEX, loc);
-	IrItem *it = ir_state_item(m, &st, IR_IT_EXPR);
 	IrExpr *x = copy_expr(m, from, e);
 	if (base)
 		x = ir_expr_bin(m, IR_EX_ADD, ir_expr_value(m, base), x);
-	it->e = x;
+	IrOpState st;
+	ir_state_init(&st, IR_OP_INDEX, loc);
+	ir_state_item(m, &st, IR_IT_EXPR)->e = x;
 	ir_state_result(m, &st, m->ctx->t_index, NULL);
 	return ir_op_build(m, &st);
 }
