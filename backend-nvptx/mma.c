@@ -437,6 +437,44 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 	return true;
 }
 
+/* wgmma.wait_group N leaves the N newest commit groups of the thread in flight, whichever
+ * products they hold, while `ave.mma.wait %t pending(n)` (SPEC 5.5) needs %t's group finished and
+ * allows n of the groups committed after it: N = min(n, groups committed after %t's). The groups
+ * counted are those of the ops `commits` accepts between %t and the wait in program order, in the
+ * wait's block and the blocks around it up to %t's: on a later trip through a loop that encloses
+ * the wait but not %t, more groups came after %t, never fewer. An op with regions between them (a
+ * loop that may run no iteration, a branch that may be skipped) counts none, and a pending tile
+ * that is no op's result counts none: the count is a lower bound on every path (0 always is). */
+int64_t
+nvptx_wait_groups(IrOp *wait, int64_t pending, bool (*commits)(void *u, IrOp *op), void *u)
+{
+	IrValue *t = ir_item_value(wait, &wait->item[0]);
+	if (t->kind != IR_VAL_RESULT)
+		return 0;
+	int64_t after = 0;
+	for (IrOp *at = wait;;) {
+		IrOp *q = at->prev;
+		for (; q && q != t->op; q = q->prev)
+			if (commits(u, q)) /* the ops inside q's regions are not looked at */
+				after++;
+		if (q)
+			break;
+		at = at->parent->parent ? at->parent->parent->parent : NULL;
+		if (!at)
+			return 0; /* %t is not above the wait */
+	}
+	return after < pending ? after : pending;
+}
+
+/* The ops that commit a wgmma group: ave.mma and ave.mma.async planned as wgmma. */
+static bool
+commits_group(void *u, IrOp *op)
+{
+	Lower *L = u;
+	return (op->code == IR_OP_MMA || op->code == IR_OP_MMA_ASYNC) && L->has_plan[op->id] &&
+	       L->plans[op->id]->impl == IMPL_WGMMA;
+}
+
 bool
 nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending)
 {
@@ -449,6 +487,8 @@ nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending)
 	}
 	if (!mma || !L->has_plan[mma->id] || L->plans[mma->id]->impl != IMPL_WGMMA)
 		return true;
+	if (at->code == IR_OP_MMA_WAIT)
+		pending = nvptx_wait_groups(at, pending, commits_group, L);
 	int n = lower_layout_nregs(acc->layout);
 	for (int q0 = 0; q0 < n; q0 += 128) {
 		int m = n - q0 < 128 ? n - q0 : 128;
