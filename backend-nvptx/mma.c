@@ -345,6 +345,47 @@ ab_name(Lower *L, IrType *t)
 	return t == L->c->t_bf16 ? "bf16" : "f16";
 }
 
+/* A constant zero (either sign: D = A.B + 0 and D = A.B agree). */
+static bool
+is_zero(LLVMValueRef v)
+{
+	LLVMBool lost;
+	return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0;
+}
+
+/* wgmma.fence.sync.aligned, after the definitions of the n registers *v[i]: each is an in-out
+ * operand ("+r"/"+f"), so LLVM cannot move its definition below the fence, and *v[i] becomes the
+ * fence's output. Beyond 128 operands the first ones pass through empty asm statements before
+ * the fence (side effects keep their order). */
+static void
+fence(Lower *L, LLVMValueRef **v, int n)
+{
+	int c0 = 0;
+	do {
+		int m = n - c0 < 128 ? n - c0 : 128;
+		bool last = c0 + m == n;
+		char cons[1024];
+		LLVMTypeRef ft[128];
+		LLVMValueRef in[128];
+		int cp = 0;
+		for (int i = 0; i < m; i++) {
+			in[i] = *v[c0 + i];
+			ft[i] = LLVMTypeOf(in[i]);
+			cp += snprintf(cons + cp, sizeof cons - (size_t)cp, "=%c,",
+			               ft[i] == L->f32 ? 'f' : 'r');
+		}
+		for (int i = 0; i < m; i++)
+			cp += snprintf(cons + cp, sizeof cons - (size_t)cp, "%d,", i);
+		snprintf(cons + cp, sizeof cons - (size_t)cp, "~{memory}");
+		LLVMTypeRef st = m ? LLVMStructTypeInContext(L->ctx, ft, (unsigned)m, 0) : L->voidt;
+		LLVMValueRef r =
+		    lower_asm(L, st, last ? "wgmma.fence.sync.aligned;" : "", cons, in, m);
+		for (int i = 0; i < m; i++)
+			*v[c0 + i] = LLVMBuildExtractValue(L->b, r, (unsigned)i, "");
+		c0 += m;
+	} while (c0 < n);
+}
+
 static bool
 emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
            const LowerOperand *bop, LowerFrag *acc)
@@ -396,7 +437,39 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 	for (int i = 0; i < R; i++)
 		ft[i] = L->f32;
 	LLVMTypeRef st = LLVMStructTypeInContext(L->ctx, ft, (unsigned)R, 0);
-	lower_asm(L, L->voidt, "wgmma.fence.sync.aligned;", "~{memory}", NULL, 0);
+	/* The registers the wgmmas read are written before the fence (PTX ISA: wgmma.fence orders
+	 * register accesses before the wgmmas that read the accumulator or A from them): the A
+	 * fragments are packed here, and they and the accumulators go through the fence. An
+	 * accumulator block that is all zeros is not read: its first k step multiplies with scale-d
+	 * 0. */
+	int na_regs = a->reg ? lower_layout_nregs(a->f.layout) : 0;
+	LLVMValueRef *apk = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)(na_regs + 1));
+	LLVMValueRef **fenced =
+	    ir_arena_alloc(&L->arena, sizeof(LLVMValueRef *) * (size_t)(nregs + na_regs + 1));
+	bool *zero = ir_arena_alloc(&L->arena, (size_t)(nregs / R + 1));
+	int nf = 0;
+	for (int q = 0; q < nregs; q += R) {
+		zero[q / R] = true;
+		for (int i = 0; i < R; i++)
+			zero[q / R] = zero[q / R] && is_zero(acc->v[q + i]);
+		for (int i = 0; i < R && !zero[q / R]; i++)
+			fenced[nf++] = &acc->v[q + i];
+		int64_t rel[2];
+		lower_layout_coord(&p->acc, (uint32_t)q, 0, 0, rel);
+		for (int64_t kk = 0; kk < r->k && a->reg; kk += 16) {
+			int base = reg_at(a->f.layout, rel[0], kk);
+			if (base < 0)
+				return lower_error(L, r->op->loc,
+				                   "internal error: no A register for (%lld, %lld)",
+				                   (long long)rel[0], (long long)kk);
+			for (int j = base; j < base + 8; j += 2)
+				if (!apk[j]) {
+					apk[j] = pack2(L, a->f.v[j], a->f.v[j + 1]);
+					fenced[nf++] = &apk[j];
+				}
+		}
+	}
+	fence(L, fenced, nf);
 	LLVMValueRef args[300];
 	for (int q = 0; q < nregs; q += R) {
 		LLVMValueRef org[2];
@@ -407,14 +480,8 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 			int na = 0;
 			if (a->reg) {
 				int base = reg_at(a->f.layout, rel[0], kk);
-				if (base < 0)
-					return lower_error(
-					    L, r->op->loc,
-					    "internal error: no A register for (%lld, %lld)",
-					    (long long)rel[0], (long long)kk);
 				for (int j = 0; j < 4; j++)
-					args[na++] = pack2(L, a->f.v[base + 2 * j],
-					                   a->f.v[base + 2 * j + 1]);
+					args[na++] = apk[base + 2 * j];
 			} else {
 				args[na++] = descriptor(L, &a->s, org[0], lower_i32(L, kk), a_mn);
 			}
@@ -423,9 +490,10 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 			        ? descriptor(L, &bop->s, org[1], lower_i32(L, kk), !b_kmajor)
 			        : descriptor(L, &bop->s, lower_i32(L, kk), org[1], !b_kmajor);
 			args[na++] = bd;
-			args[na++] = lower_i32(L, 1);
+			bool scale0 = zero[q / R] && kk == 0;
+			args[na++] = lower_i32(L, scale0 ? 0 : 1);
 			for (int i = 0; i < R; i++)
-				args[na++] = acc->v[q + i];
+				args[na++] = scale0 ? LLVMGetUndef(L->f32) : acc->v[q + i];
 			LLVMValueRef res = lower_asm(L, st, text, cons, args, na);
 			for (int i = 0; i < R; i++)
 				acc->v[q + i] = LLVMBuildExtractValue(b, res, (unsigned)i, "");
@@ -435,6 +503,44 @@ emit_wgmma(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOpe
 	if (!r->async)
 		return nvptx_mma_wait(L, r->op, acc, 0);
 	return true;
+}
+
+/* wgmma.wait_group N leaves the N newest commit groups of the thread in flight, whichever
+ * products they hold, while `ave.mma.wait %t pending(n)` (SPEC 5.5) needs %t's group finished and
+ * allows n of the groups committed after it: N = min(n, groups committed after %t's). The groups
+ * counted are those of the ops `commits` accepts between %t and the wait in program order, in the
+ * wait's block and the blocks around it up to %t's: on a later trip through a loop that encloses
+ * the wait but not %t, more groups came after %t, never fewer. An op with regions between them (a
+ * loop that may run no iteration, a branch that may be skipped) counts none, and a pending tile
+ * that is no op's result counts none: the count is a lower bound on every path (0 always is). */
+int64_t
+nvptx_wait_groups(IrOp *wait, int64_t pending, bool (*commits)(void *u, IrOp *op), void *u)
+{
+	IrValue *t = ir_item_value(wait, &wait->item[0]);
+	if (t->kind != IR_VAL_RESULT)
+		return 0;
+	int64_t after = 0;
+	for (IrOp *at = wait;;) {
+		IrOp *q = at->prev;
+		for (; q && q != t->op; q = q->prev)
+			if (commits(u, q)) /* the ops inside q's regions are not looked at */
+				after++;
+		if (q)
+			break;
+		at = at->parent->parent ? at->parent->parent->parent : NULL;
+		if (!at)
+			return 0; /* %t is not above the wait */
+	}
+	return after < pending ? after : pending;
+}
+
+/* The ops that commit a wgmma group: ave.mma and ave.mma.async planned as wgmma. */
+static bool
+commits_group(void *u, IrOp *op)
+{
+	Lower *L = u;
+	return (op->code == IR_OP_MMA || op->code == IR_OP_MMA_ASYNC) && L->has_plan[op->id] &&
+	       L->plans[op->id]->impl == IMPL_WGMMA;
 }
 
 bool
@@ -449,6 +555,8 @@ nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending)
 	}
 	if (!mma || !L->has_plan[mma->id] || L->plans[mma->id]->impl != IMPL_WGMMA)
 		return true;
+	if (at->code == IR_OP_MMA_WAIT)
+		pending = nvptx_wait_groups(at, pending, commits_group, L);
 	int n = lower_layout_nregs(acc->layout);
 	for (int q0 = 0; q0 < n; q0 += 128) {
 		int m = n - q0 < 128 ? n - q0 : 128;

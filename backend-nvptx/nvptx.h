@@ -64,6 +64,9 @@ bool nvptx_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p);
 bool nvptx_mma_emit(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
                     const LowerOperand *b, LowerFrag *acc);
 bool nvptx_mma_wait(Lower *L, IrOp *at, LowerFrag *acc, int64_t pending);
+/* The N of the wgmma.wait_group for `ave.mma.wait ... pending(pending)`: at most `pending` and at
+ * most the groups (ops `commits` accepts) surely committed after the waited product. */
+int64_t nvptx_wait_groups(IrOp *wait, int64_t pending, bool (*commits)(void *u, IrOp *op), void *u);
 /* The fragment atoms (PTX ISA): mma.m16n8k16 A, B and C/D; wgmma m64nNk16 A and D. */
 LowerAtom nvptx_atom_mma_a(void);
 LowerAtom nvptx_atom_mma_b(void);

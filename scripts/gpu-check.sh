@@ -23,14 +23,20 @@ run $ave compile examples/vadd.ave --target=$target --emit=bundle -o "$dir/vadd.
 run $ave run examples/vadd.ave --kernel=@vadd --grid=3 --arg a=rand:3000:f32:1 \
   --arg b=rand:3000:f32:2 --arg c=zeros:3000:f32 --out a="$dir/vadd.a.npy" \
   --out b="$dir/vadd.b.npy" --out c="$dir/vadd.ref.npy"
+# gemm_ws1: gemm_ws waiting with pending(1) (its wait must still be wgmma.wait_group 0).
+sed 's/pending(0)/pending(1)/' examples/gemm_ws.ave > "$dir/gemm_ws1.ave"
+grep -q 'pending(1)' "$dir/gemm_ws1.ave"
 for k in gemm gemm_ws; do
   run $ave compile examples/$k.ave --target=$target --emit=bundle -o "$dir/$k.avb"
 done
+run $ave compile "$dir/gemm_ws1.ave" --target=$target --emit=bundle -o "$dir/gemm_ws1.avb"
 run $ave run examples/gemm.ave --kernel=@gemm --grid=2,2 --arg A=rand:200x260:bf16:1 \
   --arg B=rand:136x260:bf16:2 --arg C=zeros:200x136:f32 --arg K=260 \
   --out A="$dir/gemm.A.npy" --out B="$dir/gemm.B.npy" --out C="$dir/gemm.ref.npy"
 run $ave run examples/gemm_ws.ave --kernel=@gemm_ws --grid=2,1 --arg A="$dir/gemm.A.npy" \
   --arg B="$dir/gemm.B.npy" --arg C=zeros:200x136:f32 --arg K=260 --out C="$dir/gemm_ws.ref.npy"
+run $ave run "$dir/gemm_ws1.ave" --kernel=@gemm_ws --grid=2,1 --arg A="$dir/gemm.A.npy" \
+  --arg B="$dir/gemm.B.npy" --arg C=zeros:200x136:f32 --arg K=260 --out C="$dir/gemm_ws1.ref.npy"
 run $ave compile examples/attention.ave --target=$target --emit=bundle -o "$dir/attention.avb"
 run $ave run examples/attention.ave --kernel=@attn_fwd --grid=2,2 --arg Q=rand:512x128:bf16:3 \
   --arg K=rand:512x128:bf16:4 --arg V=rand:512x128:bf16:5 --arg O=zeros:512x128:bf16 \
@@ -48,9 +54,9 @@ step() { echo "== $*"; }
 step vadd
 ./ave-rt-run vadd.avb --device=$dev --grid=3 --arg a=vadd.a.npy --arg b=vadd.b.npy \
   --arg c=zeros:3000:f32 --out c=vadd.out.npy && ./ave-interp-ref vadd vadd.a.npy vadd.b.npy vadd.out.npy || fail=1
-for k in gemm gemm_ws; do
+for k in gemm gemm_ws gemm_ws1; do
   step $k
-  g=2,2; [ $k = gemm_ws ] && g=2,1
+  g=2,2; [ $k != gemm ] && g=2,1
   ./ave-rt-run $k.avb --device=$dev --grid=$g --arg A=gemm.A.npy --arg B=gemm.B.npy \
     --arg C=zeros:200x136:f32 --arg K=260 --out C=$k.out.npy &&
     ./ave-interp-ref gemm gemm.A.npy gemm.B.npy $k.out.npy || fail=1

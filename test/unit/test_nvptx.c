@@ -1,11 +1,14 @@
 /* test_nvptx.c — the NVPTX fragment layouts against the PTX ISA's formulas (mma.m16n8k16 A, B,
  * C/D; wgmma m64nNk16 A and D), every planned MMA layout checked element by element (each
  * (thread, register) pair lands on the tile, each element held once up to replication; the
- * accumulator and A layouts of a chained product agree on their threads), and the ptxas log
- * parser on the log formats ptxas and nvJitLink print. */
+ * accumulator and A layouts of a chained product agree on their threads), the ptxas log
+ * parser on the log formats ptxas and nvJitLink print, and the wgmma.wait_group counts of random
+ * programs against their executions. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "../../backend-nvptx/nvptx.h"
+#include "frontend.h"
 #include "unit.h"
 
 static LowerLayout
@@ -185,6 +188,182 @@ test_log(IrCtx *c)
 	unsetenv("AVE_PTXAS");
 }
 
+/* ---- wgmma.wait_group counts ---- */
+
+/* A random kernel of ave.mma.async, ave.mma and ave.mma.wait (on any product in scope, any
+ * pending(0..3)) in nested loops (0 to 2 trips) and branches. */
+typedef struct {
+	char buf[1 << 16];
+	size_t n;
+	uint32_t seed;
+	int nval, ntok, scope[256];
+} Gen;
+
+static uint32_t
+rnd(uint32_t *s, uint32_t n)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return (*s >> 8) % n;
+}
+
+static void
+emit(Gen *g, int depth, const char *fmt, ...)
+{
+	g->n += (size_t)snprintf(g->buf + g->n, sizeof g->buf - g->n, "%*s", 2 * depth + 2, "");
+	va_list ap;
+	va_start(ap, fmt);
+	g->n += (size_t)vsnprintf(g->buf + g->n, sizeof g->buf - g->n, fmt, ap);
+	va_end(ap);
+}
+
+#define TILE "!ave.tile<64x64xf32, reg>"
+
+static void
+gen_body(Gen *g, int depth, int len)
+{
+	int base = g->ntok;
+	for (int i = 0; i < len && g->n < sizeof g->buf - 4096; i++) {
+		uint32_t k = rnd(&g->seed, depth < 3 ? 10 : 8);
+		if (k < 3) {
+			emit(g, depth,
+			     "%%t%d = ave.mma.async %%sa, %%sa, %%z transpose_b : " TILE "\n",
+			     g->nval);
+			g->scope[g->ntok++] = g->nval++;
+		} else if (k < 4) {
+			emit(g, depth, "%%v%d = ave.mma %%sa, %%sa, %%z transpose_b : " TILE "\n",
+			     g->nval++);
+		} else if (k < 8) {
+			if (!g->ntok)
+				continue;
+			int t = g->scope[rnd(&g->seed, (uint32_t)g->ntok)];
+			emit(g, depth, "%%v%d = ave.mma.wait %%t%d pending(%u) : " TILE "\n",
+			     g->nval++, t, rnd(&g->seed, 4));
+		} else if (k < 9) {
+			emit(g, depth, "ave.for %%i%d = 0 to %u step 1 {\n", g->nval++,
+			     rnd(&g->seed, 3));
+			gen_body(g, depth + 1, 1 + (int)rnd(&g->seed, 5));
+			emit(g, depth, "}\n");
+		} else {
+			emit(g, depth, "ave.if %%p {\n");
+			gen_body(g, depth + 1, 1 + (int)rnd(&g->seed, 4));
+			emit(g, depth, "} else {\n");
+			gen_body(g, depth + 1, (int)rnd(&g->seed, 3));
+			emit(g, depth, "}\n");
+		}
+	}
+	g->ntok = base; /* this body's products are out of scope after it */
+}
+
+static bool
+every_mma(void *u, IrOp *op)
+{
+	(void)u;
+	return op->code == IR_OP_MMA || op->code == IR_OP_MMA_ASYNC;
+}
+
+/* Runs a block as a thread would (each branch taken at random), numbering the groups committed.
+ * At each wait the count must keep to `pending` and leave the waited product finished: no more
+ * than the groups committed since its latest issue. Where only ops without regions separate the
+ * product from its wait in one block, the count must be exactly the smaller of the two. */
+typedef struct {
+	IrCtx *c;
+	IrOp *op[512];
+	int64_t seq[512];
+	int nop;
+	int64_t groups;
+	uint32_t seed;
+	int waits, exact, bad;
+} Exec;
+
+static int64_t *
+seq_of(Exec *x, IrOp *op)
+{
+	for (int i = 0; i < x->nop; i++)
+		if (x->op[i] == op)
+			return &x->seq[i];
+	x->op[x->nop] = op;
+	return &x->seq[x->nop++];
+}
+
+static void
+exec_wait(Exec *x, IrOp *w)
+{
+	IrOp *t = ir_item_value(w, &w->item[0])->op;
+	int64_t after = x->groups - *seq_of(x, t), p = -1;
+	ir_expr_eval_const(ir_op_group(w, x->c->kw.pending)->item[0].e, &p);
+	int64_t n = nvptx_wait_groups(w, p, every_mma, NULL);
+	bool plain = t->parent == w->parent;
+	for (IrOp *q = t->next; plain && q != w; q = q->next)
+		plain = !q->nreg;
+	int64_t want = after < p ? after : p;
+	x->waits++;
+	x->exact += plain;
+	if (n < 0 || n > p || n > after || (plain && n != want)) {
+		if (!x->bad++)
+			fprintf(stderr,
+			        "wait at line %u: wait_group %lld, pending(%lld), %lld groups "
+			        "after the product%s\n",
+			        w->loc.line, (long long)n, (long long)p, (long long)after,
+			        plain ? " (straight line)" : "");
+	}
+}
+
+static void
+exec_block(Exec *x, IrBlock *b)
+{
+	for (IrOp *op = b->first; op; op = op->next) {
+		if (op->code == IR_OP_MMA_ASYNC) {
+			*seq_of(x, op) = ++x->groups;
+		} else if (op->code == IR_OP_MMA) {
+			++x->groups;
+		} else if (op->code == IR_OP_MMA_WAIT) {
+			exec_wait(x, op);
+		} else if (op->code == IR_OP_FOR) {
+			int64_t n = 0;
+			ir_expr_eval_const(op->item[1].e, &n);
+			for (int64_t i = 0; i < n; i++)
+				exec_block(x, op->reg[0].block);
+		} else if (op->code == IR_OP_IF) {
+			exec_block(x, op->reg[rnd(&x->seed, (uint32_t)op->nreg)].block);
+		}
+	}
+}
+
+static void
+test_wait_groups(IrCtx *c)
+{
+	static Gen g;
+	int waits = 0, exact = 0, bad = 0;
+	for (uint32_t prog = 0; prog < 300; prog++) {
+		memset(&g, 0, sizeof g);
+		g.seed = prog * 7919u + 1;
+		g.n = (size_t)snprintf(
+		    g.buf, sizeof g.buf,
+		    "ave.kernel @k(%%p: i1) {threads = 128, target = \"sm_90a\"} {\n"
+		    "  %%sa = ave.smem.alloc : !ave.tile<64x64xbf16, smem, "
+		    "#ave.smem<swizzle = 128, order = [1, 0]>>\n"
+		    "  %%z = ave.zeros : " TILE "\n");
+		gen_body(&g, 0, 4 + (int)rnd(&g.seed, 12));
+		emit(&g, 0, "ave.return\n}\n");
+		IrModule *m = fe_parse(c, "waits.ave", g.buf, g.n, 1);
+		CHECK(m && ir_verify(m));
+		if (!m)
+			continue;
+		for (int run = 0; run < 4; run++) {
+			Exec x = {.c = c, .seed = prog * 31u + (uint32_t)run};
+			exec_block(&x, m->body->first->reg[0].block);
+			waits += x.waits;
+			exact += x.exact;
+			bad += x.bad;
+			if (x.bad)
+				fprintf(stderr, "in program %u:\n%s", prog, g.buf);
+		}
+		ir_module_free(m);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(waits > 1000 && exact > 100); /* the programs exercise both kinds of wait */
+}
+
 int
 main(void)
 {
@@ -192,6 +371,7 @@ main(void)
 	test_atoms();
 	test_plans(c);
 	test_log(c);
+	test_wait_groups(c);
 	ir_ctx_free(c);
 	return unit_summary();
 }
