@@ -2,11 +2,14 @@
  *
  *   values that must (or had better) share a layout form classes: loop-carried values, if
  *   results, the operands and result of an elementwise op, an MMA's accumulator and result;
- *   a class holding an MMA result takes the target's accumulator layout; reductions, broadcasts
- *   and transposes derive layouts from their neighbours; the rest is blocked.
+ *   a value whose type carries #ave.reg<kind> gets the target's layout of that kind; a class
+ *   holding an MMA result takes the target's accumulator layout, else the layout of its first
+ *   #ave.reg value; reductions, broadcasts and transposes derive layouts from their neighbours;
+ *   the rest is blocked.
  *
  * The choice only affects speed: where two layouts meet, the lowering converts (by register
- * permutation where it can, else through shared memory). */
+ * permutation where it can, else through shared memory). A kind the target cannot give a tile is
+ * an error at the op that defines it. */
 #include <string.h>
 
 #include "passes.h"
@@ -19,6 +22,9 @@ typedef struct Assign {
 	IrOp **role;             /* by id */
 	int *esize;              /* by root */
 	bool *chain_a;           /* by root: a member is an A operand of an MMA */
+	const LowerLayout **pin; /* by id: the layout #ave.reg fixes, else NULL */
+	IrOp **mma_acc, **mma_a, **mma_b; /* by root: the first planned product whose result, A or
+					      B operand (from registers) is a member */
 } Assign;
 
 static int
@@ -175,27 +181,179 @@ derive(IrOp *op, void *ud)
 	if (!x || !a->val[x->id] || !a->val[y->id])
 		return true;
 	int rx = find(a, (int)x->id), ry = find(a, (int)y->id);
+	/* From the layout a pinned neighbour really has, not its class's. */
+	const LowerLayout *lx = a->pin[x->id] ? a->pin[x->id] : a->cls[rx];
+	const LowerLayout *ly = a->pin[y->id] ? a->pin[y->id] : a->cls[ry];
 	LowerLayout t;
 	int64_t d = 0;
 	IrGroup *g = ir_op_group(op, L->c->kw.dim);
 	if (g)
 		ir_expr_eval_const(g->item[0].e, &d);
-	if (op->code == IR_OP_REDUCE && a->cls[rx] && !a->cls[ry]) {
-		lower_layout_slice(a->cls[rx], (int)d, &t, NULL);
+	if (op->code == IR_OP_REDUCE && lx && !a->cls[ry]) {
+		lower_layout_slice(lx, (int)d, &t, NULL);
 		a->cls[ry] = dup(L, &t);
 		dv->changed = true;
-	} else if (op->code == IR_OP_BCAST && a->cls[ry] && !a->cls[rx]) {
-		lower_layout_slice(a->cls[ry], (int)d, &t, NULL);
+	} else if (op->code == IR_OP_BCAST && ly && !a->cls[rx]) {
+		lower_layout_slice(ly, (int)d, &t, NULL);
 		a->cls[rx] = dup(L, &t);
 		dv->changed = true;
-	} else if (op->code == IR_OP_TRANS && a->cls[rx] && !a->cls[ry]) {
-		lower_layout_transpose(a->cls[rx], &t);
+	} else if (op->code == IR_OP_TRANS && lx && !a->cls[ry]) {
+		lower_layout_transpose(lx, &t);
 		a->cls[ry] = dup(L, &t);
 		dv->changed = true;
-	} else if (op->code == IR_OP_TRANS && a->cls[ry] && !a->cls[rx]) {
-		lower_layout_transpose(a->cls[ry], &t);
+	} else if (op->code == IR_OP_TRANS && ly && !a->cls[rx]) {
+		lower_layout_transpose(ly, &t);
 		a->cls[rx] = dup(L, &t);
 		dv->changed = true;
+	}
+	return true;
+}
+
+/* ---- #ave.reg: layouts the program fixes ---- */
+
+static IrStr
+pin_kind(IrCtx *c, const IrType *t)
+{
+	const IrAttr *l = t->layout;
+	return l && l->kind == IR_ATTR_AVE && l->s == c->kw.reg ? l->kw : NULL;
+}
+
+static const char *
+vname(const IrValue *v)
+{
+	return v->name ? v->name : "<unnamed>";
+}
+
+static IrLoc
+vloc(const IrValue *v)
+{
+	return v->kind == IR_VAL_RESULT ? v->op->loc : v->loc;
+}
+
+/* "'ave.load' result", "'ave.for' region argument": what defines v, for messages. */
+static void
+vwhat(const IrValue *v, char *buf, size_t n)
+{
+	const IrOp *o = v->kind == IR_VAL_RESULT ? v->op
+	                : v->kind == IR_VAL_ARG && v->block->parent ? v->block->parent->parent
+	                                                            : NULL;
+	if (!o)
+		snprintf(buf, n, "value");
+	else
+		snprintf(buf, n, "'%s' %s", ir_op_name(o->code),
+		         v->kind == IR_VAL_RESULT ? "result" : "region argument");
+}
+
+static bool
+index_mmas(IrOp *op, void *ud)
+{
+	Assign *a = ud;
+	if ((op->code != IR_OP_MMA && op->code != IR_OP_MMA_ASYNC) || !a->L->has_plan[op->id])
+		return true;
+	const LowerMmaPlan *p = a->L->plans[op->id];
+	int r = find(a, (int)op->res[0].id);
+	if (!a->mma_acc[r])
+		a->mma_acc[r] = op;
+	IrValue *x = item_val(op, 0), *y = item_val(op, 1);
+	if (x && a->val[x->id] && p->a_reg && !a->mma_a[r = find(a, (int)x->id)])
+		a->mma_a[r] = op;
+	if (y && a->val[y->id] && p->b_reg && !a->mma_b[r = find(a, (int)y->id)])
+		a->mma_b[r] = op;
+	return true;
+}
+
+/* The target's layout of kind mma_acc / mma_a / mma_b for tile v: from the product that uses
+ * v's class that way, else from the plan of a product of bf16 operands into f32 for which v is
+ * that tile (the target chooses the instruction); NULL where the target has none. */
+static const LowerLayout *
+mma_pin(Assign *a, IrValue *v, IrStr kind)
+{
+	Lower *L = a->L;
+	IrCtx *c = L->c;
+	IrType *t = v->type;
+	int root = find(a, (int)v->id);
+	IrOp *op = kind == c->kw.mma_acc ? a->mma_acc[root]
+	           : kind == c->kw.mma_a ? a->mma_a[root]
+	                                 : a->mma_b[root];
+	if (op) {
+		const LowerMmaPlan *p = L->plans[op->id];
+		return kind == c->kw.mma_acc ? &p->acc : kind == c->kw.mma_a ? &p->a : &p->b;
+	}
+	if (t->rank != 2 || !L->t->mma_plan)
+		return NULL;
+	LowerMmaReq r;
+	memset(&r, 0, sizeof r);
+	r.ab = c->t_bf16;
+	r.acc = c->t_f32;
+	lower_mma_group(L, a->role[v->id], &r);
+	if (kind == c->kw.mma_acc) {
+		r.m = t->dims[0], r.n = t->dims[1], r.k = 16;
+		r.chain = a->chain_a[root];
+	} else if (kind == c->kw.mma_a) {
+		r.m = t->dims[0], r.k = t->dims[1], r.n = 64;
+		r.chain = true; /* warps along rows, as for an accumulator that feeds A */
+	} else {
+		r.k = t->dims[0], r.n = t->dims[1], r.m = 16; /* warps along N */
+	}
+	LowerMmaPlan *p = ir_arena_alloc(&L->arena, sizeof *p);
+	if (!L->t->mma_plan(L, &r, p))
+		return NULL;
+	if (kind == c->kw.mma_acc)
+		return &p->acc;
+	if (kind == c->kw.mma_a)
+		return p->a_reg ? &p->a : NULL;
+	return p->b_reg ? &p->b : NULL;
+}
+
+/* Instantiates the #ave.reg layout of every register tile that has one (a.pin). */
+static bool
+pin_layouts(Assign *a, uint32_t n)
+{
+	Lower *L = a->L;
+	IrCtx *c = L->c;
+	for (uint32_t i = 0; i < n; i++) {
+		IrValue *v = a->val[i];
+		IrStr kind = v ? pin_kind(c, v->type) : NULL;
+		if (!kind)
+			continue;
+		IrType *t = v->type;
+		int root = find(a, (int)i);
+		const LowerLayout *l = NULL;
+		char why[128] = "";
+		if (kind == c->kw.blocked) {
+			LowerScope s;
+			lower_scope_shape(L, a->role[i], &s);
+			LowerLayout b;
+			if (lower_layout_blocked(&b, t->rank, t->dims, a->esize[root], s.lane_bits,
+			                         s.warp_bits))
+				l = dup(L, &b);
+			else
+				snprintf(why, sizeof why,
+				         ": every dimension must be a power of two and a thread may "
+				         "hold at most %d elements",
+				         LOWER_MAX_REGS);
+		} else {
+			l = mma_pin(a, v, kind);
+			if (!l && t->rank != 2)
+				snprintf(why, sizeof why, ": MMA layouts are 2-D");
+			else if (!l && kind == c->kw.mma_acc)
+				snprintf(why, sizeof why, ": no MMA instruction of the target has an "
+				                          "accumulator that tiles it");
+			else if (!l)
+				snprintf(why, sizeof why,
+				         ": no MMA instruction of the target reads %s operand of that "
+				         "shape from registers",
+				         kind == c->kw.mma_a ? "an A" : "a B");
+		}
+		if (!l) {
+			char what[64];
+			vwhat(v, what, sizeof what);
+			return lower_error(L, vloc(v),
+			                   "%s '%%%s' asks for '#ave.reg<%s>', which target '%s' "
+			                   "cannot give '%s'%s",
+			                   what, vname(v), kind, L->t->name, ir_type_str(c, t), why);
+		}
+		a->pin[i] = l;
 	}
 	return true;
 }
@@ -223,17 +381,33 @@ check_scopes(IrOp *op, void *ud)
 	return true;
 }
 
+/* The pending tile of a planned ave.mma.async stays in the instruction's accumulator registers
+ * until its ave.mma.wait, which converts it to the wait's layout (the same type, so the same
+ * #ave.reg). */
+static bool
+pending(IrOp *op, void *ud)
+{
+	Lower *L = ((Assign *)ud)->L;
+	if (op->code == IR_OP_MMA_ASYNC && L->has_plan[op->id])
+		L->lay[op->res[0].id] = &L->plans[op->id]->acc;
+	return true;
+}
+
 bool
 lower_assign_layouts(Lower *L)
 {
 	uint32_t n = L->nvals + 1;
-	Assign a = {L, NULL, NULL, NULL, NULL, NULL, NULL};
+	Assign a = {L, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	a.parent = ir_arena_alloc(&L->arena, sizeof(int) * n);
 	a.cls = ir_arena_alloc(&L->arena, sizeof(LowerLayout *) * n);
 	a.val = ir_arena_alloc(&L->arena, sizeof(IrValue *) * n);
 	a.role = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
 	a.esize = ir_arena_alloc(&L->arena, sizeof(int) * n);
 	a.chain_a = ir_arena_alloc(&L->arena, n);
+	a.pin = ir_arena_alloc(&L->arena, sizeof(LowerLayout *) * n);
+	a.mma_acc = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
+	a.mma_a = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
+	a.mma_b = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
 	for (uint32_t i = 0; i < n; i++)
 		a.parent[i] = (int)i;
 	ir_walk_op(L->kernel, collect, &a);
@@ -248,6 +422,13 @@ lower_assign_layouts(Lower *L)
 		}
 	ir_walk_op(L->kernel, mark_chain, &a);
 	ir_walk_op(L->kernel, plan, &a);
+	ir_walk_op(L->kernel, index_mmas, &a);
+	if (!pin_layouts(&a, n))
+		return false;
+	/* A class without an MMA result takes the layout of its first pinned member. */
+	for (uint32_t i = 0; i < n; i++)
+		if (a.pin[i] && !a.cls[find(&a, (int)i)])
+			a.cls[find(&a, (int)i)] = a.pin[i];
 	for (Derive dv = {&a, true}; dv.changed;) {
 		dv.changed = false;
 		ir_walk_op(L->kernel, derive, &dv);
@@ -273,7 +454,8 @@ lower_assign_layouts(Lower *L)
 			}
 			a.cls[r] = dup(L, &l);
 		}
-		L->lay[i] = a.cls[r];
+		L->lay[i] = a.pin[i] ? a.pin[i] : a.cls[r];
 	}
+	ir_walk_op(L->kernel, pending, &a);
 	return true;
 }
