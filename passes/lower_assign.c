@@ -10,6 +10,7 @@
  * The choice only affects speed: where two layouts meet, the lowering converts (by register
  * permutation where it can, else through shared memory). A kind the target cannot give a tile is
  * an error at the op that defines it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -25,6 +26,7 @@ typedef struct Assign {
 	const LowerLayout **pin; /* by id: the layout #ave.reg fixes, else NULL */
 	IrOp **mma_acc, **mma_a, **mma_b; /* by root: the first planned product whose result, A or
 					      B operand (from registers) is a member */
+	IrValue **cls_pin;       /* by root: the pinned member whose layout the class took */
 } Assign;
 
 static int
@@ -381,6 +383,145 @@ check_scopes(IrOp *op, void *ud)
 	return true;
 }
 
+/* ---- remarks: what a pinned layout costs ---- */
+
+static const char *
+kind_name(LowerLayoutKind k)
+{
+	static const char *const names[LOWER_LAYOUT_KINDS] = {
+	    [LOWER_BLOCKED] = "blocked", [LOWER_MMA_ACC] = "mma_acc", [LOWER_MMA_A] = "mma_a",
+	    [LOWER_MMA_B] = "mma_b",     [LOWER_SLICED] = "sliced",   [LOWER_OTHER] = "other"};
+	return k >= 0 && k < LOWER_LAYOUT_KINDS ? names[k] : "other";
+}
+
+/* How v's layout is named in remarks: its #ave.reg, the one its class took from a pinned
+ * member, or the kind the compiler chose. */
+static void
+lay_desc(Assign *a, IrValue *v, char *buf, size_t n)
+{
+	IrCtx *c = a->L->c;
+	IrStr k = pin_kind(c, v->type);
+	IrValue *p = a->cls_pin[find(a, (int)v->id)];
+	if (k)
+		snprintf(buf, n, "'#ave.reg<%s>'", k);
+	else if (p)
+		snprintf(buf, n, "the '#ave.reg<%s>' of '%%%s'", pin_kind(c, p->type), vname(p));
+	else
+		snprintf(buf, n, "%s", kind_name(a->L->lay[v->id]->kind));
+}
+
+static const char *
+how(Lower *L, const LowerLayout *from, const LowerLayout *to)
+{
+	int *perm = ir_arena_alloc(&L->arena, sizeof(int) * (size_t)lower_layout_nregs(to));
+	return lower_layout_regperm(from, to, perm) ? "a register permutation"
+	                                            : "through shared memory";
+}
+
+/* A remark at op when the layout `v` has (`have`) is not the one op works in (`need`, described
+ * by `needs`) and a #ave.reg is involved: the lowering converts there. */
+static void
+conv_remark(Assign *a, IrOp *op, const char *role, IrValue *v, const LowerLayout *have,
+            const LowerLayout *need, const char *needs, bool to_need)
+{
+	Lower *L = a->L;
+	if (lower_layout_equal(have, need))
+		return;
+	char d[128];
+	lay_desc(a, v, d, sizeof d);
+	ir_remark(L->c, op->loc, "'%s' converts %s '%%%s' from %s to %s on target '%s' (%s)",
+	          ir_op_name(op->code), role, vname(v), to_need ? d : needs, to_need ? needs : d,
+	          L->t->name, to_need ? how(L, have, need) : how(L, need, have));
+}
+
+static bool
+pinned(Assign *a, IrValue *v)
+{
+	return v && a->val[v->id] && a->pin[v->id];
+}
+
+/* v is pinned, or its class took the layout of a pinned member. */
+static bool
+touched(Assign *a, IrValue *v)
+{
+	return pinned(a, v) || (v && a->val[v->id] && a->cls_pin[find(a, (int)v->id)]);
+}
+
+static bool
+report(IrOp *op, void *ud)
+{
+	Assign *a = ud;
+	Lower *L = a->L;
+	const LowerLayout **lay = L->lay;
+	char need[192];
+	IrValue *x = item_val(op, 0), *y = op->nres ? &op->res[0] : NULL;
+	if ((op->code == IR_OP_MMA || op->code == IR_OP_MMA_ASYNC) && L->has_plan[op->id]) {
+		const LowerMmaPlan *p = L->plans[op->id];
+		IrValue *acc = item_val(op, 2);
+		snprintf(need, sizeof need, "the instruction's accumulator layout (%s)",
+		         kind_name(p->acc.kind));
+		if (pinned(a, acc))
+			conv_remark(a, op, "accumulator", acc, lay[acc->id], &p->acc, need, true);
+		if (op->code == IR_OP_MMA && pinned(a, y))
+			conv_remark(a, op, "its result", y, lay[y->id], &p->acc, need, false);
+		for (int i = 0; i < 2; i++) {
+			IrValue *v = item_val(op, i);
+			bool reg = i ? p->b_reg : p->a_reg;
+			const LowerLayout *w = i ? &p->b : &p->a;
+			if (!touched(a, v))
+				continue;
+			snprintf(need, sizeof need, "the instruction's %s layout (%s)", i ? "B" : "A",
+			         kind_name(w->kind));
+			if (reg)
+				conv_remark(a, op, i ? "B operand" : "A operand", v, lay[v->id], w,
+				            need, true);
+			else
+				ir_remark(L->c, op->loc,
+				          "'%s' stages %s operand '%%%s' in shared memory for the "
+				          "instruction on target '%s', which reads it from there",
+				          ir_op_name(op->code), i ? "B" : "A", vname(v), L->t->name);
+		}
+	} else if (op->code == IR_OP_MMA_WAIT && x && x->kind == IR_VAL_RESULT &&
+	           L->has_plan[x->op->id] && pinned(a, y)) {
+		const LowerMmaPlan *p = L->plans[x->op->id];
+		snprintf(need, sizeof need, "the instruction's accumulator layout (%s)",
+		         kind_name(p->acc.kind));
+		conv_remark(a, op, "its result", y, lay[y->id], &p->acc, need, false);
+	} else if ((op->code == IR_OP_REDUCE || op->code == IR_OP_BCAST ||
+	            op->code == IR_OP_TRANS) &&
+	           x && a->val[x->id] && y && a->val[y->id] && (touched(a, x) || touched(a, y))) {
+		LowerLayout t;
+		int64_t d = 0;
+		IrGroup *g = ir_op_group(op, L->c->kw.dim);
+		if (g)
+			ir_expr_eval_const(g->item[0].e, &d);
+		if (op->code == IR_OP_BCAST) {
+			lower_layout_slice(lay[y->id], (int)d, &t, NULL);
+			snprintf(need, sizeof need, "the slice of its result's layout");
+			conv_remark(a, op, "operand", x, lay[x->id], &t, need, true);
+		} else {
+			if (op->code == IR_OP_REDUCE)
+				lower_layout_slice(lay[x->id], (int)d, &t, NULL);
+			else
+				lower_layout_transpose(lay[x->id], &t);
+			snprintf(need, sizeof need, "the %s of its operand's layout",
+			         op->code == IR_OP_REDUCE ? "slice" : "transpose");
+			conv_remark(a, op, "its result", y, lay[y->id], &t, need, false);
+		}
+	} else if (ir_op_has_trait(L->c, op, IR_TRAIT_ELEMWISE) && y && a->val[y->id]) {
+		for (int i = 0; i < op->nitem; i++) {
+			IrValue *v = item_val(op, i);
+			if (!v || !a->val[v->id] || (!touched(a, v) && !touched(a, y)))
+				continue;
+			char d[128];
+			lay_desc(a, y, d, sizeof d);
+			snprintf(need, sizeof need, "its result's layout (%s)", d);
+			conv_remark(a, op, "operand", v, lay[v->id], lay[y->id], need, true);
+		}
+	}
+	return true;
+}
+
 /* The pending tile of a planned ave.mma.async stays in the instruction's accumulator registers
  * until its ave.mma.wait, which converts it to the wait's layout (the same type, so the same
  * #ave.reg). */
@@ -393,11 +534,34 @@ pending(IrOp *op, void *ud)
 	return true;
 }
 
+/* A remark per register tile whose layout #ave.reg fixes: the bases it got. */
+static void
+pin_remarks(Assign *a, uint32_t n)
+{
+	Lower *L = a->L;
+	for (uint32_t i = 0; i < n; i++) {
+		IrValue *v = a->val[i];
+		if (!v || !a->pin[i] || L->lay[i] != a->pin[i])
+			continue; /* not pinned, or pending (see `pending`) */
+		char what[64], *buf = NULL;
+		size_t len = 0;
+		vwhat(v, what, sizeof what);
+		FILE *f = open_memstream(&buf, &len);
+		if (!f)
+			ir_unreachable("open_memstream failed");
+		lower_layout_print(a->pin[i], f);
+		fclose(f);
+		ir_remark(L->c, vloc(v), "%s '%%%s' has layout '#ave.reg<%s>' on target '%s': %s",
+		          what, vname(v), pin_kind(L->c, v->type), L->t->name, buf);
+		free(buf);
+	}
+}
+
 bool
 lower_assign_layouts(Lower *L)
 {
 	uint32_t n = L->nvals + 1;
-	Assign a = {L, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	Assign a = {L, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	a.parent = ir_arena_alloc(&L->arena, sizeof(int) * n);
 	a.cls = ir_arena_alloc(&L->arena, sizeof(LowerLayout *) * n);
 	a.val = ir_arena_alloc(&L->arena, sizeof(IrValue *) * n);
@@ -408,6 +572,7 @@ lower_assign_layouts(Lower *L)
 	a.mma_acc = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
 	a.mma_a = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
 	a.mma_b = ir_arena_alloc(&L->arena, sizeof(IrOp *) * n);
+	a.cls_pin = ir_arena_alloc(&L->arena, sizeof(IrValue *) * n);
 	for (uint32_t i = 0; i < n; i++)
 		a.parent[i] = (int)i;
 	ir_walk_op(L->kernel, collect, &a);
@@ -427,8 +592,10 @@ lower_assign_layouts(Lower *L)
 		return false;
 	/* A class without an MMA result takes the layout of its first pinned member. */
 	for (uint32_t i = 0; i < n; i++)
-		if (a.pin[i] && !a.cls[find(&a, (int)i)])
+		if (a.pin[i] && !a.cls[find(&a, (int)i)]) {
 			a.cls[find(&a, (int)i)] = a.pin[i];
+			a.cls_pin[find(&a, (int)i)] = a.val[i];
+		}
 	for (Derive dv = {&a, true}; dv.changed;) {
 		dv.changed = false;
 		ir_walk_op(L->kernel, derive, &dv);
@@ -457,5 +624,7 @@ lower_assign_layouts(Lower *L)
 		L->lay[i] = a.pin[i] ? a.pin[i] : a.cls[r];
 	}
 	ir_walk_op(L->kernel, pending, &a);
+	pin_remarks(&a, n);
+	ir_walk_op(L->kernel, report, &a);
 	return true;
 }
