@@ -281,7 +281,7 @@ mma_pin(Assign *a, IrValue *v, IrStr kind)
 		const LowerMmaPlan *p = L->plans[op->id];
 		return kind == c->kw.mma_acc ? &p->acc : kind == c->kw.mma_a ? &p->a : &p->b;
 	}
-	if (t->rank != 2 || !L->t->mma_plan)
+	if (t->rank != 2 || !L->t->mma_plan) /* the verifier refuses MMA kinds on other ranks */
 		return NULL;
 	LowerMmaReq r;
 	memset(&r, 0, sizeof r);
@@ -336,9 +336,7 @@ pin_layouts(Assign *a, uint32_t n)
 				         LOWER_MAX_REGS);
 		} else {
 			l = mma_pin(a, v, kind);
-			if (!l && t->rank != 2)
-				snprintf(why, sizeof why, ": MMA layouts are 2-D");
-			else if (!l && kind == c->kw.mma_acc)
+			if (!l && kind == c->kw.mma_acc)
 				snprintf(why, sizeof why, ": no MMA instruction of the target has an "
 				                          "accumulator that tiles it");
 			else if (!l)
