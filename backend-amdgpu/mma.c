@@ -242,8 +242,9 @@ amdgpu_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 	default:
 		return false; /* f8 (gfx942's MFMA takes the FNUZ formats, not OCP's), f64: FMAs */
 	}
-	IrValue *av = ir_item_value(r->op, &r->op->item[0]);
-	bool rows = r->chain || (ir_type_is_reg_tile(av->type) && from_mma(c, av, 0));
+	/* r->op is NULL when layout assignment asks for the layouts of a product (#ave.reg). */
+	IrValue *av = r->op ? ir_item_value(r->op, &r->op->item[0]) : NULL;
+	bool rows = r->chain || (av && ir_type_is_reg_tile(av->type) && from_mma(c, av, 0));
 	AmdMfma cand[2] = {big, small};
 	int pick = -1, used = -1, wm = 0;
 	for (int i = 0; i < 2; i++) {

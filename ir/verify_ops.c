@@ -297,6 +297,13 @@ check_layout(IrCtx *c, IrLoc loc, const IrType *t)
 	if (!l->kw || (l->kw != c->kw.blocked && l->kw != c->kw.mma_acc && l->kw != c->kw.mma_a &&
 		       l->kw != c->kw.mma_b))
 		return ERR(loc, "'#ave.reg' kind must be blocked, mma_acc, mma_a or mma_b");
+	if (l->kw != c->kw.blocked && t->rank != 2)
+		return ERR(loc, "'#ave.reg<%s>' is an MMA layout and needs a 2-D tile, found '%s'", l->kw,
+			   ts(c, t));
+	/* The target chooses instruction shapes and warp arrangements: no parameters yet. */
+	if (l->n)
+		return ERR(loc, "unknown key '%s' in '#ave.reg' (it takes only a kind: the target "
+			   "chooses the instruction shape)", l->keys[0]);
 	return true;
 }
 

@@ -37,10 +37,13 @@ lower_mma_request(Lower *L, IrOp *op, LowerMmaReq *r, LowerSmemLayout *sa, Lower
 		r->a_smem = sa;
 	if (tb && lower_smem_layout(L->c, tb, sb))
 		r->b_smem = sb;
-	r->nwarps = L->scope.nwarps;
-	r->warp_bits = L->scope.warp_bits;
+	lower_mma_group(L, ir_role_of(op), r);
+}
+
+void
+lower_mma_group(Lower *L, IrOp *role, LowerMmaReq *r)
+{
 	r->first_warp = 0;
-	IrOp *role = ir_role_of(op);
 	if (role) {
 		LowerScope s;
 		lower_scope_shape(L, role, &s);

@@ -38,7 +38,8 @@ usage(FILE *f)
 	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
 	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
 	      "  --time                  print the time of each stage to standard error\n"
-	      "  -v                      --time, and report remarks (shared-memory use, ...)\n"
+	      "  -v                      --time, and report remarks (shared-memory use, the layouts\n"
+	      "                          #ave.reg fixes and the conversions they cost, ...)\n"
 	      "  --diagnostics-format=F  text (default) or json\n",
 	      f);
 	char names[256];
