@@ -137,16 +137,19 @@ test_wave_bytes(void)
 		}
 }
 
-/* The update of sync.c in C: returns true when it completes the phase (and re-arms). */
+/* The update of sync.c in C: returns true when it completes the phase
+ * (and re-arms it, again while the re-armed phase has nothing pending). test_mbar.c explores the
+ * interleavings of these atomics between waves. */
 static bool
 mbar_update(int64_t *word, int64_t delta, int64_t count)
 {
-	int64_t old = *word;
 	*word += delta;
-	if ((old >> AMDGPU_MBAR_PHASE_BITS) + (delta >> AMDGPU_MBAR_PHASE_BITS) != 0)
+	if (*word >> AMDGPU_MBAR_PHASE_BITS != 0)
 		return false;
-	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1, ph = old & mask;
-	*word += amdgpu_mbar_word(count, 0, 0) + (ph == mask ? -mask : 1);
+	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1;
+	do
+		*word += amdgpu_mbar_word(count, 0, 0) + ((*word & mask) == mask ? -mask : 1);
+	while (*word >> AMDGPU_MBAR_PHASE_BITS <= 0);
 	return true;
 }
 
