@@ -262,9 +262,11 @@ explore(Check *c, const State *s)
 		c->depth--;
 	}
 	if (!moved) {
-		/* A final state. Waves still waiting here wait for a phase that NVIDIA's barrier has
-		 * not completed either (a program error there too: counted, not judged) or for one
-		 * the model failed to complete. */
+		/* A final state. A hang: the model completed fewer phases than NVIDIA, or a wave waits
+		 * for a phase NVIDIA completed and the model did not. Otherwise a wave still waiting
+		 * was left two phases behind, its parity back (ambiguous on NVIDIA too: counted, not
+		 * judged), or an event is left that NVIDIA's barrier could not take (no execution:
+		 * pruned). */
 		bool hang = s->emu_done < s->ref_done;
 		for (int i = 0; i < sc->nwaves; i++)
 			if (s->pc[i] < sc->len[i] && sc->prog[i][s->pc[i]].kind == EV_WAIT &&
