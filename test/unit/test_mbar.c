@@ -31,9 +31,9 @@ typedef struct Step {
 } Step;
 
 typedef struct Scenario {
-	int count;        /* ave.mbar.alloc count(n) */
-	int nphases;      /* phases the events make up */
-	int64_t phase0;   /* the phase bits at the start (0xfffe crosses the 16-bit wrap) */
+	int count;      /* ave.mbar.alloc count(n) */
+	int nphases;    /* phases the events make up */
+	int64_t phase0; /* the phase bits at the start (0xfffe crosses the 16-bit wrap) */
 	int nwaves;
 	int len[MAXW];
 	Step prog[MAXW][MAXSTEPS];
@@ -64,7 +64,8 @@ delta(const Step *s)
 	case EV_ARRIVE:
 		return amdgpu_mbar_word(-s->n, 0, 0);
 	case EV_EXPECT:
-		return (int64_t)((uint64_t)(s->n - ((int64_t)1 << AMDGPU_MBAR_ARRIVAL_SHIFT)) << AMDGPU_MBAR_PHASE_BITS);
+		return (int64_t)((uint64_t)(s->n - ((int64_t)1 << AMDGPU_MBAR_ARRIVAL_SHIFT))
+		                 << AMDGPU_MBAR_PHASE_BITS);
 	default:
 		return (int64_t)((uint64_t)-s->n << AMDGPU_MBAR_PHASE_BITS);
 	}
@@ -179,7 +180,8 @@ step(Check *c, State *s, int i)
 	}
 	const Step *st = &sc->prog[i][s->pc[i]];
 	if (st->kind == EV_WAIT) {
-		/* Released when the phase's parity differs from the parity of the phase waited for. */
+		/* Released when the phase's parity differs from the parity of the phase waited for.
+		 */
 		int64_t want = (sc->phase0 + st->n) & 1;
 		if ((s->word & 1) == want)
 			return false;
@@ -193,7 +195,9 @@ step(Check *c, State *s, int i)
 	/* NVIDIA: the event applies to the current phase, which completes when arrivals and
 	 * transactions are both zero and re-arms. */
 	int32_t arr = s->ref_arr - (st->kind == EV_ARRIVE ? (int32_t)st->n : st->kind == EV_EXPECT);
-	int64_t tx = s->ref_tx + (st->kind == EV_EXPECT ? st->n : st->kind == EV_COMPLETE ? -st->n : 0);
+	int64_t tx = s->ref_tx + (st->kind == EV_EXPECT     ? st->n
+	                          : st->kind == EV_COMPLETE ? -st->n
+	                                                    : 0);
 	if (arr < 0 || (arr == 0 && tx < 0))
 		return false;
 	s->ref_arr = arr;
@@ -202,7 +206,8 @@ step(Check *c, State *s, int i)
 		s->ref_done++;
 		s->ref_arr = sc->count;
 	}
-	/* The model: update()'s first atomicrmw; the result with pending == 0 completes the phase. */
+	/* The model: update()'s first atomicrmw; the result with pending == 0 completes the phase.
+	 */
 	int64_t d = delta(st), old = s->word;
 	s->word += d;
 	if (pending(old + d) == 0) {
@@ -240,7 +245,8 @@ explore(Check *c, const State *s)
 	 * word for word whenever no wave is re-arming. */
 	if (s->emu_done > s->ref_done ||
 	    (quiescent(s, sc->nwaves) &&
-	     s->word != amdgpu_mbar_word(s->ref_arr, s->ref_tx, (sc->phase0 + s->ref_done) & MASK))) {
+	     s->word !=
+	         amdgpu_mbar_word(s->ref_arr, s->ref_tx, (sc->phase0 + s->ref_done) & MASK))) {
 		c->diverged++;
 		violation(c, "diverged");
 	}
@@ -262,15 +268,16 @@ explore(Check *c, const State *s)
 		c->depth--;
 	}
 	if (!moved) {
-		/* A final state. A hang: the model completed fewer phases than NVIDIA, or a wave waits
-		 * for a phase NVIDIA completed and the model did not. Otherwise a wave still waiting
-		 * was left two phases behind, its parity back (ambiguous on NVIDIA too: counted, not
-		 * judged), or an event is left that NVIDIA's barrier could not take (no execution:
-		 * pruned). */
+		/* A final state. A hang: the model completed fewer phases than NVIDIA, or a wave
+		 * waits for a phase NVIDIA completed and the model did not. Otherwise a wave still
+		 * waiting was left two phases behind, its parity back (ambiguous on NVIDIA too:
+		 * counted, not judged), or an event is left that NVIDIA's barrier could not take
+		 * (no execution: pruned). */
 		bool hang = s->emu_done < s->ref_done;
 		for (int i = 0; i < sc->nwaves; i++)
 			if (s->pc[i] < sc->len[i] && sc->prog[i][s->pc[i]].kind == EV_WAIT &&
-			    sc->prog[i][s->pc[i]].n < s->ref_done && s->emu_done <= sc->prog[i][s->pc[i]].n)
+			    sc->prog[i][s->pc[i]].n < s->ref_done &&
+			    s->emu_done <= sc->prog[i][s->pc[i]].n)
 				hang = true;
 		if (hang) {
 			c->hangs++;
@@ -278,7 +285,7 @@ explore(Check *c, const State *s)
 		} else if (events_left || s->ref_done != sc->nphases) {
 			c->pruned++; /* no valid way on: NVIDIA's barrier would be stuck as well */
 		} else if (s->pc[0] < sc->len[0] || s->pc[1] < sc->len[1] ||
-			   (sc->nwaves > 2 && s->pc[2] < sc->len[2])) {
+		           (sc->nwaves > 2 && s->pc[2] < sc->len[2])) {
 			c->ambiguous++; /* a waiter two phases behind: ambiguous on NVIDIA too */
 		} else {
 			paths = 1;
@@ -318,7 +325,8 @@ print_bad(Check *c)
 	const Scenario *sc = &c->bad_sc;
 	static const char *const kind[] = {"arrive", "expect_tx", "complete_tx", "wait"};
 	c->sc = sc;
-	printf("counterexample, %s (count(%d), phase bits from %#llx):\n", c->bad_kind, sc->count, (unsigned long long)sc->phase0);
+	printf("counterexample, %s (count(%d), phase bits from %#llx):\n", c->bad_kind, sc->count,
+	       (unsigned long long)sc->phase0);
 	for (int i = 0; i < sc->nwaves; i++) {
 		printf("  wave %d:", i);
 		for (int j = 0; j < sc->len[i]; j++)
@@ -331,15 +339,19 @@ print_bad(Check *c)
 		bool re = s.rearming[i];
 		const Step *st = &sc->prog[i][s.pc[i]];
 		step(c, &s, i);
-		int64_t p = pending(s.word), arr = (p + ((int64_t)1 << (AMDGPU_MBAR_ARRIVAL_SHIFT - 1))) >> AMDGPU_MBAR_ARRIVAL_SHIFT;
-		printf("  %2d. wave %d %-16s -> pending %lld arrivals %+lld bytes, phase %#llx; NVIDIA: %d phases done\n",
+		int64_t p = pending(s.word),
+		        arr = (p + ((int64_t)1 << (AMDGPU_MBAR_ARRIVAL_SHIFT - 1))) >>
+		              AMDGPU_MBAR_ARRIVAL_SHIFT;
+		printf("  %2d. wave %d %-16s -> pending %lld arrivals %+lld bytes, phase %#llx; "
+		       "NVIDIA: %d phases done\n",
 		       k + 1, i, re ? "re-arm" : kind[st->kind], (long long)arr,
-		       (long long)(p - arr * ((int64_t)1 << AMDGPU_MBAR_ARRIVAL_SHIFT)), (unsigned long long)(s.word & MASK),
-		       s.ref_done);
+		       (long long)(p - arr * ((int64_t)1 << AMDGPU_MBAR_ARRIVAL_SHIFT)),
+		       (unsigned long long)(s.word & MASK), s.ref_done);
 	}
 	for (int i = 0; i < sc->nwaves; i++)
 		if (s.pc[i] < sc->len[i] && sc->prog[i][s.pc[i]].kind == EV_WAIT)
-			printf("  wave %d waits for phase %lld (parity %lld) forever\n", i, (long long)sc->prog[i][s.pc[i]].n,
+			printf("  wave %d waits for phase %lld (parity %lld) forever\n", i,
+			       (long long)sc->prog[i][s.pc[i]].n,
 			       (long long)((sc->phase0 + sc->prog[i][s.pc[i]].n) & 1));
 	printf("  end: %d phases completed, NVIDIA completed %d\n", s.emu_done, s.ref_done);
 }
@@ -359,7 +371,8 @@ add(Scenario *sc, int w, int kind, int64_t n)
 static void
 family(Check *c, int nphases, int64_t phase0, int *scenarios)
 {
-	static const Step ev[4] = {{EV_COMPLETE, 16}, {EV_EXPECT, 32}, {EV_COMPLETE, 16}, {EV_ARRIVE, 1}};
+	static const Step ev[4] = {
+	    {EV_COMPLETE, 16}, {EV_EXPECT, 32}, {EV_COMPLETE, 16}, {EV_ARRIVE, 1}};
 	int nev = 4 * nphases;
 	for (unsigned deal = 0; deal < 1u << nev; deal++) {
 		Scenario sc;
@@ -445,11 +458,13 @@ main(void)
 	int scenarios;
 
 	run(&c, PROTO_NEW, &scenarios);
-	printf("new protocol: %d scenarios, %llu states, %llu interleavings, %llu ambiguous on NVIDIA too, "
+	printf("new protocol: %d scenarios, %llu states, %llu interleavings, %llu ambiguous on "
+	       "NVIDIA too, "
 	       "%llu pruned; %llu diverged, %llu early, %llu hangs\n",
 	       scenarios, (unsigned long long)c.states, (unsigned long long)c.interleavings,
-	       (unsigned long long)c.ambiguous, (unsigned long long)c.pruned, (unsigned long long)c.diverged,
-	       (unsigned long long)c.early, (unsigned long long)c.hangs);
+	       (unsigned long long)c.ambiguous, (unsigned long long)c.pruned,
+	       (unsigned long long)c.diverged, (unsigned long long)c.early,
+	       (unsigned long long)c.hangs);
 	CHECK(c.states > 0 && c.interleavings > 0);
 	CHECK_EQ(c.overflow, 0);
 	CHECK_EQ(c.diverged, 0);
@@ -459,9 +474,11 @@ main(void)
 		print_bad(&c);
 
 	run(&c, PROTO_OLD, &scenarios);
-	printf("old protocol: %d scenarios, %llu states, %llu interleavings; %llu diverged, %llu early, %llu hangs\n",
+	printf("old protocol: %d scenarios, %llu states, %llu interleavings; %llu diverged, %llu "
+	       "early, %llu hangs\n",
 	       scenarios, (unsigned long long)c.states, (unsigned long long)c.interleavings,
-	       (unsigned long long)c.diverged, (unsigned long long)c.early, (unsigned long long)c.hangs);
+	       (unsigned long long)c.diverged, (unsigned long long)c.early,
+	       (unsigned long long)c.hangs);
 	CHECK_EQ(c.overflow, 0);
 	CHECK(c.hangs > 0);
 	CHECK(c.diverged > 0);
