@@ -104,6 +104,13 @@ LowerAtom amdgpu_atom_c(AmdMfma i);
 LowerAtom amdgpu_atom_a(AmdMfma i);
 LowerAtom amdgpu_atom_b(AmdMfma i);
 bool amdgpu_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p);
+/* The staging buffer of a register B operand (k x n, or n x k with transpose_b) whose fragments
+ * hold `nelem` elements along K: K contiguous where nelem > 1, addressed in the value's own
+ * coordinates. */
+void amdgpu_b_stage(LowerSmemLayout *s, int64_t k, int64_t n, int es, int nelem, bool trans_b);
+/* Whether a lane's `nelem` elements of a fragment, consecutive along view dimension `sdim`, are
+ * one aligned vector in layout y (before any view origin). */
+bool amdgpu_frag_vec(const LowerSmemLayout *y, int sdim, int nelem);
 bool amdgpu_mma_emit(Lower *L, const LowerMmaReq *r, const LowerMmaPlan *p, const LowerOperand *a,
 		     const LowerOperand *b, LowerFrag *acc);
 

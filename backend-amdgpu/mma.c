@@ -218,6 +218,50 @@ operand_layout(LowerLayout *l, int64_t m, int64_t k, const LowerAtom *a, const L
 	return lower_layout_nregs(l) <= LOWER_MAX_REGS;
 }
 
+/* B's staging buffer. With transpose_b the value is n x k with K contiguous: staged as it is (a
+ * row-major tile, 16-byte stores). Without it, for 2-byte operands, the value is k x n and a lane
+ * reads E = 4 elements along K, so it is staged K contiguous however the value is stored: panels
+ * of E elements (8 bytes, one fragment's), n rows of them per panel, panels along K, 128-byte
+ * swizzle (the generic XOR of the 16-byte chunk with address bits 7..9). Each fragment is then one
+ * ds_read_b64, and 16 consecutive lanes (consecutive n) read 128 consecutive bytes, permuted: no
+ * bank conflict. The stores (one element each from the blocked load, consecutive lanes 8 apart
+ * along n) land in 8 different 16-byte chunks of 16 lanes. A row-major k x n tile instead needs E
+ * ds_read_u16 per fragment; K contiguous rows of the whole K would put the stores of a wave in
+ * one bank (rows 128 bytes apart, swizzled by n % 8, which they share). f32 reads one element per
+ * lane: row-major. */
+void
+amdgpu_b_stage(LowerSmemLayout *s, int64_t k, int64_t n, int es, int nelem, bool trans_b)
+{
+	if (trans_b || nelem == 1 || k % nelem) {
+		lower_stage_layout(s, trans_b ? n : k, trans_b ? k : n, es, true);
+		return;
+	}
+	memset(s, 0, sizeof *s);
+	s->rank = 2;
+	s->shape[0] = k;
+	s->shape[1] = n;
+	s->order[0] = 0; /* K fastest */
+	s->order[1] = 1;
+	s->esize = es;
+	s->panel_elems = nelem;
+	s->row_bytes = nelem * es;
+	s->panel_bytes = n * s->row_bytes;
+	s->bytes = (k / nelem) * s->panel_bytes;
+	for (int z = 128; z >= 32 && !s->swizzle; z /= 2)
+		if (s->panel_bytes % z == 0)
+			s->swizzle = z;
+	s->align = s->swizzle ? 8 * s->swizzle : 128;
+	if (s->align < 128)
+		s->align = 128;
+}
+
+bool
+amdgpu_frag_vec(const LowerSmemLayout *y, int sdim, int nelem)
+{
+	return nelem > 1 && y->order[0] == sdim && y->panel_elems % nelem == 0 &&
+	       y->row_bytes % (nelem * y->esize) == 0;
+}
+
 bool
 amdgpu_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 {
@@ -276,10 +320,7 @@ amdgpu_mma_plan(Lower *L, const LowerMmaReq *r, LowerMmaPlan *p)
 	p->b_reg = false;
 	int es = lower_elem_bytes(r->ab);
 	lower_stage_layout(&p->a_stage, r->m, r->k, es, true);
-	if (r->trans_b)
-		lower_stage_layout(&p->b_stage, r->n, r->k, es, true);
-	else
-		lower_stage_layout(&p->b_stage, r->k, r->n, es, true);
+	amdgpu_b_stage(&p->b_stage, r->k, r->n, es, f->ab_elems, r->trans_b);
 	return true;
 }
 
@@ -341,8 +382,7 @@ read_frag(Lower *L, const LowerSmem *s, const LowerLayout *al, LLVMValueRef *tc,
 	int es = lower_elem_bytes(elem);
 	LLVMValueRef base[2] = {LLVMBuildAdd(b, r0, tc[0], ""), LLVMBuildAdd(b, c0, tc[1], "")};
 	int sdim = trans ? 1 - kdim : kdim; /* the view dimension K runs along */
-	bool vec = nelem > 1 && y->order[0] == sdim && y->panel_elems % nelem == 0 &&
-		   y->row_bytes % (nelem * es) == 0 && (!s->org[sdim] || s->org_div[sdim] % nelem == 0);
+	bool vec = amdgpu_frag_vec(y, sdim, nelem) && (!s->org[sdim] || s->org_div[sdim] % nelem == 0);
 	LLVMValueRef coord[2];
 	if (vec) {
 		coord[0] = trans ? base[1] : base[0];

@@ -231,9 +231,13 @@ mbar_count(Lower *L, IrOp *op, const IrItem *it)
 	return n;
 }
 
-/* Adds delta (i64, a multiple of 2^16) to the word at addr. The update that brings the pending
- * count to zero completes the phase: it re-arms `count` arrivals and advances the phase in one
- * atomic add, so updates for the next phase that arrive meanwhile are kept. */
+/* Adds delta (i64, a multiple of 2^16, negative) to the word at addr. The update whose result has
+ * pending == 0 completes the phase and re-arms it: it adds `count` arrivals plus one phase step,
+ * and examines what that add returns. Updates that landed between the two atomics belong to the
+ * next phase (every delta is negative, so none of them saw zero); if they already bring the
+ * re-armed phase to pending <= 0, it is complete as well and is re-armed in turn, until a phase
+ * is left with something pending. test/unit/test_mbar.c models these atomics one to one and
+ * explores every interleaving. */
 static void
 update(Lower *L, LLVMValueRef addr, LLVMValueRef delta, int64_t count)
 {
@@ -242,17 +246,28 @@ update(Lower *L, LLVMValueRef addr, LLVMValueRef delta, int64_t count)
 	LLVMValueRef a[2] = {p, delta};
 	LLVMValueRef old = helper(L, AMD_LDS_ADD64, a, 2);
 	LLVMValueRef sh = LLVMConstInt(L->i64, AMDGPU_MBAR_PHASE_BITS, 0);
-	LLVMValueRef pending = LLVMBuildAdd(b, LLVMBuildAShr(b, old, sh, ""), LLVMBuildAShr(b, delta, sh, ""), "");
-	LLVMBasicBlockRef merge = lower_if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, pending, lower_i64(L, 0), ""),
-						 "mbar.complete");
+	LLVMValueRef cur = LLVMBuildAdd(b, old, delta, "");
+	LLVMBasicBlockRef merge = lower_if_begin(
+		L, LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAShr(b, cur, sh, ""), lower_i64(L, 0), ""), "mbar.complete");
+	LLVMBasicBlockRef entry = LLVMGetInsertBlock(b), rearm = lower_block(L, "mbar.rearm");
+	LLVMBuildBr(b, rearm);
+	LLVMPositionBuilderAtEnd(b, rearm);
+	/* w: the word after the last atomic, whose phase has just completed. */
+	LLVMValueRef w = LLVMBuildPhi(b, L->i64, "mbar.w");
 	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1;
-	LLVMValueRef ph = LLVMBuildAnd(b, old, lower_i64(L, mask), "");
+	LLVMValueRef ph = LLVMBuildAnd(b, w, lower_i64(L, mask), "");
 	LLVMValueRef step = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, ph, lower_i64(L, mask), ""),
 					    lower_i64(L, -mask), lower_i64(L, 1), "");
-	LLVMValueRef rearm = LLVMBuildAdd(b, lower_i64(L, amdgpu_mbar_word(count, 0, 0)), step, "");
-	LLVMValueRef r[2] = {p, rearm};
-	helper(L, AMD_LDS_ADD64, r, 2);
-	lower_if_end(L, merge);
+	LLVMValueRef d = LLVMBuildAdd(b, lower_i64(L, amdgpu_mbar_word(count, 0, 0)), step, "mbar.rearm");
+	LLVMValueRef r[2] = {p, d};
+	LLVMValueRef next = LLVMBuildAdd(b, helper(L, AMD_LDS_ADD64, r, 2), d, "");
+	LLVMValueRef again = LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAShr(b, next, sh, ""), lower_i64(L, 0), "");
+	LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+	LLVMValueRef in_v[2] = {cur, next};
+	LLVMBasicBlockRef in_b[2] = {entry, from};
+	LLVMAddIncoming(w, in_v, in_b, 2);
+	LLVMBuildCondBr(b, again, rearm, merge);
+	LLVMPositionBuilderAtEnd(b, merge);
 }
 
 bool

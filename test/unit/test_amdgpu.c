@@ -117,6 +117,105 @@ test_tiling(void)
 	CHECK(!lower_layout_tiled(&l, LOWER_MMA_ACC, odd, &c, 6, 2, 1));
 }
 
+/* Whether `n` lanes reading the 8 bytes from dword dw[i] on touch each of the 32 banks of LDS in
+ * one dword at most. */
+static bool
+one_per_bank(const int64_t *dw, int n)
+{
+	int64_t bank[32];
+	for (int b = 0; b < 32; b++)
+		bank[b] = -1;
+	for (int i = 0; i < n; i++)
+		for (int h = 0; h < 2; h++) {
+			int64_t d = dw[i] + h;
+			if (bank[d % 32] >= 0 && bank[d % 32] != d)
+				return false;
+			bank[d % 32] = d;
+		}
+	return true;
+}
+
+/* The B operand's staging, as the shared layer writes it and mma.c's fragments read it: every
+ * element of the staged value (k x n, or n x k with transpose_b) at its own bytes, and each
+ * lane's fragment one aligned vector along K whose elements are, in order, B[e + E (l / n)][l % n]
+ * of the block at (k0, n0) (the calculator's formula), for every lane, k step and block; and,
+ * without transpose_b, 16 consecutive lanes (the 128 bytes of one LDS cycle) read from 16 distinct
+ * pairs of banks. */
+static void
+test_b_stage(void)
+{
+	static const int64_t ks[] = {8, 16, 32, 64, 128}, ns[] = {16, 32, 64, 128};
+	bool all = true, wide = true, banks = true;
+	int cases = 0;
+	for (int i = 0; i < AMD_MFMA_COUNT; i++) {
+		const AmdMfmaInfo *f = amdgpu_mfma_info((AmdMfma)i);
+		LowerAtom ba = amdgpu_atom_b((AmdMfma)i);
+		LowerLayout bl = atom_layout(&ba);
+		int E = f->ab_elems, es = f->ab == IR_F32 ? 4 : 2;
+		for (int trans = 0; trans < 2; trans++)
+			for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
+				for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+					int64_t K = ks[a], N = ns[c];
+					if (K % f->k || N % f->n)
+						continue;
+					LowerSmemLayout y;
+					amdgpu_b_stage(&y, K, N, es, E, trans);
+					int sdim = trans ? 1 : 0; /* the view dimension K runs along */
+					bool vec = amdgpu_frag_vec(&y, sdim, E);
+					wide &= E == 1 || vec;
+					int64_t slots = y.bytes / es;
+					int64_t *at = malloc(sizeof(int64_t) * (size_t)slots);
+					for (int64_t x = 0; x < slots; x++)
+						at[x] = -1;
+					/* The staging writes: element (kk, nn) of B. */
+					for (int64_t kk = 0; kk < K; kk++)
+						for (int64_t nn = 0; nn < N; nn++) {
+							int64_t co[2] = {trans ? nn : kk, trans ? kk : nn};
+							int64_t off = lower_smem_offset(&y, co);
+							bool ok = off >= 0 && off + es <= y.bytes && off % es == 0 &&
+								  at[off / es] == -1;
+							all &= ok;
+							if (ok)
+								at[off / es] = kk * N + nn;
+						}
+					/* The fragment reads: E elements from the first one's bytes on. */
+					for (int64_t k0 = 0; k0 < K; k0 += f->k)
+						for (int64_t n0 = 0; n0 < N; n0 += f->n) {
+							int64_t dw[64];
+							for (int lane = 0; lane < 64; lane++) {
+								int64_t tc[2];
+								lower_layout_coord(&bl, 0, (uint32_t)lane, 0, tc);
+								int64_t co[2] = {k0 + tc[0], n0 + tc[1]};
+								if (trans) {
+									int64_t t = co[0];
+									co[0] = co[1];
+									co[1] = t;
+								}
+								int64_t off = lower_smem_offset(&y, co);
+								all &= E == 1 || off % (E * es) == 0;
+								dw[lane] = off / 4;
+								for (int e = 0; e < E; e++) {
+									int64_t want = (k0 + e + E * (lane / f->n)) * N + n0 +
+										       lane % f->n;
+									int64_t o = off / es + e;
+									all &= o < slots && at[o] == want;
+								}
+							}
+							/* Non-transposed 8-byte fragments: the 16 lanes an LDS
+							 * cycle serves (128 bytes) touch each bank once. */
+							for (int p = 0; !trans && E > 1 && p < 64; p += 16)
+								banks &= one_per_bank(dw + p, 16);
+						}
+					free(at);
+					cases++;
+				}
+	}
+	CHECK(all);
+	CHECK(wide);
+	CHECK(banks);
+	CHECK(cases > 40);
+}
+
 /* ---- copies and transaction barriers ---- */
 
 static void
@@ -137,16 +236,19 @@ test_wave_bytes(void)
 		}
 }
 
-/* The update of sync.c in C: returns true when it completes the phase (and re-arms). */
+/* The update of sync.c in C: returns true when it completes the phase
+ * (and re-arms it, again while the re-armed phase has nothing pending). test_mbar.c explores the
+ * interleavings of these atomics between waves. */
 static bool
 mbar_update(int64_t *word, int64_t delta, int64_t count)
 {
-	int64_t old = *word;
 	*word += delta;
-	if ((old >> AMDGPU_MBAR_PHASE_BITS) + (delta >> AMDGPU_MBAR_PHASE_BITS) != 0)
+	if (*word >> AMDGPU_MBAR_PHASE_BITS != 0)
 		return false;
-	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1, ph = old & mask;
-	*word += amdgpu_mbar_word(count, 0, 0) + (ph == mask ? -mask : 1);
+	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1;
+	do
+		*word += amdgpu_mbar_word(count, 0, 0) + ((*word & mask) == mask ? -mask : 1);
+	while (*word >> AMDGPU_MBAR_PHASE_BITS <= 0);
 	return true;
 }
 
@@ -382,6 +484,7 @@ main(void)
 	test_tiling();
 	test_wave_bytes();
 	test_mbar();
+	test_b_stage();
 	test_metadata();
 	test_f8();
 	return unit_summary();
