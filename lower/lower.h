@@ -292,7 +292,9 @@ struct LowerTarget {
 
 	/* Matrix multiply. plan: fill p for r (called during layout assignment, so it must not
 	 * build code); false when the target has no instruction for it (the shared layer then
-	 * multiplies with FMAs). The accumulator layout is the instruction's fragment (LowerAtom)
+	 * multiplies with FMAs). r->op is NULL when layout assignment asks for the layouts of a
+	 * product the kernel does not contain (to instantiate #ave.reg<mma_*>). The accumulator
+	 * layout is the instruction's fragment (LowerAtom)
 	 * tiled over the group (lower_layout_tiled). emit: acc (in p->acc) += a . b; a and b are
 	 * registers in p->a/p->b or shared-memory views (staged in a_stage/b_stage, or the program's
 	 * own tiles); an instruction that reads only registers (MFMA) loads shared-memory operands
@@ -497,6 +499,9 @@ const LowerLayout *lower_layout_dup(Lower *L, const LowerLayout *l);
 
 /* The request for an mma op (sa/sb receive the layouts of shared-memory operands). */
 void lower_mma_request(Lower *L, IrOp *op, LowerMmaReq *r, LowerSmemLayout *sa, LowerSmemLayout *sb);
+/* Fills the request's group (warps, warp bits, first warp) for a product inside `role` (NULL: the
+ * CTA). */
+void lower_mma_group(Lower *L, IrOp *role, LowerMmaReq *r);
 
 /* ---- lower_assign.c: layout assignment ---- */
 

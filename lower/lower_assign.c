@@ -351,7 +351,7 @@ pin_layouts(Assign *a, uint32_t n)
 			return lower_error(L, vloc(v),
 			                   "%s '%%%s' asks for '#ave.reg<%s>', which target '%s' "
 			                   "cannot give '%s'%s",
-			                   what, vname(v), kind, L->t->name, ir_type_str(c, t), why);
+			                   what, vname(v), kind, L->t->info->name, ir_type_str(c, t), why);
 		}
 		a->pin[i] = l;
 	}
@@ -429,7 +429,7 @@ conv_remark(Assign *a, IrOp *op, const char *role, IrValue *v, const LowerLayout
 	lay_desc(a, v, d, sizeof d);
 	ir_remark(L->c, op->loc, "'%s' converts %s '%%%s' from %s to %s on target '%s' (%s)",
 	          ir_op_name(op->code), role, vname(v), to_need ? d : needs, to_need ? needs : d,
-	          L->t->name, to_need ? how(L, have, need) : how(L, need, have));
+	          L->t->info->name, to_need ? how(L, have, need) : how(L, need, have));
 }
 
 static bool
@@ -477,7 +477,7 @@ report(IrOp *op, void *ud)
 				ir_remark(L->c, op->loc,
 				          "'%s' stages %s operand '%%%s' in shared memory for the "
 				          "instruction on target '%s', which reads it from there",
-				          ir_op_name(op->code), i ? "B" : "A", vname(v), L->t->name);
+				          ir_op_name(op->code), i ? "B" : "A", vname(v), L->t->info->name);
 		}
 	} else if (op->code == IR_OP_MMA_WAIT && x && x->kind == IR_VAL_RESULT &&
 	           L->has_plan[x->op->id] && pinned(a, y)) {
@@ -550,7 +550,7 @@ pin_remarks(Assign *a, uint32_t n)
 		lower_layout_print(a->pin[i], f);
 		fclose(f);
 		ir_remark(L->c, vloc(v), "%s '%%%s' has layout '#ave.reg<%s>' on target '%s': %s",
-		          what, vname(v), pin_kind(L->c, v->type), L->t->name, buf);
+		          what, vname(v), pin_kind(L->c, v->type), L->t->info->name, buf);
 		free(buf);
 	}
 }
