@@ -120,15 +120,6 @@ bool amdgpu_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
 		    size_t *outlen, double *timings);
 
 /* metadata.c: the NT_AMDGPU_METADATA note (MessagePack) of a code object */
-typedef struct AmdKernelMeta {
-	char name[128];
-	int64_t vgpr, agpr, sgpr, vgpr_spill, sgpr_spill, scratch, lds, kernarg, max_wg, wave;
-} AmdKernelMeta;
-
-/* Reads every kernel's resource usage from an ELF code object; returns the number of kernels
- * (at most max) or -1 when the file has no well-formed AMDGPU metadata note. */
-int amdgpu_read_metadata(const unsigned char *elf, size_t size, AmdKernelMeta *out, int max);
-
 /* lld.cpp: the in-process linker (built where liblld is; C linkage). Runs lld's ELF driver on
  * argv; returns its exit code, with what it printed in a malloc'd *messages. */
 int amdgpu_lld_link(int argc, const char **argv, char **messages);

@@ -181,8 +181,8 @@ static bool
 read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKernelInfo *infos, int ninfo)
 {
 	int max = ninfo + 8;
-	AmdKernelMeta *meta = calloc((size_t)max, sizeof *meta);
-	int n = amdgpu_read_metadata((const unsigned char *)hsaco, len, meta, max);
+	RaHsacoKernel *meta = calloc((size_t)max, sizeof *meta);
+	int n = ra_hsaco_read((const unsigned char *)hsaco, len, meta, max);
 	bool ok = true;
 	if (n < 0) {
 		ir_error(c, noloc(), "the HSACO for target '%s' has no readable AMDGPU metadata note", target);
@@ -191,7 +191,7 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 	}
 	for (int i = 0; i < ninfo; i++) {
 		LowerKernelInfo *k = &infos[i];
-		AmdKernelMeta *m = NULL;
+		RaHsacoKernel *m = NULL;
 		for (int j = 0; j < n && !m; j++)
 			if (!strcmp(meta[j].name, k->name))
 				m = &meta[j];
@@ -221,6 +221,17 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 			ir_error(c, k->loc, "kernel '@%s' does not fit the roles' budget of %d registers per lane "
 				 "(amdgpu-waves-per-eu=%d) on target '%s': it uses %lld and spills %lld VGPRs", k->name, AMDGPU_REGS / wpe, wpe,
 				 target, (long long)m->vgpr, (long long)m->vgpr_spill);
+			ok = false;
+		}
+		/* The descriptor is what the hardware allocates: it must cover what the metadata says the
+		 * code uses (an independent reading of the same binary). */
+		RaHsacoDescriptor kd;
+		if (ra_hsaco_descriptor((const unsigned char *)hsaco, len, k->name, &kd) &&
+		    (kd.vgprs < m->vgpr || kd.private_segment != m->scratch)) {
+			ir_error(c, k->loc, "kernel '@%s' on target '%s': its descriptor allocates %d registers per "
+				 "lane and %lld bytes of scratch, but the code object's metadata says it uses %lld and "
+				 "%lld", k->name, target, kd.vgprs, (long long)kd.private_segment, (long long)m->vgpr,
+				 (long long)m->scratch);
 			ok = false;
 		}
 		k->stats = true;

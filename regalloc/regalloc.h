@@ -60,4 +60,28 @@ bool ra_ptxas_line(const char *line, RaUsage *u);
  * -1 when the cubin has no such record. */
 int ra_cubin_regcount(const void *elf, size_t len, const char *name);
 
+/* ---- hsaco.c: an AMDGPU code object's own account of its kernels ---- */
+
+/* One kernel of the NT_AMDGPU_METADATA note. */
+typedef struct RaHsacoKernel {
+	char name[128];
+	int64_t vgpr, agpr, sgpr, vgpr_spill, sgpr_spill, scratch, lds, kernarg, max_wg, wave;
+} RaHsacoKernel;
+
+/* Reads every kernel's resource usage from an ELF code object; returns the number of kernels
+ * (at most max) or -1 when the file has no well-formed AMDGPU metadata note. */
+int ra_hsaco_read(const unsigned char *elf, size_t size, RaHsacoKernel *out, int max);
+
+/* What a kernel descriptor (NAME.kd) makes the hardware allocate, read independently of the
+ * metadata note (gfx90a and gfx942 encoding: unified VGPR/AGPR file in granules of 8). */
+typedef struct RaHsacoDescriptor {
+	bool found;
+	int vgprs;            /* VGPRs + AGPRs allocated per lane (a multiple of 8) */
+	int accum_offset;     /* first AGPR, in VGPR numbering */
+	int64_t private_segment, group_segment; /* bytes of scratch per lane, static LDS */
+} RaHsacoDescriptor;
+
+bool ra_hsaco_descriptor(const unsigned char *elf, size_t size, const char *name,
+			 RaHsacoDescriptor *out);
+
 #endif

@@ -344,8 +344,8 @@ test_metadata(void)
 		'n', '-', 'a', 'm', 'd', '-', 'a', 'm', 'd', 'h', 's', 'a', '-', '-', 'g', 'f', 'x', '9', '4', '2'};
 	unsigned char buf[4096];
 	size_t n = make_elf(buf, desc, sizeof desc, EM_AMDGPU);
-	AmdKernelMeta k[2];
-	CHECK_EQ(amdgpu_read_metadata(buf, n, k, 2), 1);
+	RaHsacoKernel k[2];
+	CHECK_EQ(ra_hsaco_read(buf, n, k, 2), 1);
 	CHECK(!strcmp(k[0].name, "k"));
 	CHECK_EQ(k[0].vgpr, 300);
 	CHECK_EQ(k[0].agpr, 64);
@@ -354,14 +354,72 @@ test_metadata(void)
 	bool safe = true;
 	for (size_t cut = 0; cut < sizeof desc; cut++) {
 		size_t m = make_elf(buf, desc, cut, EM_AMDGPU);
-		int r = amdgpu_read_metadata(buf, m, k, 2);
+		int r = ra_hsaco_read(buf, m, k, 2);
 		safe &= r == -1 || r == 0 || r == 1;
 	}
 	CHECK(safe);
 	/* Not an AMDGPU object; not an ELF. */
 	n = make_elf(buf, desc, sizeof desc, EM_X86_64);
-	CHECK_EQ(amdgpu_read_metadata(buf, n, k, 2), -1);
-	CHECK_EQ(amdgpu_read_metadata((const unsigned char *)"hello", 5, k, 2), -1);
+	CHECK_EQ(ra_hsaco_read(buf, n, k, 2), -1);
+	CHECK_EQ(ra_hsaco_read((const unsigned char *)"hello", 5, k, 2), -1);
+}
+
+/* A code object with one kernel descriptor `k.kd` at address 0x1000 of a .rodata section. */
+static size_t
+make_kd_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv)
+{
+	memset(buf, 0, 4096);
+	Elf64_Ehdr eh;
+	memset(&eh, 0, sizeof eh);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_machine = EM_AMDGPU;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 4;
+	size_t kd = 256, strtab = kd + 64, symtab = strtab + 16;
+	memcpy(buf + kd + 4, &priv, 4);
+	memcpy(buf + kd + 44, &rsrc3, 4);
+	memcpy(buf + kd + 48, &rsrc1, 4);
+	memcpy(buf + strtab, "\0k.kd\0k\0", 9);
+	Elf64_Sym sym[2];
+	memset(sym, 0, sizeof sym);
+	sym[1].st_name = 1;
+	sym[1].st_shndx = 1;
+	sym[1].st_value = 0x1000;
+	sym[1].st_size = 64;
+	memcpy(buf + symtab, sym, sizeof sym);
+	eh.e_shoff = symtab + sizeof sym;
+	Elf64_Shdr sh[4];
+	memset(sh, 0, sizeof sh);
+	sh[1].sh_type = SHT_PROGBITS, sh[1].sh_addr = 0x1000, sh[1].sh_offset = kd, sh[1].sh_size = 64;
+	sh[2].sh_type = SHT_STRTAB, sh[2].sh_offset = strtab, sh[2].sh_size = 9;
+	sh[3].sh_type = SHT_SYMTAB, sh[3].sh_offset = symtab, sh[3].sh_size = sizeof sym;
+	sh[3].sh_entsize = sizeof(Elf64_Sym), sh[3].sh_link = 2;
+	memcpy(buf, &eh, sizeof eh);
+	memcpy(buf + eh.e_shoff, sh, sizeof sh);
+	return eh.e_shoff + sizeof sh;
+}
+
+/* The descriptor is read independently of the metadata note: (granules + 1) * 8 registers,
+ * ACCUM_OFFSET (n + 1) * 4, the scratch size; truncations and other names are refused. */
+static void
+test_descriptor(void)
+{
+	unsigned char buf[4096];
+	size_t n = make_kd_elf(buf, 24 /* 200 registers */, 32 /* AGPRs from 132 */, 16);
+	RaHsacoDescriptor d;
+	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
+	CHECK(d.found);
+	CHECK_EQ(d.vgprs, 200);
+	CHECK_EQ(d.accum_offset, 132);
+	CHECK_EQ(d.private_segment, 16);
+	CHECK(!ra_hsaco_descriptor(buf, n, "kk", &d));
+	CHECK(!ra_hsaco_descriptor(buf, n, "", &d));
+	bool safe = true;
+	for (size_t cut = 0; cut < n; cut += 7)
+		safe &= !ra_hsaco_descriptor(buf, cut, "k", &d) || cut >= n - 4 * sizeof(Elf64_Shdr);
+	CHECK(safe);
 }
 
 /* ---- f8 through the JIT ---- */
@@ -486,6 +544,7 @@ main(void)
 	test_mbar();
 	test_b_stage();
 	test_metadata();
+	test_descriptor();
 	test_f8();
 	return unit_summary();
 }

@@ -1,10 +1,12 @@
-/* metadata.c — reads the resources of each kernel from an AMDGPU code object: the ELF note
- * "AMDGPU" of type NT_AMDGPU_METADATA (32) holds one MessagePack map
- * { "amdhsa.kernels": [ {".name": ..., ".vgpr_count": ..., ...}, ... ], "amdhsa.target": ... }. */
+/* hsaco.c — reads the resources of each kernel from an AMDGPU code object, twice over: the ELF
+ * note "AMDGPU" of type NT_AMDGPU_METADATA (32) holds one MessagePack map
+ * { "amdhsa.kernels": [ {".name": ..., ".vgpr_count": ..., ...}, ... ], "amdhsa.target": ... },
+ * and each kernel's descriptor (the 64 bytes at symbol NAME.kd) holds what the hardware will
+ * really allocate. Both are untrusted input here: every read is bounds-checked. */
 #include <elf.h>
 #include <string.h>
 
-#include "amdgpu.h"
+#include "regalloc.h"
 
 typedef struct Mp {
 	const unsigned char *p, *end;
@@ -176,7 +178,7 @@ is(const unsigned char *s, uint64_t n, const char *lit)
 }
 
 static void
-kernel(Mp *m, uint64_t nkeys, AmdKernelMeta *k)
+kernel(Mp *m, uint64_t nkeys, RaHsacoKernel *k)
 {
 	static const char *const keys[] = {".vgpr_count", ".agpr_count", ".sgpr_count", ".vgpr_spill_count",
 					   ".sgpr_spill_count", ".private_segment_fixed_size",
@@ -221,7 +223,7 @@ kernel(Mp *m, uint64_t nkeys, AmdKernelMeta *k)
 }
 
 static int
-metadata(const unsigned char *p, size_t len, AmdKernelMeta *out, int max)
+metadata(const unsigned char *p, size_t len, RaHsacoKernel *out, int max)
 {
 	Mp m = {p, p + len, false};
 	MpKind k;
@@ -240,7 +242,7 @@ metadata(const unsigned char *p, size_t len, AmdKernelMeta *out, int max)
 		if (!next(&m, &k, &cnt, &s) || k != MP_ARRAY)
 			return -1;
 		while (cnt-- && !m.err) {
-			AmdKernelMeta scratch;
+			RaHsacoKernel scratch;
 			if (!next(&m, &k, &n, &s) || k != MP_MAP)
 				return -1;
 			kernel(&m, n, nk < max ? &out[nk] : &scratch);
@@ -252,7 +254,7 @@ metadata(const unsigned char *p, size_t len, AmdKernelMeta *out, int max)
 }
 
 int
-amdgpu_read_metadata(const unsigned char *f, size_t size, AmdKernelMeta *out, int max)
+ra_hsaco_read(const unsigned char *f, size_t size, RaHsacoKernel *out, int max)
 {
 	Elf64_Ehdr eh;
 	if (size < sizeof eh || memcmp(f, ELFMAG, SELFMAG) || f[EI_CLASS] != ELFCLASS64)
@@ -282,4 +284,63 @@ amdgpu_read_metadata(const unsigned char *f, size_t size, AmdKernelMeta *out, in
 		}
 	}
 	return -1;
+}
+
+/* ---- the kernel descriptor (AMDGPUUsage, "Kernel Descriptor") ---- */
+
+bool
+ra_hsaco_descriptor(const unsigned char *f, size_t size, const char *name, RaHsacoDescriptor *out)
+{
+	Elf64_Ehdr eh;
+	memset(out, 0, sizeof *out);
+	if (size < sizeof eh || memcmp(f, ELFMAG, SELFMAG) || f[EI_CLASS] != ELFCLASS64)
+		return false;
+	memcpy(&eh, f, sizeof eh);
+	if (eh.e_machine != EM_AMDGPU || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
+	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+		return false;
+	char want[160];
+	if (snprintf(want, sizeof want, "%s.kd", name) >= (int)sizeof want)
+		return false;
+	size_t wl = strlen(want);
+	for (int i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh, strs;
+		memcpy(&sh, f + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize != sizeof(Elf64_Sym) ||
+		    sh.sh_offset > size || sh.sh_size > size - sh.sh_offset || sh.sh_link >= eh.e_shnum)
+			continue;
+		memcpy(&strs, f + eh.e_shoff + (size_t)sh.sh_link * sizeof strs, sizeof strs);
+		if (strs.sh_offset > size || strs.sh_size > size - strs.sh_offset)
+			continue;
+		for (uint64_t j = 0; j < sh.sh_size / sizeof(Elf64_Sym); j++) {
+			Elf64_Sym sym;
+			memcpy(&sym, f + sh.sh_offset + j * sizeof sym, sizeof sym);
+			if (sym.st_name >= strs.sh_size || strs.sh_size - sym.st_name <= wl ||
+			    memcmp(f + strs.sh_offset + sym.st_name, want, wl + 1))
+				continue;
+			if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh.e_shnum)
+				return false;
+			Elf64_Shdr in;
+			memcpy(&in, f + eh.e_shoff + (size_t)sym.st_shndx * sizeof in, sizeof in);
+			if (sym.st_value < in.sh_addr || sym.st_value - in.sh_addr > in.sh_size ||
+			    in.sh_size - (sym.st_value - in.sh_addr) < 64 || in.sh_offset > size ||
+			    in.sh_size > size - in.sh_offset)
+				return false;
+			const unsigned char *kd = f + in.sh_offset + (sym.st_value - in.sh_addr);
+			uint32_t group, priv, rsrc1, rsrc3;
+			memcpy(&group, kd + 0, 4);
+			memcpy(&priv, kd + 4, 4);
+			memcpy(&rsrc3, kd + 44, 4);
+			memcpy(&rsrc1, kd + 48, 4);
+			out->found = true;
+			out->group_segment = group;
+			out->private_segment = priv;
+			/* GRANULATED_WORKITEM_VGPR_COUNT: (VGPRs + AGPRs) / 8 - 1 on gfx90a and gfx942,
+			 * whose register file is unified; ACCUM_OFFSET: where the AGPRs start, / 4 - 1. */
+			out->vgprs = ((int)(rsrc1 & 0x3f) + 1) * 8;
+			out->accum_offset = ((int)(rsrc3 & 0x3f) + 1) * 4;
+			return true;
+		}
+	}
+	return false;
 }
