@@ -20,7 +20,8 @@ usage(FILE *f)
 	fputs("usage: ave-opt [options] [FILE]   (FILE defaults to standard input)\n"
 	      "\n"
 	      "options:\n"
-	      "  --passes=a,b,c              run these passes in order\n"
+	      "  --passes=a,b,c              run these passes in order ('default': the pipeline 'ave\n"
+	      "                              compile' runs for --target)\n"
 	      "  --print-after-all           print the IR after every pass (to stderr)\n"
 	      "  --time-passes               report the wall time of each pass (to stderr)\n"
 	      "  --no-verify-each            do not verify the IR after each pass\n"
@@ -51,8 +52,14 @@ process(IrCtx *c, DiagSink *sink, Opts *o, const char *name, const char *text, s
 	bool ok = m != NULL;
 	if (ok && !o->no_verify)
 		ok = ir_verify(m);
-	if (ok && o->passes)
-		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, o->passes, &o->po);
+	if (ok && o->passes) {
+		/* --passes=default: the pipeline ave compile and libave run for --target. */
+		char dflt[512];
+		const char *pl = !strcmp(o->passes, "default")
+				     ? pass_default_pipeline(o->po.target, true, dflt, sizeof dflt)
+				     : o->passes;
+		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &o->po);
+	}
 	if (ok) {
 		IrPrintOpts po = {o->generic, o->locations};
 		ir_module_print(m, out, &po);
