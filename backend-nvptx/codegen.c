@@ -360,6 +360,25 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 	/* The binary has the last word: the register count the cubin records must be the one the
 	 * tool reported (metadata and budgets are built on it). */
 	for (int i = 0; ok && i < ninfo; i++) {
+		/* A register hint ptxas ignored is an error, not a line in the metadata: the roles would
+		 * run with budgets other than the ones the kernel states and the pool rule proved. */
+		for (int j = 0; j < infos[i].diags.len; j++) {
+			const char *d = IR_VEC_AT(infos[i].diags, char *, j);
+			if (strstr(d, "(C7504)") || strstr(d, "(C7507)") || strstr(d, "(C7508)")) {
+				IrDiag *e = ir_diag_begin(c, IR_SEV_ERROR, infos[i].loc,
+							  "kernel '@%s': ptxas ignored its per-role register "
+							  "budgets (setmaxnreg)", infos[i].name);
+				ir_diag_note(c, e, infos[i].loc, "ptxas: %s", d);
+				ir_diag_note(c, e, infos[i].loc, "a role needs more registers than its 'regs' "
+					     "allows; raise that budget (within the pool rule) or give the role "
+					     "less to hold");
+				ir_diag_emit(c, e);
+				ok = false;
+				break;
+			}
+		}
+		if (!ok)
+			break;
 		int regs = ra_cubin_regcount(*out, *outlen, infos[i].name);
 		if (regs >= 0 && infos[i].stats && regs != infos[i].regs) {
 			ir_error(c, infos[i].loc, "kernel '@%s': the cubin records %d registers per thread, but "
