@@ -529,18 +529,31 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 			continue;
 		for (int64_t q = 0; q < g->role->nrep; q++) {
 			Z3_ast ok, r = pass_ck_num(S, q);
-			Z3_ast t = pass_ck_group_iter(k, g, r, i, n, &ok);
+			Z3_ast u = pass_ck_group_iter(k, g, r, i, n, &ok);
 			Z3_ast zero = pass_ck_num(S, 0);
-			*arr = pass_ck_add(S, *arr,
-			                   pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
-			*cp = pass_ck_add(S, *cp,
-			                  pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			bool plain = !g->shift;
+			if (plain) {
+				*arr = pass_ck_add(
+				    S, *arr, pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
+				*cp = pass_ck_add(
+				    S, *cp, pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			}
 			for (int s = 0; s < g->nsite; s++) {
-				if (g->site[s]->kind != CK_EXPECT)
+				CkSite *c = g->site[s];
+				if (plain && c->kind != CK_EXPECT)
 					continue;
-				CkInst in = pass_ck_inst_at(k, g->site[s], r, t);
-				*exp = pass_ck_add(S, *exp,
-				                   pass_ck_ite(S, ok, pass_ck_bytes(k, &in), zero));
+				Z3_ast oks;
+				CkInst in = pass_ck_group_site(k, c, r, u, &oks);
+				oks = pass_ck_and2(S, ok, oks);
+				if (c->kind == CK_EXPECT)
+					*exp = pass_ck_add(S, *exp,
+					                   pass_ck_ite(S, oks, pass_ck_bytes(k, &in), zero));
+				else if (c->kind == CK_COPY)
+					*cp = pass_ck_add(S, *cp,
+					                  pass_ck_ite(S, oks, pass_ck_num(S, c->bytes), zero));
+				else
+					*arr = pass_ck_add(S, *arr,
+					                   pass_ck_ite(S, oks, pass_ck_num(S, c->count), zero));
 			}
 		}
 	}
@@ -829,6 +842,52 @@ check_no_overflow(Ck *k)
 	}
 }
 
+/* A release after the loop of its last use runs only when that use exists: when the loop runs
+ * no iteration, its arrival would count toward a phase no use of the loop accounts for. */
+static void
+check_tail_orphans(Ck *k)
+{
+	for (int si = 0; si < k->sites.len; si++) {
+		CkSite *c = site_at(k, si);
+		if (!c->tail)
+			continue;
+		CkSite *s0 = c->group->site[0];
+		CkInst in = pass_ck_inst(k, c, "t");
+		CkInst first = pass_ck_inst_at(k, s0, in.r, pass_ck_num(S, 0));
+		bool known = true;
+		Z3_ast g = pass_ck_guard(k, &in, &known);
+		Z3_ast fail = pass_ck_and2(S, g, pass_ck_not(S, pass_ck_inst_exists(k, &first)));
+		if (holds_query(k, c->op, fail, "that this release follows a use") ||
+		    !pass_ck_error_once(k, c->op))
+			continue;
+		Z3_ast i = pass_ck_bar_index(k, &in);
+		CkInst *ins[1] = {&in};
+		Z3_model m = solve_min(k, fail, ins, 1, &i, 1);
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, c->op->loc,
+		    "this release of the loop's last use of '%%%s' also runs when the loop runs no "
+		    "iteration: its arrival on %s then counts toward a phase that no use accounts "
+		    "for (guard it with 'ave.if' on the trip count)",
+		    pass_ck_vname(c->bar), bar_str(k, m, c->bar, i));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &in, true);
+		const IrExpr *ub = s0->loop->item[1].e;
+		if (ub->kind == IR_EX_VAL) {
+			IrValue *bv = ir_op_value(s0->loop, ub->opnd);
+			if (bv->name)
+				cex_show(k, cx, m, ir_ctx_printf(k->c, "%%%s", bv->name),
+				         pass_ck_value(k, first.env->parent, bv));
+		}
+		cex_globals(k, cx, m, fail);
+		cx->role = c->role->name;
+		cx->culprit = ir_ctx_printf(k->c, "the loop at line %d runs no iteration",
+		                            line_of(s0->loop));
+		cx->culprit_loc = s0->loop->loc;
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
 /* Iteration comparison for the deadlock check: both sites in role-level loops. */
 static bool
 cyc_dfs(int v, int n, const bool *edge, int *state)
@@ -850,6 +909,7 @@ typedef struct Edge {
 	CkSite *wait;
 	CkGroup *group;
 	int64_t q;
+	bool tail;
 } Edge;
 
 /* Rank of an instance for the deadlock check: the iteration of its role's synchronization loop
@@ -868,19 +928,29 @@ rank_t(Ck *k, const CkInst *in)
 /* The dependency of wait `w` on group `g`'s replica q: the contributing instance `ci` for the
  * phase an instance `in` of the wait needs, and the condition that it needs it. */
 static Z3_ast
-dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, CkInst *in, CkInst *ci)
+dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, bool tail, CkInst *in, CkInst *ci)
 {
 	*in = pass_ck_inst(k, w, "t");
 	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
-	Z3_ast ok;
-	Z3_ast t = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
+	Z3_ast ok, oks;
+	Z3_ast u = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
 	                              pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
-	CkSite *c = g->site[0];
+	/* The last (plain, if any) arrival of the use: in the loop, or the release after it. */
+	CkSite *c = NULL;
 	for (int s = 0; s < g->nsite; s++)
-		if (g->site[s]->kind != CK_COPY)
+		if (g->site[s]->tail == tail && (!c || g->site[s]->kind != CK_COPY))
 			c = g->site[s];
-	*ci = pass_ck_inst_at(k, c, pass_ck_num(S, q), t);
-	return pass_ck_and2(S, pass_ck_wait_advances(k, in), ok);
+	*ci = pass_ck_group_site(k, c, pass_ck_num(S, q), u, &oks);
+	return pass_ck_and(S, 3, (Z3_ast[]){pass_ck_wait_advances(k, in), ok, oks});
+}
+
+static bool
+group_has_tail(const CkGroup *g)
+{
+	for (int s = 0; s < g->nsite; s++)
+		if (g->site[s]->tail)
+			return true;
+	return false;
 }
 
 static void
@@ -954,9 +1024,13 @@ check_deadlock_order(Ck *k)
 			CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 			if (g->bar != w->bar)
 				continue;
-			for (int64_t q = 0; q < g->role->nrep && q < 8; q++) {
+			for (int64_t qt = 0; qt < 2 * g->role->nrep && qt < 16; qt++) {
+				int64_t q = qt >> 1;
+				bool tail = qt & 1;
+				if (q >= 8 || (tail && !group_has_tail(g)))
+					continue;
 				CkInst in, ci;
-				Z3_ast need = dependency(k, w, g, q, &in, &ci);
+				Z3_ast need = dependency(k, w, g, q, tail, &in, &ci);
 				Z3_ast tw = rank_t(k, &in), tc = rank_t(k, &ci);
 				Z3_ast later;
 				bool same_role = g->role == w->role;
@@ -993,10 +1067,12 @@ check_deadlock_order(Ck *k)
 				if (pass_ck_check(S, tie, NULL) == CK_UNSAT)
 					continue;
 				for (int s = 0; s < g->nsite; s++) {
+					if (g->site[s]->tail != tail)
+						continue;
 					int from = g->site[s]->id;
 					adj[from * ns + si] = true;
 					if (!edge[from * ns + si].wait)
-						edge[from * ns + si] = (Edge){w, g, q};
+						edge[from * ns + si] = (Edge){w, g, q, tail};
 				}
 			}
 		}
@@ -1038,7 +1114,7 @@ check_deadlock_order(Ck *k)
 		}
 		if (at && pass_ck_error_once(k, at->wait->op)) {
 			CkInst in, ci;
-			Z3_ast need = dependency(k, at->wait, at->group, at->q, &in, &ci);
+			Z3_ast need = dependency(k, at->wait, at->group, at->q, at->tail, &in, &ci);
 			Z3_ast tie =
 			    pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
 			deadlock_report(
@@ -1082,11 +1158,14 @@ check_ambiguity(Ck *k)
 					Z3_ast t =
 					    pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
 					for (int s = 0; s < gr->nsite; s++) {
-						CkInst ci = pass_ck_inst_at(k, gr->site[s],
-						                            pass_ck_num(S, q), t);
+						Z3_ast oks;
+						CkInst ci = pass_ck_group_site(k, gr->site[s],
+						                               pass_ck_num(S, q), t, &oks);
 						CkPoint cp = pass_ck_point(&ci);
-						Z3_ast bad = pass_ck_and2(
-						    S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
+						Z3_ast bad = pass_ck_and(
+						    S, 3,
+						    (Z3_ast[]){ok, oks,
+						               pass_ck_not(S, pass_ck_hb(k, &wp, &cp))});
 						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
 					}
 				}
@@ -1181,6 +1260,13 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 	    ir_ctx_printf(k->c, "nothing orders '%s' (line %d, %s) and '%s' (line %d, %s)",
 	                  ir_op_name(w->site->op->code), line_of(w->site->op), role_it(k, m, w),
 	                  ir_op_name(x->site->op->code), line_of(x->site->op), role_it(k, m, x));
+	const CkSite *xs = x->site;
+	if (!waw && xs->end_op && (xs->end_pend[0] || xs->end_pend[1]))
+		cx->culprit = ir_ctx_printf(
+		    k->c,
+		    "%s; the 'ave.mma.wait' with pending(1) (line %d) leaves the async MMA in "
+		    "flight until the wait of the next iteration",
+		    cx->culprit, line_of(xs->end_op));
 	cx->culprit_loc = cul->loc;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -1437,9 +1523,11 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 					Cand c = {NULL, {0}, u, U};
 					Z3_ast okw = Z3_mk_true(S->z);
 					if (w->kind == CK_COPY) {
-						c.w = pass_ck_inst_at(k, w, r, t);
+						c.w = pass_ck_group_site(k, w, r, t, &okw);
 					} else {
-						CkInst ri = pass_ck_inst_at(k, rel, r, t);
+						Z3_ast okr;
+						CkInst ri = pass_ck_group_site(k, rel, r, t, &okr);
+						okg = pass_ck_and2(S, okg, okr);
 						CkPoint rp = pass_ck_point(&ri);
 						if (!last_before(k, w, &rp, &c.w, &okw))
 							continue;
@@ -2295,6 +2383,7 @@ pass_ck_check_kernel(Ck *k)
 	check_ranges(k);
 	if (k->broken || !pass_ck_phases(k))
 		return;
+	check_tail_orphans(k);
 	check_waits_complete(k);
 	check_deadlock_order(k);
 	check_asserts(k);
