@@ -921,7 +921,9 @@ rank_t(Ck *k, const CkInst *in)
 	if (s->loop)
 		return in->t;
 	if (!s->role->sync_loop)
-		return pass_ck_num(S, 0);
+		return pass_ck_num(S, s->role->lift_seg && s->seg >= s->role->lift_seg - 1
+		                          ? (int64_t)1 << 40
+		                          : 0);
 	return pass_ck_num(S, s->seg < s->role->sync_seg ? -1 : (int64_t)1 << 40);
 }
 
@@ -1003,9 +1005,43 @@ same_rank_before(const CkSite *a, const CkSite *b)
  * returns. Within a thread that is program order; across roles an arrival from a later
  * iteration is a deadlock, and one from the same iteration adds an edge to the graph of sync ops
  * (program order within a role, "needed by" across), which must stay acyclic. */
+/* A role without a synchronization loop (an epilogue) that waits for an arrival another role
+ * sends after its loop: from that wait on, its ops rank after every loop iteration (they run
+ * after it in program order), so that wait ties with the arrival instead of preceding it. */
+static void
+lift_loop_free_roles(Ck *k)
+{
+	for (int ri = 1; ri < k->nroles; ri++) {
+		CkRole *ro = &k->roles[ri];
+		if (ro->sync_loop)
+			continue;
+		for (int si = 0; si < k->sites.len && !ro->lift_seg; si++) {
+			CkSite *w = site_at(k, si);
+			if (w->kind != CK_WAIT || w->role != ro)
+				continue;
+			for (int gi = 0; gi < k->groups.len && !ro->lift_seg; gi++) {
+				CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+				if (g->bar != w->bar || g->role == ro || !g->role->sync_loop)
+					continue;
+				for (int t = 0; t < 2 * g->role->nrep && t < 16 && !ro->lift_seg; t++) {
+					if ((t & 1) && !group_has_tail(g))
+						continue;
+					CkInst in, ci;
+					Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
+					Z3_ast late = pass_ck_eq(S, rank_t(k, &ci),
+					                         pass_ck_num(S, (int64_t)1 << 40));
+					if (pass_ck_check(S, pass_ck_and2(S, need, late), NULL) != CK_UNSAT)
+						ro->lift_seg = w->seg + 1;
+				}
+			}
+		}
+	}
+}
+
 static void
 check_deadlock_order(Ck *k)
 {
+	lift_loop_free_roles(k);
 	int ns = k->sites.len;
 	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
 	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));

@@ -774,6 +774,8 @@ typedef struct CkRole {
 	int ws_seg;      /* the kernel pseudo-role: position of ave.warp_specialize, or -1 */
 	IrOp *sync_loop; /* the role-level loop holding its waits and arrivals, if any */
 	int sync_seg;
+	int lift_seg;    /* no sync loop: its sync ops from this role-body op on rank after every
+	                  * loop (0: none; see check_deadlock_order) */
 } CkRole;
 
 typedef struct CkGroup CkGroup;
