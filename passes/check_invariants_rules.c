@@ -2278,6 +2278,260 @@ check_global_stores(Ck *k)
 	ir_vec_free(k->c->al, &gs.sites, sizeof(CkSite *));
 }
 
+/* ---- async MMA results still in flight ---- */
+
+/* The value an ave.yield passes as result/iter arg j, or NULL. */
+static IrValue *
+yield_item(IrBlock *b, int j)
+{
+	IrOp *y = b->last;
+	if (!y || y->code != IR_OP_YIELD || j >= y->nitem || y->item[j].kind != IR_IT_VALUE)
+		return NULL;
+	return ir_item_value(y, &y->item[j]);
+}
+
+static IrValue *
+for_init(IrOp *loop, int j)
+{
+	const IrItem *it = 3 + j < loop->nitem ? &loop->item[3 + j] : NULL;
+	return it && it->kind == IR_IT_VALUE ? ir_item_value(loop, it) : NULL;
+}
+
+/* Can v carry the result of an `ave.mma.wait ... pending(n > 0)` (through ave.if results, loop
+ * iter args and loop results)? `seen` breaks the cycles through iter args. */
+static bool
+maybe_inflight(Ck *k, IrValue *v, IrMap *seen)
+{
+	if (!v)
+		return false;
+	uint64_t h = ir_hash_ptr(v);
+	if (ir_map_get(seen, h, v, NULL))
+		return false;
+	ir_map_put(seen, h, v, v, NULL);
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_MMA_WAIT) {
+		IrGroup *g = ir_op_group(v->op, k->c->kw.pending);
+		int64_t n = 0;
+		return g && ir_expr_eval_const(g->item[0].e, &n) && n > 0;
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_IF)
+		for (int b = 0; b < v->op->nreg; b++)
+			if (maybe_inflight(k, yield_item(v->op->reg[b].block, v->index), seen))
+				return true;
+	IrOp *loop = NULL;
+	int j = -1;
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR) {
+		loop = v->op;
+		j = v->index;
+	} else if (v->kind == IR_VAL_ARG && v->index > 0) {
+		loop = ir_block_parent_op(v->block);
+		j = v->index - 1;
+	}
+	if (loop && loop->code == IR_OP_FOR)
+		return maybe_inflight(k, yield_item(loop->reg[0].block, j), seen) ||
+		       maybe_inflight(k, for_init(loop, j), seen);
+	return false;
+}
+
+/* The env of `e`'s chain in which values defined directly in `op`'s enclosing scope evaluate. */
+static CkEnv *
+env_holding(CkEnv *e, IrOp *op)
+{
+	while (e->parent && !ir_op_is_ancestor(e->scope, op))
+		e = e->parent;
+	return e;
+}
+
+/* The condition, in env e, that v is the result of an async MMA that may still be in flight:
+ * it comes from a pending(n > 0) wait (the lowering's wgmma.wait_group n leaves the newest n
+ * in flight), directly or through an ave.if (per its condition) or a loop (its last
+ * iteration, or the initial value). Beyond `depth`, true. */
+static Z3_ast
+inflight(Ck *k, CkEnv *e, IrValue *v, int depth)
+{
+	if (!v || v->kind == IR_VAL_PARAM)
+		return Z3_mk_false(S->z);
+	if (depth <= 0)
+		return Z3_mk_true(S->z);
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_MMA_WAIT) {
+		IrGroup *g = ir_op_group(v->op, k->c->kw.pending);
+		int64_t n = 0;
+		return g && ir_expr_eval_const(g->item[0].e, &n) && n > 0 ? Z3_mk_true(S->z)
+		                                                           : Z3_mk_false(S->z);
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_IF) {
+		IrOp *iff = v->op;
+		CkEnv *pe = env_holding(e, iff);
+		Z3_ast a = inflight(k, pe, yield_item(iff->reg[0].block, v->index), depth - 1);
+		Z3_ast b = iff->nreg > 1
+		               ? inflight(k, pe, yield_item(iff->reg[1].block, v->index), depth - 1)
+		               : Z3_mk_false(S->z);
+		const IrItem *ci = &iff->item[0];
+		int before = k->nopaque;
+		Z3_ast c = ci->kind == IR_IT_VALUE && !ci->suffix
+		               ? pass_ck_value(k, pe, ir_item_value(iff, ci))
+		               : NULL;
+		if (!c || k->nopaque != before)
+			return pass_ck_or2(S, a, b);
+		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, c, pass_ck_num(S, 0)));
+		return pass_ck_or2(S, pass_ck_and2(S, taken, a),
+		                   pass_ck_and2(S, pass_ck_not(S, taken), b));
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR) {
+		IrOp *loop = v->op;
+		CkEnv *pe = env_holding(e, loop);
+		Z3_ast tl = pass_ck_fresh(S, "tl");
+		Z3_ast ex = pass_ck_iter_exists(k, pe, loop, tl);
+		Z3_ast nx = pass_ck_iter_exists(k, pe, loop, pass_ck_add(S, tl, pass_ck_num(S, 1)));
+		Z3_ast none = pass_ck_not(S, pass_ck_iter_exists(k, pe, loop, pass_ck_num(S, 0)));
+		pass_ck_side(S, tl,
+		             pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, nx)),
+		                         pass_ck_and2(S, none, pass_ck_eq(S, tl, pass_ck_num(S, -1)))));
+		CkEnv *le = pass_ck_loop_env(k, pe, loop, tl);
+		Z3_ast last = inflight(k, le, yield_item(loop->reg[0].block, v->index), depth - 1);
+		Z3_ast init = inflight(k, pe, for_init(loop, v->index), depth - 1);
+		return pass_ck_or2(S, pass_ck_and2(S, pass_ck_not(S, none), last),
+		                   pass_ck_and2(S, none, init));
+	}
+	if (v->kind == IR_VAL_ARG && v->index > 0) {
+		IrOp *loop = ir_block_parent_op(v->block);
+		if (!loop || loop->code != IR_OP_FOR)
+			return Z3_mk_false(S->z);
+		CkEnv *le = e;
+		while (le && le->scope != loop)
+			le = le->parent;
+		if (!le || !le->iter)
+			return Z3_mk_true(S->z);
+		int j = v->index - 1;
+		IrValue *y = yield_item(loop->reg[0].block, j);
+		Z3_ast init = inflight(k, le->parent, for_init(loop, j), depth - 1);
+		if (y == v) /* carried unchanged */
+			return init;
+		CkEnv *prev =
+		    pass_ck_loop_env(k, le->parent, loop, pass_ck_sub(S, le->iter, pass_ck_num(S, 1)));
+		Z3_ast before = inflight(k, prev, y, depth - 1);
+		Z3_ast first = pass_ck_eq(S, le->iter, pass_ck_num(S, 0));
+		return pass_ck_or2(S, pass_ck_and2(S, first, init),
+		                   pass_ck_and2(S, pass_ck_not(S, first), before));
+	}
+	return Z3_mk_false(S->z);
+}
+
+static CkRole *
+role_of_op(Ck *k, IrOp *op)
+{
+	IrOp *role = ir_role_of(op);
+	for (int r = 1; r < k->nroles && role; r++)
+		if (k->roles[r].op == role)
+			return &k->roles[r];
+	return &k->roles[0];
+}
+
+/* A use of an async MMA's result that may still be in flight: anything but passing it on
+ * (ave.yield, a loop's initial value) or accumulating into it with the next ave.mma.async (the
+ * hardware orders async MMAs into one accumulator). */
+static bool
+inflight_use_ok(IrOp *user, IrValue *v)
+{
+	if (user->code == IR_OP_YIELD)
+		return true;
+	if (user->code == IR_OP_MMA_ASYNC)
+		return ir_item_value(user, &user->item[0]) != v &&
+		       ir_item_value(user, &user->item[1]) != v;
+	if (user->code == IR_OP_FOR) {
+		for (int i = 0; i < 3; i++)
+			if (user->item[i].kind == IR_IT_VALUE && ir_item_value(user, &user->item[i]) == v)
+				return false;
+		return true;
+	}
+	return false;
+}
+
+typedef struct Inflight {
+	Ck *k;
+	IrVec vals; /* IrValue*: candidates */
+} Inflight;
+
+static bool
+collect_inflight(IrOp *op, void *ud)
+{
+	Inflight *fl = ud;
+	for (int i = 0; i < op->nres; i++) {
+		IrMap seen;
+		ir_map_init(&seen, fl->k->c->al);
+		IrValue *v = &op->res[i];
+		if (maybe_inflight(fl->k, v, &seen))
+			ir_vec_push(fl->k->c->al, &fl->vals, &v, sizeof v);
+		ir_map_free(&seen);
+	}
+	for (int r = 0; r < op->nreg; r++) {
+		IrBlock *b = op->reg[r].block;
+		for (int i = 1; i < b->narg && op->code == IR_OP_FOR; i++) {
+			IrMap seen;
+			ir_map_init(&seen, fl->k->c->al);
+			if (maybe_inflight(fl->k, b->arg[i], &seen))
+				ir_vec_push(fl->k->c->al, &fl->vals, &b->arg[i], sizeof b->arg[i]);
+			ir_map_free(&seen);
+		}
+	}
+	return true;
+}
+
+/* SPEC 5.5: the result of an async MMA may only be used once it is retired. A kernel that keeps
+ * one MMA in flight (pending(1)) may chain it into the next MMA, but not store it, compute
+ * with it, or use it after the loop unless the last wait was a pending(0) one. */
+static void
+check_inflight(Ck *k)
+{
+	Inflight fl = {k, {0}};
+	ir_walk_op(k->kernel, collect_inflight, &fl);
+	for (int i = 0; i < fl.vals.len; i++) {
+		IrValue *v = IR_VEC_AT(fl.vals, IrValue *, i);
+		for (IrUse *u = v->uses; u; u = u->next) {
+			IrOp *user = u->user;
+			if (inflight_use_ok(user, v) || !pass_ck_error_once(k, user))
+				continue;
+			CkSite *site = pass_ck_site_detached(k, user, role_of_op(k, user));
+			site->loop = NULL; /* every enclosing loop gets a fresh iteration */
+			CkInst in = pass_ck_inst(k, site, "t");
+			bool known = true;
+			Z3_ast g = pass_ck_guard(k, &in, &known);
+			Z3_ast fail = pass_ck_and(
+			    S, 3,
+			    (Z3_ast[]){pass_ck_inst_exists(k, &in), known ? g : Z3_mk_true(S->z),
+			               inflight(k, in.env, v, 12)});
+			if (holds_query(k, user, fail, "that this value is retired")) {
+				ir_map_del(&k->reported, ir_hash_ptr(user), user, NULL);
+				continue;
+			}
+			CkInst *ins[1] = {&in};
+			Z3_model m = solve_min(k, fail, ins, 1, NULL, 0);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, user->loc,
+			    "this use of '%%%s' may read the result of an async MMA still in flight: "
+			    "an 'ave.mma.wait' with pending(n > 0) leaves the newest n async MMAs "
+			    "running",
+			    pass_ck_vname(v));
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, &in, true);
+			if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR &&
+			    v->op->item[1].e->kind == IR_EX_VAL) {
+				IrValue *bv = ir_op_value(v->op, v->op->item[1].e->opnd);
+				if (bv->name)
+					cex_show(k, cx, m, ir_ctx_printf(k->c, "%%%s", bv->name),
+					         pass_ck_value(k, env_holding(in.env, v->op), bv));
+			}
+			cex_globals(k, cx, m, fail);
+			cx->role = site->role->name;
+			cx->found = "the result of an 'ave.mma.wait' with pending(n > 0)";
+			cx->expected = "a result retired by a wait with pending(0) (only a next "
+			               "'ave.mma.async' may accumulate into one in flight)";
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+		}
+	}
+	ir_vec_free(k->c->al, &fl.vals, sizeof(IrValue *));
+}
+
 /* ---- fences: shared memory stored, then read by an async MMA (SPEC 5.6) ---- */
 
 /* Ops of a role body in program (text) order. */
@@ -2428,6 +2682,7 @@ pass_ck_check_kernel(Ck *k)
 	check_races(k);
 	check_ambiguity(k);
 	check_fences(k);
+	check_inflight(k);
 	if (!k->broken)
 		check_global_stores(k);
 }
