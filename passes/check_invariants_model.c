@@ -112,6 +112,7 @@ opaque(Ck *k, IrType *t, const char *name)
 {
 	Z3_ast v = pass_ck_fresh(S, name ? name : "v");
 	k->nopaque++;
+	k->opaque_name = name;
 	if (t && t->kind == IR_TY_INT && t->bits == 1)
 		pass_ck_side(S, v,
 		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
@@ -274,10 +275,31 @@ loop_step(Ck *k, IrOp *loop, int64_t *step)
 	return ir_expr_eval_const(loop->item[2].e, step) && *step > 0;
 }
 
+/* Is `loop` a grid-stride loop `ave.for %t = program_id(d) to ... step num_programs(d)`? */
+static int
+grid_stride_dim(Ck *k, IrOp *loop)
+{
+	const IrExpr *lb = loop->item[0].e, *st = loop->item[2].e;
+	if (lb->kind != IR_EX_VAL || st->kind != IR_EX_VAL)
+		return -1;
+	IrValue *a = ir_op_value(loop, lb->opnd), *b = ir_op_value(loop, st->opnd);
+	if (a->kind != IR_VAL_RESULT || b->kind != IR_VAL_RESULT ||
+	    a->op->code != IR_OP_PROGRAM_ID || b->op->code != IR_OP_NUM_PROGRAMS)
+		return -1;
+	int64_t da, db;
+	IrGroup *ga = ir_op_group(a->op, k->c->kw.dim), *gb = ir_op_group(b->op, k->c->kw.dim);
+	if (!ga || !gb || !ir_expr_eval_const(ga->item[0].e, &da) ||
+	    !ir_expr_eval_const(gb->item[0].e, &db) || da != db || da < 0 || da > 2)
+		return -1;
+	return (int)da;
+}
+
 Z3_ast
 pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
 {
 	int64_t step;
+	if (k->gstride && grid_stride_dim(k, loop) >= 0)
+		return pass_ck_le(S, pass_ck_num(S, 0), t); /* the loop variable's range is its own */
 	if (!loop_step(k, loop, &step))
 		return Z3_mk_false(S->z);
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
@@ -564,6 +586,22 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		if (owner->code == IR_OP_FOR) {
 			if (v->index == 0) {
 				int64_t step;
+				int d = k->gstride && e->iter ? grid_stride_dim(k, owner) : -1;
+				if (d >= 0 && k->ngs < 8) {
+					/* lb <= x < ub; x = lb + j * num_programs is not linear: the
+					 * global-store check adds what it needs (two CTAs' x differ). */
+					Z3_ast x = pass_ck_fresh(S, v->name ? v->name : "x");
+					Z3_ast lb =
+					    pass_ck_expr(k, e->parent, owner, owner->item[0].e);
+					Z3_ast ub =
+					    pass_ck_expr(k, e->parent, owner, owner->item[1].e);
+					pass_ck_side(S, x,
+					             pass_ck_and2(S, pass_ck_le(S, lb, x),
+					                          pass_ck_lt(S, x, ub)));
+					k->gs_x[k->ngs] = x;
+					k->gs_dim[k->ngs++] = d;
+					return x;
+				}
 				if (!e->iter || !loop_step(k, owner, &step))
 					return opaque(k, ty, v->name);
 				Z3_ast lb = pass_ck_expr(k, e->parent, owner, owner->item[0].e);

@@ -2015,6 +2015,9 @@ typedef struct GWrite {
 	Z3_ast c[IR_MAX_RANK];
 	Z3_ast on;
 	bool known;
+	const char *unknown; /* the name of a value it depends on that the solver cannot express */
+	Z3_ast gs_x[8];      /* the variables of its grid-stride loops, and their grid dimension */
+	int gs_dim[8], ngs;
 } GWrite;
 
 /* The tensor argument an ave.store writes, or NULL when the store is not checked. */
@@ -2047,6 +2050,9 @@ gwrite(Ck *k, CkSite *s)
 	CkCta save;
 	pass_ck_cta_enter(k, &save, w.pid);
 	int before = k->nopaque;
+	k->opaque_name = NULL;
+	k->gstride = true;
+	k->ngs = 0;
 	w.in = pass_ck_inst(k, s, "t");
 	const IrItem *it = &ir_op_group(s->op, k->c->kw.into)->item[0];
 	for (int d = 0; d < it->ncoord; d++)
@@ -2062,6 +2068,7 @@ gwrite(Ck *k, CkSite *s)
 		                  : NULL;
 		if (!cond) {
 			k->nopaque++;
+			k->opaque_name = "the condition of an 'ave.if'";
 			continue;
 		}
 		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, cond, pass_ck_num(S, 0)));
@@ -2069,8 +2076,29 @@ gwrite(Ck *k, CkSite *s)
 		w.on = pass_ck_and2(S, w.on, then ? taken : pass_ck_not(S, taken));
 	}
 	w.known = k->nopaque == before;
+	w.unknown = k->opaque_name;
+	w.ngs = k->ngs;
+	for (int i = 0; i < k->ngs; i++) {
+		w.gs_x[i] = k->gs_x[i];
+		w.gs_dim[i] = k->gs_dim[i];
+	}
+	k->gstride = false;
 	pass_ck_cta_leave(k, &save);
 	return w;
+}
+
+/* The store cannot be decided: an error under `ave check`, a warning in the pipeline. */
+static void
+gstore_cannot(Ck *k, IrOp *op, const char *why)
+{
+	if (!pass_ck_error_once(k, op))
+		return;
+	if (k->opts->gstore_strict)
+		ir_error(k->c, op->loc, "cannot check this store for data races on global memory: %s",
+		         why);
+	else
+		ir_warning(k->c, op->loc,
+		           "cannot check this store for data races on global memory: %s", why);
 }
 
 /* Whether a role orders its replicas with ave.barrier (then two of them may write in turn). */
@@ -2116,7 +2144,7 @@ gcex_other(Ck *k, IrCex *x, Z3_model m, const GWrite *w, const bool *used)
 
 static void
 gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt, int rank,
-              bool cta, const bool *used)
+              bool cta, const bool *used, bool addr)
 {
 	IrOp *at = b->in.site->op;
 	if (!pass_ck_error_once(k, at))
@@ -2139,7 +2167,10 @@ gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt
 	for (int d = 0; d < rank && n < (int)sizeof el - 24; d++)
 		n += snprintf(el + n, sizeof el - (size_t)n, "%s%lld", d ? ", " : "",
 		              (long long)ev(k, m, pt[d]));
-	snprintf(el + n, sizeof el - (size_t)n, "]");
+	snprintf(el + n, sizeof el - (size_t)n, "]%s",
+	         addr ? " (or another element at its address: the type's strides make "
+	                "coordinates share addresses)"
+	              : "");
 	const char *who = cta ? "two CTAs" : "two replicas of the role";
 	IrDiag *d;
 	if (a->in.site == b->in.site)
@@ -2176,14 +2207,62 @@ static void
 gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims)
 {
 	GWrite a = gwrite(k, sa), b = gwrite(k, sb);
-	if (!a.known || !b.known)
+	if (!a.known || !b.known) {
+		GWrite *u = !b.known ? &b : &a;
+		gstore_cannot(
+		    k, u->in.site->op,
+		    ir_ctx_printf(k->c,
+		                  "its coordinates or guard depend on %s%s%s, which the solver "
+		                  "cannot express (a product of two values, a loaded value, a "
+		                  "loop-carried value without closed form, a loop whose step is "
+		                  "neither a constant nor the grid-stride 'ave.num_programs' from "
+		                  "'ave.program_id')",
+		                  u->unknown ? "'%" : "a value", u->unknown ? u->unknown : "",
+		                  u->unknown ? "'" : ""));
 		return;
+	}
 	IrOp *oa = sa->op, *ob = sb->op;
 	IrType *ta = ir_item_value(oa, &oa->item[0])->type, *tb = ir_item_value(ob, &ob->item[0])->type;
 	int rank = dst->type->rank;
-	Z3_ast parts[3 * IR_MAX_RANK + 8], pt[IR_MAX_RANK];
+	Z3_ast parts[8 * IR_MAX_RANK + 8], pt[IR_MAX_RANK];
 	int np = 0;
-	for (int d = 0; d < rank; d++) {
+	/* Static strides written in the type may make two coordinates share an address (a stride
+	 * smaller than the next dimension's extent, a zero stride): compare addresses then, each
+	 * instance writing its own in-bounds element. Row-major contiguous strides, and `?`
+	 * strides (taken to be a layout without overlap, docs/invariants.md), compare
+	 * coordinates. */
+	const IrType *tt = dst->type;
+	bool by_addr = tt->strides != NULL;
+	bool contiguous = tt->strides != NULL && tt->strides[rank - 1] == 1;
+	for (int d = 0; d < rank && by_addr; d++) {
+		by_addr = tt->strides[d] != IR_DYN;
+		if (d + 1 < rank)
+			contiguous &= tt->dims[d + 1] != IR_DYN &&
+			              tt->strides[d] == tt->strides[d + 1] * tt->dims[d + 1];
+	}
+	by_addr &= !contiguous;
+	if (by_addr) {
+		Z3_ast aa = pass_ck_num(S, 0), ab = pass_ck_num(S, 0);
+		for (int d = 0; d < rank; d++) {
+			Z3_ast xa = pass_ck_fresh(S, "ea"), xb = pass_ck_fresh(S, "eb");
+			const GWrite *w[2] = {&a, &b};
+			Z3_ast x[2] = {xa, xb};
+			const IrType *tw[2] = {ta, tb};
+			for (int q = 0; q < 2; q++) {
+				parts[np++] = pass_ck_le(S, w[q]->c[d], x[q]);
+				parts[np++] = pass_ck_lt(
+				    S, x[q], pass_ck_add(S, w[q]->c[d], pass_ck_num(S, tw[q]->dims[d])));
+				parts[np++] = pass_ck_le(S, pass_ck_num(S, 0), x[q]);
+				if (tt->dims[d] != IR_DYN)
+					parts[np++] = pass_ck_lt(S, x[q], pass_ck_num(S, tt->dims[d]));
+			}
+			aa = pass_ck_add(S, aa, pass_ck_mulc(S, xa, tt->strides[d]));
+			ab = pass_ck_add(S, ab, pass_ck_mulc(S, xb, tt->strides[d]));
+			pt[d] = xa;
+		}
+		parts[np++] = pass_ck_eq(S, aa, ab);
+	}
+	for (int d = 0; d < rank && !by_addr; d++) {
 		Z3_ast ea = pass_ck_add(S, a.c[d], pass_ck_num(S, ta->dims[d]));
 		Z3_ast eb = pass_ck_add(S, b.c[d], pass_ck_num(S, tb->dims[d]));
 		pt[d] = pass_ck_ite(S, pass_ck_le(S, a.c[d], b.c[d]), b.c[d], a.c[d]);
@@ -2195,6 +2274,16 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 	}
 	parts[np++] = a.on;
 	parts[np++] = b.on;
+	/* Grid-stride loops along one dimension: x = pid + j * num_programs, so two CTAs that
+	 * differ along it never share x (the only fact the check needs of x beyond its range). */
+	for (int i = 0; i < a.ngs; i++)
+		for (int j = 0; j < b.ngs && np < 8 * IR_MAX_RANK + 8; j++)
+			if (a.gs_dim[i] == b.gs_dim[j]) {
+				int d = a.gs_dim[i];
+				parts[np++] = pass_ck_or2(
+				    S, pass_ck_not(S, pass_ck_eq(S, a.gs_x[i], b.gs_x[j])),
+				    pass_ck_eq(S, a.pid[d], b.pid[d]));
+			}
 	Z3_ast both = pass_ck_and(S, np, parts);
 	/* Other CTAs: some used program id differs (unused ones are equal). */
 	Z3_ast dif[3], eq[3], unused[3];
@@ -2215,18 +2304,29 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 	Z3_ast fail = pass_ck_and2(S, both, cta);
 	bool proven;
 	if (attempt(k, ob, fail, "that no two CTAs write the same element", &proven) && !proven) {
-		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used);
+		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used, by_addr);
 		return;
 	}
-	if (sa->role != sb->role || sa->role->nrep < 2 || role_has_barrier(k, sa->role))
+	if (sa->role != sb->role || sa->role->nrep < 2)
 		return;
 	/* One CTA, two replicas of the role. */
 	Z3_ast rep = pass_ck_and2(S, pass_ck_and(S, ne, eq),
 	                          pass_ck_not(S, pass_ck_eq(S, a.in.r, b.in.r)));
 	fail = pass_ck_and2(S, both, rep);
-	if (attempt(k, ob, fail, "that no two replicas write the same element", &proven) &&
-	    !proven)
-		gstore_report(k, fail, &a, &b, dst, pt, rank, false, used);
+	if (!attempt(k, ob, fail, "that no two replicas write the same element", &proven) ||
+	    proven)
+		return;
+	/* With ave.barrier in the role, the replicas may take turns writing an element: not
+	 * a race the check can rule in or out. */
+	if (role_has_barrier(k, sa->role)) {
+		gstore_cannot(k, ob,
+		              ir_ctx_printf(k->c,
+		                            "two replicas of %s may write the same element, and "
+		                            "the role's 'ave.barrier' may or may not order them",
+		                            sa->role->name));
+		return;
+	}
+	gstore_report(k, fail, &a, &b, dst, pt, rank, false, used, by_addr);
 }
 
 /* The kernel's checked global stores (as sites of their roles) and the grid dimensions it reads

@@ -677,6 +677,9 @@ typedef struct PassCkOpts {
 	unsigned rlimit;     /* per-query resource limit (deterministic; 0 = none), for tests */
 	int max_hops;        /* barrier hops in a happens-before chain; 0 takes the default (3) */
 	PassCkStats *stats;  /* filled when non-NULL */
+	/* A global store the race check cannot decide is an error (`ave check`); else (the
+	 * compile pipeline, ave-opt) a warning: that check is an addition to SPEC 5.8. */
+	bool gstore_strict;
 } PassCkOpts;
 
 /* Proves the module's tag assertions and the built-in synchronization invariants, emitting an
@@ -879,6 +882,14 @@ typedef struct Ck {
 	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
 	int depth;        /* evaluation nesting */
 	int nopaque;      /* values made unknown so far (the solver knows nothing of them) */
+	const char *opaque_name; /* the last of them */
+	/* The global-store check: loops stepping by ave.num_programs from ave.program_id along one
+	 * grid dimension (grid-stride loops) get their loop variable as a fresh term; each one
+	 * made is listed with that dimension. */
+	bool gstride;
+	Z3_ast gs_x[8];
+	int gs_dim[8];
+	int ngs;
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
 } Ck;
 
