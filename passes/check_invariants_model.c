@@ -1673,7 +1673,12 @@ pass_ck_phases(Ck *k)
 		if (w->cond || w->nested)
 			return beyond(k, w->op,
 			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
-			                      : "an 'ave.mbar.wait' in a nested loop");
+			                      : "an 'ave.mbar.wait' in a nested loop (a tile loop "
+			                        "around the k-loop: which phase a use needs depends "
+			                        "on the product of the tile index and the k-loop's "
+			                        "trip count, beyond the checker's linear arithmetic; "
+			                        "a 'persistent = N' kernel, whose barriers are "
+			                        "initialized again for every tile, is checked)");
 		for (int j = 0; j < k->sites.len; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
 			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
@@ -1699,7 +1704,9 @@ pass_ck_phases(Ck *k)
 			              "an arrival on a barrier that is not an 'ave.mbar.alloc' "
 			              "result");
 		if (s->nested)
-			return beyond(k, s->op, "an arrival on a barrier in a nested loop");
+			return beyond(k, s->op,
+			              "an arrival on a barrier in a nested loop (see the wait in a "
+			              "nested loop)");
 		if (s->cond && s->loop && !arrival_shift(k, s))
 			return false;
 		CkGroup *tail_of = NULL;
