@@ -2348,8 +2348,18 @@ collect_gstores(IrOp *op, void *ud)
 	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
 	    d < 3)
 		gs->dims[d] = true;
-	if (!gstore_dst(k, op))
+	if (!gstore_dst(k, op)) {
+		/* A store into global memory that the check does not model is said so. */
+		IrGroup *g = op->code == IR_OP_STORE ? ir_op_group(op, k->c->kw.into) : NULL;
+		const IrItem *it = g ? &g->item[0] : NULL;
+		IrValue *t = it && it->kind == IR_IT_VALUE ? ir_item_value(op, it) : NULL;
+		if (t && t->type->kind == IR_TY_TENSOR && t->type->space == IR_SPACE_GLOBAL)
+			gstore_cannot(k, op,
+			              "the check models stores of a tile with static dimensions "
+			              "at one coordinate per dimension into a tensor argument of "
+			              "the kernel");
 		return true;
+	}
 	IrOp *role = ir_role_of(op);
 	CkRole *ro = &k->roles[0];
 	for (int r = 1; r < k->nroles && role; r++)
