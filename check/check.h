@@ -22,6 +22,9 @@ typedef struct PassCkOpts {
 	unsigned rlimit;     /* per-query resource limit (deterministic; 0 = none), for tests */
 	int max_hops;        /* barrier hops in a happens-before chain; 0 takes the default (3) */
 	PassCkStats *stats;  /* filled when non-NULL */
+	/* A global store the race check cannot decide is an error (`ave check`); else (the
+	 * compile pipeline, ave-opt) a warning: that check is an addition to SPEC 5.8. */
+	bool gstore_strict;
 } PassCkOpts;
 
 /* Proves the module's tag assertions and the built-in synchronization invariants, emitting an

@@ -89,6 +89,8 @@ typedef struct CkRole {
 	int ws_seg;      /* the kernel pseudo-role: position of ave.warp_specialize, or -1 */
 	IrOp *sync_loop; /* the role-level loop holding its waits and arrivals, if any */
 	int sync_seg;
+	int lift_seg;    /* no sync loop: its sync ops from this role-body op on rank after every
+	                  * loop (0: none; see check_deadlock_order) */
 } CkRole;
 
 typedef struct CkGroup CkGroup;
@@ -103,6 +105,10 @@ typedef struct CkSite {
 	int pos;        /* index of the loop-body op holding it (0 outside loops) */
 	bool cond;      /* under an ave.if */
 	bool nested;    /* inside an inner loop */
+	/* An arrival of a group: under `ave.if` in the loop, it releases use t - shift of its
+	 * barrier (its guard is exactly t >= shift); after the loop (tail), the loop's last use. */
+	int64_t shift;
+	bool tail;
 	/* barrier (WAIT, ARRIVE, EXPECT, COPY) */
 	IrValue *bar;
 	int bar_item;   /* item index (or -1: the group item `arrive`) */
@@ -115,8 +121,10 @@ typedef struct CkSite {
 	int64_t bytes;  /* COPY: tile bytes */
 	IrOp *slice[4]; /* the ave.slice ops between the access and its slot, innermost first */
 	int nslice;     /* (more than 4: the access counts as one of the whole slot) */
-	IrOp *end_op;   /* READ by ave.mma.async: the ave.mma.wait that ends it (NULL: none found) */
+	IrOp *end_op;   /* READ by ave.mma.async: the ave.mma.wait that ends it (NULL: none found),
+	                 * or the ave.if whose branches each hold one */
 	int end_shift;  /* ... in the same iteration (0) or the next (1) */
+	int64_t end_pend[2]; /* pending(n) of that wait (of the then and else waits) */
 	int end_seg, end_pos;
 	CkGroup *group;
 	CkWaitForm *wf;
@@ -161,6 +169,7 @@ struct CkGroup {
 	CkSite **site;
 	int64_t arrivals; /* per replica and iteration */
 	int64_t copy_bytes;
+	int64_t shift;    /* the largest shift of its loop sites */
 };
 
 typedef struct Ck {
@@ -185,6 +194,14 @@ typedef struct Ck {
 	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
 	int depth;        /* evaluation nesting */
 	int nopaque;      /* values made unknown so far (the solver knows nothing of them) */
+	const char *opaque_name; /* the last of them */
+	/* The global-store check: loops stepping by ave.num_programs from ave.program_id along one
+	 * grid dimension (grid-stride loops) get their loop variable as a fresh term; each one
+	 * made is listed with that dimension. */
+	bool gstride;
+	Z3_ast gs_x[8];
+	int gs_dim[8];
+	int ngs;
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
 } Ck;
 
@@ -220,9 +237,14 @@ Z3_ast pass_ck_wait_g(Ck *k, const CkInst *in);
 Z3_ast pass_ck_wait_advances(Ck *k, const CkInst *in);
 /* Phase of its barrier that a group site's instance contributes to. */
 Z3_ast pass_ck_phase(Ck *k, const CkInst *in);
-/* The iteration of `g`'s loop, for replica r, that contributes to phase n of barrier i; *ok says
- * whether it exists. */
+/* The use of `g`'s barrier array, for replica r, that contributes to phase n of barrier i (the
+ * iteration of g's loop, for sites without shift); *ok says whether it exists. */
 Z3_ast pass_ck_group_iter(Ck *k, CkGroup *g, Z3_ast r, Z3_ast i, Z3_ast n, Z3_ast *ok);
+/* The instance of group site `s` for replica r that releases use u; *ok says whether it runs. */
+CkInst pass_ck_group_site(Ck *k, CkSite *s, Z3_ast r, Z3_ast u, Z3_ast *ok);
+/* Whether the instance runs as far as its enclosing `ave.if`s go (true outside them); *known is
+ * cleared when a condition is not expressible. */
+Z3_ast pass_ck_guard(Ck *k, const CkInst *in, bool *known);
 /* The first iteration of wait site `w`, for replica r, on barrier i that guarantees m completed
  * phases; *ok says whether it exists. */
 Z3_ast pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok);
@@ -253,6 +275,7 @@ typedef struct CkPoint {
 	IrOp *loop;
 	Z3_ast t;         /* NULL outside loops */
 	const CkInst *landing; /* the landing of this copy instead of a program point */
+	Z3_ast when;      /* NULL, or the condition that the point is reached at all */
 } CkPoint;
 
 CkPoint pass_ck_point(const CkInst *in);

@@ -40,6 +40,33 @@ pass_ck_point_end(Ck *k, const CkInst *in)
 	p.pos = s->end_pos;
 	if (s->end_shift)
 		p.t = pass_ck_add(S, in->t, pass_ck_num(S, 1));
+	if (s->end_pend[0] || s->end_pend[1]) {
+		/* pending(1): the wait of this iteration when it is a pending(0) one, else the
+		 * wait of the next iteration (which must exist). */
+		Z3_ast done;
+		if (s->end_op->code == IR_OP_IF) {
+			const IrItem *ci = &s->end_op->item[0];
+			int before = k->nopaque;
+			Z3_ast c = ci->kind == IR_IT_VALUE && !ci->suffix
+			               ? pass_ck_value(k, in->env, ir_item_value(s->end_op, ci))
+			               : NULL;
+			if (!c || k->nopaque != before) {
+				p.role = NULL;
+				return p;
+			}
+			Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, c, pass_ck_num(S, 0)));
+			Z3_ast d0 = s->end_pend[0] ? Z3_mk_false(S->z) : Z3_mk_true(S->z);
+			Z3_ast d1 = s->end_pend[1] ? Z3_mk_false(S->z) : Z3_mk_true(S->z);
+			done = pass_ck_or2(S, pass_ck_and2(S, taken, d0),
+			                   pass_ck_and2(S, pass_ck_not(S, taken), d1));
+		} else {
+			done = Z3_mk_false(S->z);
+		}
+		Z3_ast nx = pass_ck_add(S, in->t, pass_ck_num(S, 1));
+		CkInst next = pass_ck_inst_at(k, in->site, in->r, nx);
+		p.t = pass_ck_ite(S, done, in->t, nx);
+		p.when = pass_ck_or2(S, done, pass_ck_inst_exists(k, &next));
+	}
 	return p;
 }
 
@@ -69,20 +96,29 @@ pass_ck_po(Ck *k, const CkPoint *a, const CkPoint *b)
 static bool
 first_after(Ck *k, CkSite *c, const CkPoint *a, CkInst *out, Z3_ast *ok)
 {
-	if (c->role != a->role || c->cond || c->nested)
+	/* A release under `ave.if` (guard t >= shift, or a tail's guard): its first instance
+	 * after the point whose guard holds. */
+	if (c->role != a->role || c->nested || (c->cond && !c->group))
 		return false;
 	if (c->seg > a->seg) {
-		*out = pass_ck_inst_at(k, c, a->r, c->loop ? pass_ck_num(S, 0) : NULL);
+		Z3_ast t0 = c->loop ? pass_ck_num(S, c->shift) : NULL;
+		*out = pass_ck_inst_at(k, c, a->r, t0);
 		*ok = pass_ck_inst_exists(k, out);
-		return true;
-	}
-	if (c->seg == a->seg && c->loop && a->t) {
+	} else if (c->seg == a->seg && c->loop && a->t) {
 		Z3_ast t = c->pos > a->pos ? a->t : pass_ck_add(S, a->t, pass_ck_num(S, 1));
+		if (c->shift)
+			t = pass_ck_ite(S, pass_ck_lt(S, t, pass_ck_num(S, c->shift)),
+			                pass_ck_num(S, c->shift), t);
 		*out = pass_ck_inst_at(k, c, a->r, t);
 		*ok = pass_ck_inst_exists(k, out);
-		return true;
+	} else {
+		return false;
 	}
-	return false;
+	if (c->cond && !c->loop) {
+		bool known = true;
+		*ok = pass_ck_and2(S, *ok, pass_ck_guard(k, out, &known));
+	}
+	return true;
 }
 
 static Z3_ast hb_point(Ck *k, const CkPoint *a, const CkPoint *b, int depth);
@@ -167,6 +203,11 @@ pass_ck_hb(Ck *k, const CkPoint *a, const CkPoint *b)
 {
 	if (!a->role || !b->role || b->landing)
 		return Z3_mk_false(S->z);
+	if (a->when) {
+		CkPoint a2 = *a;
+		a2.when = NULL;
+		return pass_ck_and2(S, a->when, pass_ck_hb(k, &a2, b));
+	}
 	if (a->landing) {
 		const CkInst *c = a->landing;
 		if (!c->site->group)

@@ -112,6 +112,7 @@ opaque(Ck *k, IrType *t, const char *name)
 {
 	Z3_ast v = pass_ck_fresh(S, name ? name : "v");
 	k->nopaque++;
+	k->opaque_name = name;
 	if (t && t->kind == IR_TY_INT && t->bits == 1)
 		pass_ck_side(S, v,
 		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), v),
@@ -274,10 +275,31 @@ loop_step(Ck *k, IrOp *loop, int64_t *step)
 	return ir_expr_eval_const(loop->item[2].e, step) && *step > 0;
 }
 
+/* Is `loop` a grid-stride loop `ave.for %t = program_id(d) to ... step num_programs(d)`? */
+static int
+grid_stride_dim(Ck *k, IrOp *loop)
+{
+	const IrExpr *lb = loop->item[0].e, *st = loop->item[2].e;
+	if (lb->kind != IR_EX_VAL || st->kind != IR_EX_VAL)
+		return -1;
+	IrValue *a = ir_op_value(loop, lb->opnd), *b = ir_op_value(loop, st->opnd);
+	if (a->kind != IR_VAL_RESULT || b->kind != IR_VAL_RESULT ||
+	    a->op->code != IR_OP_PROGRAM_ID || b->op->code != IR_OP_NUM_PROGRAMS)
+		return -1;
+	int64_t da, db;
+	IrGroup *ga = ir_op_group(a->op, k->c->kw.dim), *gb = ir_op_group(b->op, k->c->kw.dim);
+	if (!ga || !gb || !ir_expr_eval_const(ga->item[0].e, &da) ||
+	    !ir_expr_eval_const(gb->item[0].e, &db) || da != db || da < 0 || da > 2)
+		return -1;
+	return (int)da;
+}
+
 Z3_ast
 pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
 {
 	int64_t step;
+	if (k->gstride && grid_stride_dim(k, loop) >= 0)
+		return pass_ck_le(S, pass_ck_num(S, 0), t); /* the loop variable's range is its own */
 	if (!loop_step(k, loop, &step))
 		return Z3_mk_false(S->z);
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
@@ -561,6 +583,22 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		if (owner->code == IR_OP_FOR) {
 			if (v->index == 0) {
 				int64_t step;
+				int d = k->gstride && e->iter ? grid_stride_dim(k, owner) : -1;
+				if (d >= 0 && k->ngs < 8) {
+					/* lb <= x < ub; x = lb + j * num_programs is not linear: the
+					 * global-store check adds what it needs (two CTAs' x differ). */
+					Z3_ast x = pass_ck_fresh(S, v->name ? v->name : "x");
+					Z3_ast lb =
+					    pass_ck_expr(k, e->parent, owner, owner->item[0].e);
+					Z3_ast ub =
+					    pass_ck_expr(k, e->parent, owner, owner->item[1].e);
+					pass_ck_side(S, x,
+					             pass_ck_and2(S, pass_ck_le(S, lb, x),
+					                          pass_ck_lt(S, x, ub)));
+					k->gs_x[k->ngs] = x;
+					k->gs_dim[k->ngs++] = d;
+					return x;
+				}
 				if (!e->iter || !loop_step(k, owner, &step))
 					return opaque(k, ty, v->name);
 				Z3_ast lb = pass_ck_expr(k, e->parent, owner, owner->item[0].e);
@@ -871,10 +909,71 @@ tile_bytes(const IrType *t)
 
 /* Where an ave.mma.async stops reading shared memory: the ave.mma.wait of its result, in the same
  * iteration or (through an iter arg) in the next one. */
+static int64_t
+pending_of(Ck *k, IrOp *wait)
+{
+	int64_t n = 0;
+	IrGroup *g = ir_op_group(wait, k->c->kw.pending);
+	if (g)
+		ir_expr_eval_const(g->item[0].e, &n);
+	return n;
+}
+
+static bool
+count_mma_async(IrOp *op, void *ud)
+{
+	*(int *)ud += op->code == IR_OP_MMA_ASYNC;
+	return true;
+}
+
+/* The wait on `op`'s result in block b (a direct op of it), or NULL. */
+static IrOp *
+wait_in(IrOp *op, IrBlock *b)
+{
+	for (IrUse *u = op->res[0].uses; u; u = u->next)
+		if (u->user->code == IR_OP_MMA_WAIT && u->user->parent == b)
+			return u->user;
+	return NULL;
+}
+
+/* Where an ave.mma.async stops reading shared memory. `ave.mma.wait %t pending(n)` is taken
+ * to guarantee what the sm_90a lowering's `wgmma.wait_group n` does: all but the newest n async
+ * MMAs of the thread are done (docs/invariants.md: weaker than "%t is done"). So with
+ * pending(0) the read ends at the wait; with pending(1), when the loop issues one async MMA
+ * per iteration, at the wait of the next iteration. The wait may be the two branches of an
+ * ave.if (pending(0) at the last iteration, pending(1) before). */
 static void
-mma_end(CkSite *s)
+mma_end(Ck *k, CkSite *s)
 {
 	IrOp *op = s->op;
+	IrOp *w = wait_in(op, op->parent);
+	if (w) {
+		s->end_op = w;
+		s->end_pend[0] = s->end_pend[1] = pending_of(k, w);
+	} else {
+		for (IrUse *u = op->res[0].uses; u && !s->end_op; u = u->next) {
+			IrOp *iff = ir_block_parent_op(u->user->parent);
+			if (!iff || iff->code != IR_OP_IF || iff->parent != op->parent || iff->nreg < 2)
+				continue;
+			IrOp *w0 = wait_in(op, iff->reg[0].block), *w1 = wait_in(op, iff->reg[1].block);
+			if (!w0 || !w1)
+				continue;
+			s->end_op = iff;
+			s->end_pend[0] = pending_of(k, w0);
+			s->end_pend[1] = pending_of(k, w1);
+		}
+	}
+	if (s->end_op) {
+		s->end_shift = 0;
+		int n = 0;
+		if (s->loop)
+			ir_walk(s->loop->reg[0].block, count_mma_async, &n);
+		bool late = s->end_pend[0] > 0 || s->end_pend[1] > 0;
+		if (late && (!s->loop || n != 1 || op->parent != s->loop->reg[0].block ||
+		             s->end_pend[0] > 1 || s->end_pend[1] > 1))
+			s->end_op = NULL; /* never known to end */
+		return;
+	}
 	for (int depth = 0; depth < 8 && op; depth++) {
 		IrOp *next = NULL;
 		for (IrUse *u = op->res[0].uses; u; u = u->next) {
@@ -973,7 +1072,7 @@ collect_op(IrOp *op, void *ud)
 			s = site_new(k, CK_READ, op, cl->role);
 			pass_ck_mem(k, s, op, &op->item[i]);
 			if (op->code == IR_OP_MMA_ASYNC)
-				mma_end(s);
+				mma_end(k, s);
 		}
 		break;
 	case IR_OP_TAG_ASSERT:
@@ -1192,6 +1291,31 @@ pass_ck_inst_exists(Ck *k, const CkInst *in)
 	while (re->scope != in->site->loop)
 		re = re->parent;
 	return pass_ck_and2(S, ok, pass_ck_iter_exists(k, re->parent, in->site->loop, in->t));
+}
+
+Z3_ast
+pass_ck_guard(Ck *k, const CkInst *in, bool *known)
+{
+	Z3_ast on = Z3_mk_true(S->z);
+	IrOp *role = in->site->role->op;
+	for (IrOp *child = in->site->op, *p = ir_op_parent_op(child); p && p != role;
+	     child = p, p = ir_op_parent_op(p)) {
+		if (p->code != IR_OP_IF)
+			continue;
+		const IrItem *ci = &p->item[0];
+		int before = k->nopaque;
+		Z3_ast cond = ci->kind == IR_IT_VALUE && !ci->suffix
+		                  ? pass_ck_value(k, in->env, ir_item_value(p, ci))
+		                  : NULL;
+		if (!cond || k->nopaque != before) {
+			*known = false;
+			return Z3_mk_false(S->z);
+		}
+		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, cond, pass_ck_num(S, 0)));
+		bool then = p->nreg > 0 && child->parent == p->reg[0].block;
+		on = pass_ck_and2(S, on, then ? taken : pass_ck_not(S, taken));
+	}
+	return on;
 }
 
 static Z3_ast
@@ -1437,8 +1561,61 @@ static bool
 same_index(Ck *k, CkSite *a, CkSite *b)
 {
 	CkInst ia = pass_ck_inst(k, a, "t");
-	CkInst ib = pass_ck_inst_at(k, b, ia.r, ia.t);
+	Z3_ast tb = ia.t;
+	if (tb && b->shift != a->shift)
+		tb = pass_ck_add(S, tb, pass_ck_num(S, b->shift - a->shift));
+	CkInst ib = pass_ck_inst_at(k, b, ia.r, tb);
 	return valid(k, pass_ck_eq(S, pass_ck_bar_index(k, &ia), pass_ck_bar_index(k, &ib)));
+}
+
+static Z3_ast exists_at(Ck *k, CkSite *s, Z3_ast r, Z3_ast t);
+
+/* A plain arrival under `ave.if` in the loop: its guard must be exactly "t >= d" for some
+ * 1 <= d <= 8 (k > 0, k >= 2, ...); it then releases use t - d. */
+static bool
+arrival_shift(Ck *k, CkSite *s)
+{
+	if (s->kind != CK_ARRIVE)
+		return beyond(k, s->op, "an 'ave.mbar.expect_tx' or 'ave.copy.async' under 'ave.if'");
+	CkInst in = pass_ck_inst(k, s, "t");
+	bool known = true;
+	Z3_ast g = pass_ck_guard(k, &in, &known);
+	if (known)
+		for (int64_t d = 1; d <= 8; d++)
+			if (valid(k, pass_ck_eq(S, g, pass_ck_le(S, pass_ck_num(S, d), in.t)))) {
+				s->shift = d;
+				return true;
+			}
+	return beyond(k, s->op,
+	              "an arrival under 'ave.if' whose condition is not 'the loop is at least d "
+	              "iterations in' (k > 0, k >= 2, ...; d <= 8): the checker releases use "
+	              "k - d of the barrier there");
+}
+
+/* A release after the loop of its last use: the barrier it names is the one the loop's
+ * arrivals would name for that use. The check that it only runs when that use exists is
+ * check_tail_orphans' (it has a counterexample). */
+static bool
+tail_index_ok(Ck *k, CkGroup *g, CkSite *s)
+{
+	if (s->kind != CK_ARRIVE)
+		return beyond(k, s->op, "an 'ave.mbar.expect_tx' or 'ave.copy.async' after a loop "
+		                        "whose arrivals release the previous iteration's use");
+	CkSite *s0 = g->site[0];
+	CkInst in0 = pass_ck_inst(k, s0, "t");
+	Z3_ast tl = pass_ck_fresh(S, "tl");
+	Z3_ast last = pass_ck_and2(S, exists_at(k, s0, in0.r, tl),
+	                           pass_ck_not(S, exists_at(k, s0, in0.r,
+	                                                    pass_ck_add(S, tl, pass_ck_num(S, 1)))));
+	CkInst at = pass_ck_inst_at(k, s0, in0.r, pass_ck_add(S, tl, pass_ck_num(S, s0->shift)));
+	CkInst ti = pass_ck_inst_at(k, s, in0.r, NULL);
+	Z3_ast bad = pass_ck_and2(
+	    S, last, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &at), pass_ck_bar_index(k, &ti))));
+	if (pass_ck_check(S, bad, NULL) == CK_UNSAT)
+		return true;
+	return beyond(k, s->op,
+	              "an arrival after the loop on a barrier array whose loop arrivals release "
+	              "the previous iteration's use, but not on the barrier of the loop's last use");
 }
 
 /* The group of arrival site s: same role, barrier array and loop, and the same barrier in every
@@ -1489,7 +1666,12 @@ pass_ck_phases(Ck *k)
 		if (w->cond || w->nested)
 			return beyond(k, w->op,
 			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
-			                      : "an 'ave.mbar.wait' in a nested loop");
+			                      : "an 'ave.mbar.wait' in a nested loop (a tile loop "
+			                        "around the k-loop: which phase a use needs depends "
+			                        "on the product of the tile index and the k-loop's "
+			                        "trip count, beyond the checker's linear arithmetic; "
+			                        "a 'persistent = N' kernel, whose barriers are "
+			                        "initialized again for every tile, is checked)");
 		for (int j = 0; j < k->sites.len; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
 			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
@@ -1503,7 +1685,9 @@ pass_ck_phases(Ck *k)
 			return false;
 	}
 	/* Arrivals: per role and barrier array, all in one loop (or all outside loops), once per
-	 * iteration, on the same barrier. */
+	 * use of the barrier array, on the same barrier. Under `ave.if` in the loop, an arrival
+	 * whose guard is exactly `t >= d` releases use t - d (the slot consumed d iterations
+	 * ago); an arrival after the loop then releases its last use. */
 	for (int i = 0; i < k->sites.len && !k->broken; i++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
 		if (s->kind != CK_ARRIVE && s->kind != CK_EXPECT && s->kind != CK_COPY)
@@ -1512,21 +1696,53 @@ pass_ck_phases(Ck *k)
 			return beyond(k, s->op,
 			              "an arrival on a barrier that is not an 'ave.mbar.alloc' "
 			              "result");
-		if (s->cond || s->nested)
+		if (s->nested)
 			return beyond(k, s->op,
-			              s->cond ? "an arrival on a barrier under 'ave.if'"
-			                      : "an arrival on a barrier in a nested loop");
+			              "an arrival on a barrier in a nested loop (see the wait in a "
+			              "nested loop)");
+		if (s->cond && s->loop && !arrival_shift(k, s))
+			return false;
+		CkGroup *tail_of = NULL;
 		for (int j = 0; j < i; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
-			if (o->group && o->role == s->role && o->bar == s->bar &&
-			    o->loop != s->loop)
-				return beyond(k, s->op,
-				              "arrivals of one role on one barrier array in "
-				              "different loops, or inside and outside a loop");
+			if (!o->group || o->role != s->role || o->bar != s->bar || o->loop == s->loop)
+				continue;
+			/* After the loop whose arrivals release a use late: the last use. */
+			if (!s->loop && o->loop && o->group->shift > 0 && s->seg > o->seg) {
+				tail_of = o->group;
+				continue;
+			}
+			return beyond(k, s->op,
+			              "arrivals of one role on one barrier array in different loops, "
+			              "or inside and outside a loop (except, after a loop whose "
+			              "arrivals under 'ave.if' release the use of the previous "
+			              "iteration, the release of the last use)");
 		}
-		CkGroup *g = group_of(k, s);
+		if (s->cond && !s->loop && !tail_of)
+			return beyond(k, s->op, "an arrival on a barrier under 'ave.if' outside a "
+			                        "loop (other than a release of a loop's last use)");
+		CkGroup *g;
+		if (tail_of) {
+			if (tail_of->shift != 1)
+				return beyond(k, s->op,
+				              "a release after the loop of the last use, where the loop's "
+				              "arrivals release the use of 2 or more iterations ago");
+			s->tail = true;
+			s->shift = 1;
+			g = tail_of;
+			if (!tail_index_ok(k, g, s))
+				return false;
+		} else {
+			g = group_of(k, s);
+		}
+		if (s->loop && g->nsite && s->shift > g->shift)
+			g->shift = s->shift;
+		else if (!g->nsite)
+			g->shift = s->shift;
 		g->site[g->nsite++] = s;
 		s->group = g;
+		if (s->tail)
+			continue; /* per use, the loop's arrivals are the group's */
 		if (s->kind == CK_COPY)
 			g->copy_bytes += s->bytes;
 		else
@@ -1617,17 +1833,31 @@ pass_ck_phase(Ck *k, const CkInst *in)
 	CkGroup *g = in->site->group;
 	if (!g || !g->loop)
 		return pass_ck_num(S, 0);
-	return pass_ck_floordiv(S, in->t, g->period);
+	if (in->site->tail) {
+		/* The last use: the last iteration of the loop (-1 when it runs none). */
+		CkSite *s0 = g->site[0];
+		Z3_ast tl = pass_ck_fresh(S, "tl");
+		Z3_ast nx = exists_at(k, s0, in->r, pass_ck_add(S, tl, pass_ck_num(S, 1)));
+		Z3_ast ex = exists_at(k, s0, in->r, tl);
+		pass_ck_side(S, tl,
+		             pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, nx)),
+		                         pass_ck_and2(S, pass_ck_not(S, exists_at(k, s0, in->r,
+		                                                                  pass_ck_num(S, 0))),
+		                                      pass_ck_eq(S, tl, pass_ck_num(S, -1)))));
+		return pass_ck_floordiv(S, tl, g->period);
+	}
+	return pass_ck_floordiv(S, pass_ck_add(S, in->t, pass_ck_num(S, -in->site->shift)),
+	                        g->period);
 }
 
-/* The first iteration c in [0, p) at which the site's barrier index (replica r) is i; p if none. */
+/* The first use c in [0, p) at which the site's barrier index (replica r) is i; p if none. */
 static Z3_ast
 residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p)
 {
 	Z3_ast res = pass_ck_num(S, p);
 	bool identity = true;
 	for (int64_t c = p - 1; c >= 0; c--) {
-		CkInst in = pass_ck_inst_at(k, s, r, pass_ck_num(S, c));
+		CkInst in = pass_ck_inst_at(k, s, r, pass_ck_num(S, c + s->shift));
 		Z3_ast x = pass_ck_bar_index(k, &in);
 		int64_t v;
 		identity &= pass_ck_is_num(S, x, &v) && v == c;
@@ -1661,10 +1891,43 @@ pass_ck_group_iter(Ck *k, CkGroup *g, Z3_ast r, Z3_ast i, Z3_ast n, Z3_ast *ok)
 	}
 	Z3_ast rho = residue_of(k, s0, r, i, g->period);
 	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, n, g->period), rho);
+	/* Use t exists when iteration t of the loop does. */
 	Z3_ast conds[3] = {pass_ck_lt(S, rho, pass_ck_num(S, g->period)),
-	                   pass_ck_le(S, pass_ck_num(S, 0), n), exists_at(k, s0, r, t)};
+	                   pass_ck_le(S, pass_ck_num(S, 0), n),
+	                   exists_at(k, s0, r, t)};
 	*ok = pass_ck_and(S, 3, conds);
 	return t;
+}
+
+CkInst
+pass_ck_group_site(Ck *k, CkSite *s, Z3_ast r, Z3_ast u, Z3_ast *ok)
+{
+	CkGroup *g = s->group;
+	if (!g->loop) {
+		CkInst in = pass_ck_inst_at(k, s, r, NULL);
+		*ok = Z3_mk_true(S->z);
+		return in;
+	}
+	if (s->tail) {
+		/* The loop's last use: iteration u exists, u + 1 does not. */
+		CkSite *s0 = g->site[0];
+		Z3_ast u0 = u;
+		CkInst in = pass_ck_inst_at(k, s, r, NULL);
+		bool known = true;
+		Z3_ast gd = pass_ck_guard(k, &in, &known);
+		Z3_ast c[3] = {exists_at(k, s0, r, u0),
+		               pass_ck_not(S, exists_at(k, s0, r, pass_ck_add(S, u0, pass_ck_num(S, 1)))),
+		               gd};
+		*ok = pass_ck_and(S, 3, c);
+		return in;
+	}
+	if (!s->shift) { /* use u is iteration u: pass_ck_group_iter's *ok says it exists */
+		*ok = Z3_mk_true(S->z);
+		return pass_ck_inst_at(k, s, r, u);
+	}
+	CkInst in = pass_ck_inst_at(k, s, r, pass_ck_add(S, u, pass_ck_num(S, s->shift)));
+	*ok = pass_ck_inst_exists(k, &in);
+	return in;
 }
 
 Z3_ast

@@ -529,18 +529,31 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 			continue;
 		for (int64_t q = 0; q < g->role->nrep; q++) {
 			Z3_ast ok, r = pass_ck_num(S, q);
-			Z3_ast t = pass_ck_group_iter(k, g, r, i, n, &ok);
+			Z3_ast u = pass_ck_group_iter(k, g, r, i, n, &ok);
 			Z3_ast zero = pass_ck_num(S, 0);
-			*arr = pass_ck_add(S, *arr,
-			                   pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
-			*cp = pass_ck_add(S, *cp,
-			                  pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			bool plain = !g->shift;
+			if (plain) {
+				*arr = pass_ck_add(
+				    S, *arr, pass_ck_ite(S, ok, pass_ck_num(S, g->arrivals), zero));
+				*cp = pass_ck_add(
+				    S, *cp, pass_ck_ite(S, ok, pass_ck_num(S, g->copy_bytes), zero));
+			}
 			for (int s = 0; s < g->nsite; s++) {
-				if (g->site[s]->kind != CK_EXPECT)
+				CkSite *c = g->site[s];
+				if (plain && c->kind != CK_EXPECT)
 					continue;
-				CkInst in = pass_ck_inst_at(k, g->site[s], r, t);
-				*exp = pass_ck_add(S, *exp,
-				                   pass_ck_ite(S, ok, pass_ck_bytes(k, &in), zero));
+				Z3_ast oks;
+				CkInst in = pass_ck_group_site(k, c, r, u, &oks);
+				oks = pass_ck_and2(S, ok, oks);
+				if (c->kind == CK_EXPECT)
+					*exp = pass_ck_add(S, *exp,
+					                   pass_ck_ite(S, oks, pass_ck_bytes(k, &in), zero));
+				else if (c->kind == CK_COPY)
+					*cp = pass_ck_add(S, *cp,
+					                  pass_ck_ite(S, oks, pass_ck_num(S, c->bytes), zero));
+				else
+					*arr = pass_ck_add(S, *arr,
+					                   pass_ck_ite(S, oks, pass_ck_num(S, c->count), zero));
 			}
 		}
 	}
@@ -829,6 +842,52 @@ check_no_overflow(Ck *k)
 	}
 }
 
+/* A release after the loop of its last use runs only when that use exists: when the loop runs
+ * no iteration, its arrival would count toward a phase no use of the loop accounts for. */
+static void
+check_tail_orphans(Ck *k)
+{
+	for (int si = 0; si < k->sites.len; si++) {
+		CkSite *c = site_at(k, si);
+		if (!c->tail)
+			continue;
+		CkSite *s0 = c->group->site[0];
+		CkInst in = pass_ck_inst(k, c, "t");
+		CkInst first = pass_ck_inst_at(k, s0, in.r, pass_ck_num(S, 0));
+		bool known = true;
+		Z3_ast g = pass_ck_guard(k, &in, &known);
+		Z3_ast fail = pass_ck_and2(S, g, pass_ck_not(S, pass_ck_inst_exists(k, &first)));
+		if (holds_query(k, c->op, fail, "that this release follows a use") ||
+		    !pass_ck_error_once(k, c->op))
+			continue;
+		Z3_ast i = pass_ck_bar_index(k, &in);
+		CkInst *ins[1] = {&in};
+		Z3_model m = solve_min(k, fail, ins, 1, &i, 1);
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, c->op->loc,
+		    "this release of the loop's last use of '%%%s' also runs when the loop runs no "
+		    "iteration: its arrival on %s then counts toward a phase that no use accounts "
+		    "for (guard it with 'ave.if' on the trip count)",
+		    pass_ck_vname(c->bar), bar_str(k, m, c->bar, i));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &in, true);
+		const IrExpr *ub = s0->loop->item[1].e;
+		if (ub->kind == IR_EX_VAL) {
+			IrValue *bv = ir_op_value(s0->loop, ub->opnd);
+			if (bv->name)
+				cex_show(k, cx, m, ir_ctx_printf(k->c, "%%%s", bv->name),
+				         pass_ck_value(k, first.env->parent, bv));
+		}
+		cex_globals(k, cx, m, fail);
+		cx->role = c->role->name;
+		cx->culprit = ir_ctx_printf(k->c, "the loop at line %d runs no iteration",
+		                            line_of(s0->loop));
+		cx->culprit_loc = s0->loop->loc;
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
 /* Iteration comparison for the deadlock check: both sites in role-level loops. */
 static bool
 cyc_dfs(int v, int n, const bool *edge, int *state)
@@ -850,6 +909,7 @@ typedef struct Edge {
 	CkSite *wait;
 	CkGroup *group;
 	int64_t q;
+	bool tail;
 } Edge;
 
 /* Rank of an instance for the deadlock check: the iteration of its role's synchronization loop
@@ -861,26 +921,38 @@ rank_t(Ck *k, const CkInst *in)
 	if (s->loop)
 		return in->t;
 	if (!s->role->sync_loop)
-		return pass_ck_num(S, 0);
+		return pass_ck_num(S, s->role->lift_seg && s->seg >= s->role->lift_seg - 1
+		                          ? (int64_t)1 << 40
+		                          : 0);
 	return pass_ck_num(S, s->seg < s->role->sync_seg ? -1 : (int64_t)1 << 40);
 }
 
 /* The dependency of wait `w` on group `g`'s replica q: the contributing instance `ci` for the
  * phase an instance `in` of the wait needs, and the condition that it needs it. */
 static Z3_ast
-dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, CkInst *in, CkInst *ci)
+dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, bool tail, CkInst *in, CkInst *ci)
 {
 	*in = pass_ck_inst(k, w, "t");
 	Z3_ast i = pass_ck_bar_index(k, in), gg = pass_ck_wait_g(k, in);
-	Z3_ast ok;
-	Z3_ast t = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
+	Z3_ast ok, oks;
+	Z3_ast u = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
 	                              pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
-	CkSite *c = g->site[0];
+	/* The last (plain, if any) arrival of the use: in the loop, or the release after it. */
+	CkSite *c = NULL;
 	for (int s = 0; s < g->nsite; s++)
-		if (g->site[s]->kind != CK_COPY)
+		if (g->site[s]->tail == tail && (!c || g->site[s]->kind != CK_COPY))
 			c = g->site[s];
-	*ci = pass_ck_inst_at(k, c, pass_ck_num(S, q), t);
-	return pass_ck_and2(S, pass_ck_wait_advances(k, in), ok);
+	*ci = pass_ck_group_site(k, c, pass_ck_num(S, q), u, &oks);
+	return pass_ck_and(S, 3, (Z3_ast[]){pass_ck_wait_advances(k, in), ok, oks});
+}
+
+static bool
+group_has_tail(const CkGroup *g)
+{
+	for (int s = 0; s < g->nsite; s++)
+		if (g->site[s]->tail)
+			return true;
+	return false;
 }
 
 static void
@@ -933,9 +1005,43 @@ same_rank_before(const CkSite *a, const CkSite *b)
  * returns. Within a thread that is program order; across roles an arrival from a later
  * iteration is a deadlock, and one from the same iteration adds an edge to the graph of sync ops
  * (program order within a role, "needed by" across), which must stay acyclic. */
+/* A role without a synchronization loop (an epilogue) that waits for an arrival another role
+ * sends after its loop: from that wait on, its ops rank after every loop iteration (they run
+ * after it in program order), so that wait ties with the arrival instead of preceding it. */
+static void
+lift_loop_free_roles(Ck *k)
+{
+	for (int ri = 1; ri < k->nroles; ri++) {
+		CkRole *ro = &k->roles[ri];
+		if (ro->sync_loop)
+			continue;
+		for (int si = 0; si < k->sites.len && !ro->lift_seg; si++) {
+			CkSite *w = site_at(k, si);
+			if (w->kind != CK_WAIT || w->role != ro)
+				continue;
+			for (int gi = 0; gi < k->groups.len && !ro->lift_seg; gi++) {
+				CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+				if (g->bar != w->bar || g->role == ro || !g->role->sync_loop)
+					continue;
+				for (int t = 0; t < 2 * g->role->nrep && t < 16 && !ro->lift_seg; t++) {
+					if ((t & 1) && !group_has_tail(g))
+						continue;
+					CkInst in, ci;
+					Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
+					Z3_ast late = pass_ck_eq(S, rank_t(k, &ci),
+					                         pass_ck_num(S, (int64_t)1 << 40));
+					if (pass_ck_check(S, pass_ck_and2(S, need, late), NULL) != CK_UNSAT)
+						ro->lift_seg = w->seg + 1;
+				}
+			}
+		}
+	}
+}
+
 static void
 check_deadlock_order(Ck *k)
 {
+	lift_loop_free_roles(k);
 	int ns = k->sites.len;
 	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
 	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));
@@ -954,9 +1060,13 @@ check_deadlock_order(Ck *k)
 			CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 			if (g->bar != w->bar)
 				continue;
-			for (int64_t q = 0; q < g->role->nrep && q < 8; q++) {
+			for (int64_t qt = 0; qt < 2 * g->role->nrep && qt < 16; qt++) {
+				int64_t q = qt >> 1;
+				bool tail = qt & 1;
+				if (q >= 8 || (tail && !group_has_tail(g)))
+					continue;
 				CkInst in, ci;
-				Z3_ast need = dependency(k, w, g, q, &in, &ci);
+				Z3_ast need = dependency(k, w, g, q, tail, &in, &ci);
 				Z3_ast tw = rank_t(k, &in), tc = rank_t(k, &ci);
 				Z3_ast later;
 				bool same_role = g->role == w->role;
@@ -993,10 +1103,12 @@ check_deadlock_order(Ck *k)
 				if (pass_ck_check(S, tie, NULL) == CK_UNSAT)
 					continue;
 				for (int s = 0; s < g->nsite; s++) {
+					if (g->site[s]->tail != tail)
+						continue;
 					int from = g->site[s]->id;
 					adj[from * ns + si] = true;
 					if (!edge[from * ns + si].wait)
-						edge[from * ns + si] = (Edge){w, g, q};
+						edge[from * ns + si] = (Edge){w, g, q, tail};
 				}
 			}
 		}
@@ -1038,7 +1150,7 @@ check_deadlock_order(Ck *k)
 		}
 		if (at && pass_ck_error_once(k, at->wait->op)) {
 			CkInst in, ci;
-			Z3_ast need = dependency(k, at->wait, at->group, at->q, &in, &ci);
+			Z3_ast need = dependency(k, at->wait, at->group, at->q, at->tail, &in, &ci);
 			Z3_ast tie =
 			    pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
 			deadlock_report(
@@ -1082,11 +1194,14 @@ check_ambiguity(Ck *k)
 					Z3_ast t =
 					    pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
 					for (int s = 0; s < gr->nsite; s++) {
-						CkInst ci = pass_ck_inst_at(k, gr->site[s],
-						                            pass_ck_num(S, q), t);
+						Z3_ast oks;
+						CkInst ci = pass_ck_group_site(k, gr->site[s],
+						                               pass_ck_num(S, q), t, &oks);
 						CkPoint cp = pass_ck_point(&ci);
-						Z3_ast bad = pass_ck_and2(
-						    S, ok, pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
+						Z3_ast bad = pass_ck_and(
+						    S, 3,
+						    (Z3_ast[]){ok, oks,
+						               pass_ck_not(S, pass_ck_hb(k, &wp, &cp))});
 						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
 					}
 				}
@@ -1181,6 +1296,13 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 	    ir_ctx_printf(k->c, "nothing orders '%s' (line %d, %s) and '%s' (line %d, %s)",
 	                  ir_op_name(w->site->op->code), line_of(w->site->op), role_it(k, m, w),
 	                  ir_op_name(x->site->op->code), line_of(x->site->op), role_it(k, m, x));
+	const CkSite *xs = x->site;
+	if (!waw && xs->end_op && (xs->end_pend[0] || xs->end_pend[1]))
+		cx->culprit = ir_ctx_printf(
+		    k->c,
+		    "%s; the 'ave.mma.wait' with pending(1) (line %d) leaves the async MMA in "
+		    "flight until the wait of the next iteration",
+		    cx->culprit, line_of(xs->end_op));
 	cx->culprit_loc = cul->loc;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -1437,9 +1559,11 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 					Cand c = {NULL, {0}, u, U};
 					Z3_ast okw = Z3_mk_true(S->z);
 					if (w->kind == CK_COPY) {
-						c.w = pass_ck_inst_at(k, w, r, t);
+						c.w = pass_ck_group_site(k, w, r, t, &okw);
 					} else {
-						CkInst ri = pass_ck_inst_at(k, rel, r, t);
+						Z3_ast okr;
+						CkInst ri = pass_ck_group_site(k, rel, r, t, &okr);
+						okg = pass_ck_and2(S, okg, okr);
 						CkPoint rp = pass_ck_point(&ri);
 						if (!last_before(k, w, &rp, &c.w, &okw))
 							continue;
@@ -1891,6 +2015,9 @@ typedef struct GWrite {
 	Z3_ast c[IR_MAX_RANK];
 	Z3_ast on;
 	bool known;
+	const char *unknown; /* the name of a value it depends on that the solver cannot express */
+	Z3_ast gs_x[8];      /* the variables of its grid-stride loops, and their grid dimension */
+	int gs_dim[8], ngs;
 } GWrite;
 
 /* The tensor argument an ave.store writes, or NULL when the store is not checked. */
@@ -1923,6 +2050,9 @@ gwrite(Ck *k, CkSite *s)
 	CkCta save;
 	pass_ck_cta_enter(k, &save, w.pid);
 	int before = k->nopaque;
+	k->opaque_name = NULL;
+	k->gstride = true;
+	k->ngs = 0;
 	w.in = pass_ck_inst(k, s, "t");
 	const IrItem *it = &ir_op_group(s->op, k->c->kw.into)->item[0];
 	for (int d = 0; d < it->ncoord; d++)
@@ -1938,6 +2068,7 @@ gwrite(Ck *k, CkSite *s)
 		                  : NULL;
 		if (!cond) {
 			k->nopaque++;
+			k->opaque_name = "the condition of an 'ave.if'";
 			continue;
 		}
 		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, cond, pass_ck_num(S, 0)));
@@ -1945,8 +2076,29 @@ gwrite(Ck *k, CkSite *s)
 		w.on = pass_ck_and2(S, w.on, then ? taken : pass_ck_not(S, taken));
 	}
 	w.known = k->nopaque == before;
+	w.unknown = k->opaque_name;
+	w.ngs = k->ngs;
+	for (int i = 0; i < k->ngs; i++) {
+		w.gs_x[i] = k->gs_x[i];
+		w.gs_dim[i] = k->gs_dim[i];
+	}
+	k->gstride = false;
 	pass_ck_cta_leave(k, &save);
 	return w;
+}
+
+/* The store cannot be decided: an error under `ave check`, a warning in the pipeline. */
+static void
+gstore_cannot(Ck *k, IrOp *op, const char *why)
+{
+	if (!pass_ck_error_once(k, op))
+		return;
+	if (k->opts->gstore_strict)
+		ir_error(k->c, op->loc, "cannot check this store for data races on global memory: %s",
+		         why);
+	else
+		ir_warning(k->c, op->loc,
+		           "cannot check this store for data races on global memory: %s", why);
 }
 
 /* Whether a role orders its replicas with ave.barrier (then two of them may write in turn). */
@@ -1992,7 +2144,7 @@ gcex_other(Ck *k, IrCex *x, Z3_model m, const GWrite *w, const bool *used)
 
 static void
 gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt, int rank,
-              bool cta, const bool *used)
+              bool cta, const bool *used, bool addr)
 {
 	IrOp *at = b->in.site->op;
 	if (!pass_ck_error_once(k, at))
@@ -2015,7 +2167,10 @@ gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt
 	for (int d = 0; d < rank && n < (int)sizeof el - 24; d++)
 		n += snprintf(el + n, sizeof el - (size_t)n, "%s%lld", d ? ", " : "",
 		              (long long)ev(k, m, pt[d]));
-	snprintf(el + n, sizeof el - (size_t)n, "]");
+	snprintf(el + n, sizeof el - (size_t)n, "]%s",
+	         addr ? " (or another element at its address: the type's strides make "
+	                "coordinates share addresses)"
+	              : "");
 	const char *who = cta ? "two CTAs" : "two replicas of the role";
 	IrDiag *d;
 	if (a->in.site == b->in.site)
@@ -2052,14 +2207,62 @@ static void
 gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims)
 {
 	GWrite a = gwrite(k, sa), b = gwrite(k, sb);
-	if (!a.known || !b.known)
+	if (!a.known || !b.known) {
+		GWrite *u = !b.known ? &b : &a;
+		gstore_cannot(
+		    k, u->in.site->op,
+		    ir_ctx_printf(k->c,
+		                  "its coordinates or guard depend on %s%s%s, which the solver "
+		                  "cannot express (a product of two values, a loaded value, a "
+		                  "loop-carried value without closed form, a loop whose step is "
+		                  "neither a constant nor the grid-stride 'ave.num_programs' from "
+		                  "'ave.program_id')",
+		                  u->unknown ? "'%" : "a value", u->unknown ? u->unknown : "",
+		                  u->unknown ? "'" : ""));
 		return;
+	}
 	IrOp *oa = sa->op, *ob = sb->op;
 	IrType *ta = ir_item_value(oa, &oa->item[0])->type, *tb = ir_item_value(ob, &ob->item[0])->type;
 	int rank = dst->type->rank;
-	Z3_ast parts[3 * IR_MAX_RANK + 8], pt[IR_MAX_RANK];
+	Z3_ast parts[8 * IR_MAX_RANK + 8], pt[IR_MAX_RANK];
 	int np = 0;
-	for (int d = 0; d < rank; d++) {
+	/* Static strides written in the type may make two coordinates share an address (a stride
+	 * smaller than the next dimension's extent, a zero stride): compare addresses then, each
+	 * instance writing its own in-bounds element. Row-major contiguous strides, and `?`
+	 * strides (taken to be a layout without overlap, docs/invariants.md), compare
+	 * coordinates. */
+	const IrType *tt = dst->type;
+	bool by_addr = tt->strides != NULL;
+	bool contiguous = tt->strides != NULL && tt->strides[rank - 1] == 1;
+	for (int d = 0; d < rank && by_addr; d++) {
+		by_addr = tt->strides[d] != IR_DYN;
+		if (d + 1 < rank)
+			contiguous &= tt->dims[d + 1] != IR_DYN &&
+			              tt->strides[d] == tt->strides[d + 1] * tt->dims[d + 1];
+	}
+	by_addr &= !contiguous;
+	if (by_addr) {
+		Z3_ast aa = pass_ck_num(S, 0), ab = pass_ck_num(S, 0);
+		for (int d = 0; d < rank; d++) {
+			Z3_ast xa = pass_ck_fresh(S, "ea"), xb = pass_ck_fresh(S, "eb");
+			const GWrite *w[2] = {&a, &b};
+			Z3_ast x[2] = {xa, xb};
+			const IrType *tw[2] = {ta, tb};
+			for (int q = 0; q < 2; q++) {
+				parts[np++] = pass_ck_le(S, w[q]->c[d], x[q]);
+				parts[np++] = pass_ck_lt(
+				    S, x[q], pass_ck_add(S, w[q]->c[d], pass_ck_num(S, tw[q]->dims[d])));
+				parts[np++] = pass_ck_le(S, pass_ck_num(S, 0), x[q]);
+				if (tt->dims[d] != IR_DYN)
+					parts[np++] = pass_ck_lt(S, x[q], pass_ck_num(S, tt->dims[d]));
+			}
+			aa = pass_ck_add(S, aa, pass_ck_mulc(S, xa, tt->strides[d]));
+			ab = pass_ck_add(S, ab, pass_ck_mulc(S, xb, tt->strides[d]));
+			pt[d] = xa;
+		}
+		parts[np++] = pass_ck_eq(S, aa, ab);
+	}
+	for (int d = 0; d < rank && !by_addr; d++) {
 		Z3_ast ea = pass_ck_add(S, a.c[d], pass_ck_num(S, ta->dims[d]));
 		Z3_ast eb = pass_ck_add(S, b.c[d], pass_ck_num(S, tb->dims[d]));
 		pt[d] = pass_ck_ite(S, pass_ck_le(S, a.c[d], b.c[d]), b.c[d], a.c[d]);
@@ -2071,6 +2274,16 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 	}
 	parts[np++] = a.on;
 	parts[np++] = b.on;
+	/* Grid-stride loops along one dimension: x = pid + j * num_programs, so two CTAs that
+	 * differ along it never share x (the only fact the check needs of x beyond its range). */
+	for (int i = 0; i < a.ngs; i++)
+		for (int j = 0; j < b.ngs && np < 8 * IR_MAX_RANK + 8; j++)
+			if (a.gs_dim[i] == b.gs_dim[j]) {
+				int d = a.gs_dim[i];
+				parts[np++] = pass_ck_or2(
+				    S, pass_ck_not(S, pass_ck_eq(S, a.gs_x[i], b.gs_x[j])),
+				    pass_ck_eq(S, a.pid[d], b.pid[d]));
+			}
 	Z3_ast both = pass_ck_and(S, np, parts);
 	/* Other CTAs: some used program id differs (unused ones are equal). */
 	Z3_ast dif[3], eq[3], unused[3];
@@ -2091,18 +2304,29 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 	Z3_ast fail = pass_ck_and2(S, both, cta);
 	bool proven;
 	if (attempt(k, ob, fail, "that no two CTAs write the same element", &proven) && !proven) {
-		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used);
+		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used, by_addr);
 		return;
 	}
-	if (sa->role != sb->role || sa->role->nrep < 2 || role_has_barrier(k, sa->role))
+	if (sa->role != sb->role || sa->role->nrep < 2)
 		return;
 	/* One CTA, two replicas of the role. */
 	Z3_ast rep = pass_ck_and2(S, pass_ck_and(S, ne, eq),
 	                          pass_ck_not(S, pass_ck_eq(S, a.in.r, b.in.r)));
 	fail = pass_ck_and2(S, both, rep);
-	if (attempt(k, ob, fail, "that no two replicas write the same element", &proven) &&
-	    !proven)
-		gstore_report(k, fail, &a, &b, dst, pt, rank, false, used);
+	if (!attempt(k, ob, fail, "that no two replicas write the same element", &proven) ||
+	    proven)
+		return;
+	/* With ave.barrier in the role, the replicas may take turns writing an element: not
+	 * a race the check can rule in or out. */
+	if (role_has_barrier(k, sa->role)) {
+		gstore_cannot(k, ob,
+		              ir_ctx_printf(k->c,
+		                            "two replicas of %s may write the same element, and "
+		                            "the role's 'ave.barrier' may or may not order them",
+		                            sa->role->name));
+		return;
+	}
+	gstore_report(k, fail, &a, &b, dst, pt, rank, false, used, by_addr);
 }
 
 /* The kernel's checked global stores (as sites of their roles) and the grid dimensions it reads
@@ -2124,8 +2348,18 @@ collect_gstores(IrOp *op, void *ud)
 	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
 	    d < 3)
 		gs->dims[d] = true;
-	if (!gstore_dst(k, op))
+	if (!gstore_dst(k, op)) {
+		/* A store into global memory that the check does not model is said so. */
+		IrGroup *g = op->code == IR_OP_STORE ? ir_op_group(op, k->c->kw.into) : NULL;
+		const IrItem *it = g ? &g->item[0] : NULL;
+		IrValue *t = it && it->kind == IR_IT_VALUE ? ir_item_value(op, it) : NULL;
+		if (t && t->type->kind == IR_TY_TENSOR && t->type->space == IR_SPACE_GLOBAL)
+			gstore_cannot(k, op,
+			              "the check models stores of a tile with static dimensions "
+			              "at one coordinate per dimension into a tensor argument of "
+			              "the kernel");
 		return true;
+	}
 	IrOp *role = ir_role_of(op);
 	CkRole *ro = &k->roles[0];
 	for (int r = 1; r < k->nroles && role; r++)
@@ -2152,6 +2386,260 @@ check_global_stores(Ck *k)
 				gstore_pair(k, a, b, da, gs.dims);
 		}
 	ir_vec_free(k->c->al, &gs.sites, sizeof(CkSite *));
+}
+
+/* ---- async MMA results still in flight ---- */
+
+/* The value an ave.yield passes as result/iter arg j, or NULL. */
+static IrValue *
+yield_item(IrBlock *b, int j)
+{
+	IrOp *y = b->last;
+	if (!y || y->code != IR_OP_YIELD || j >= y->nitem || y->item[j].kind != IR_IT_VALUE)
+		return NULL;
+	return ir_item_value(y, &y->item[j]);
+}
+
+static IrValue *
+for_init(IrOp *loop, int j)
+{
+	const IrItem *it = 3 + j < loop->nitem ? &loop->item[3 + j] : NULL;
+	return it && it->kind == IR_IT_VALUE ? ir_item_value(loop, it) : NULL;
+}
+
+/* Can v carry the result of an `ave.mma.wait ... pending(n > 0)` (through ave.if results, loop
+ * iter args and loop results)? `seen` breaks the cycles through iter args. */
+static bool
+maybe_inflight(Ck *k, IrValue *v, IrMap *seen)
+{
+	if (!v)
+		return false;
+	uint64_t h = ir_hash_ptr(v);
+	if (ir_map_get(seen, h, v, NULL))
+		return false;
+	ir_map_put(seen, h, v, v, NULL);
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_MMA_WAIT) {
+		IrGroup *g = ir_op_group(v->op, k->c->kw.pending);
+		int64_t n = 0;
+		return g && ir_expr_eval_const(g->item[0].e, &n) && n > 0;
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_IF)
+		for (int b = 0; b < v->op->nreg; b++)
+			if (maybe_inflight(k, yield_item(v->op->reg[b].block, v->index), seen))
+				return true;
+	IrOp *loop = NULL;
+	int j = -1;
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR) {
+		loop = v->op;
+		j = v->index;
+	} else if (v->kind == IR_VAL_ARG && v->index > 0) {
+		loop = ir_block_parent_op(v->block);
+		j = v->index - 1;
+	}
+	if (loop && loop->code == IR_OP_FOR)
+		return maybe_inflight(k, yield_item(loop->reg[0].block, j), seen) ||
+		       maybe_inflight(k, for_init(loop, j), seen);
+	return false;
+}
+
+/* The env of `e`'s chain in which values defined directly in `op`'s enclosing scope evaluate. */
+static CkEnv *
+env_holding(CkEnv *e, IrOp *op)
+{
+	while (e->parent && !ir_op_is_ancestor(e->scope, op))
+		e = e->parent;
+	return e;
+}
+
+/* The condition, in env e, that v is the result of an async MMA that may still be in flight:
+ * it comes from a pending(n > 0) wait (the lowering's wgmma.wait_group n leaves the newest n
+ * in flight), directly or through an ave.if (per its condition) or a loop (its last
+ * iteration, or the initial value). Beyond `depth`, true. */
+static Z3_ast
+inflight(Ck *k, CkEnv *e, IrValue *v, int depth)
+{
+	if (!v || v->kind == IR_VAL_PARAM)
+		return Z3_mk_false(S->z);
+	if (depth <= 0)
+		return Z3_mk_true(S->z);
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_MMA_WAIT) {
+		IrGroup *g = ir_op_group(v->op, k->c->kw.pending);
+		int64_t n = 0;
+		return g && ir_expr_eval_const(g->item[0].e, &n) && n > 0 ? Z3_mk_true(S->z)
+		                                                           : Z3_mk_false(S->z);
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_IF) {
+		IrOp *iff = v->op;
+		CkEnv *pe = env_holding(e, iff);
+		Z3_ast a = inflight(k, pe, yield_item(iff->reg[0].block, v->index), depth - 1);
+		Z3_ast b = iff->nreg > 1
+		               ? inflight(k, pe, yield_item(iff->reg[1].block, v->index), depth - 1)
+		               : Z3_mk_false(S->z);
+		const IrItem *ci = &iff->item[0];
+		int before = k->nopaque;
+		Z3_ast c = ci->kind == IR_IT_VALUE && !ci->suffix
+		               ? pass_ck_value(k, pe, ir_item_value(iff, ci))
+		               : NULL;
+		if (!c || k->nopaque != before)
+			return pass_ck_or2(S, a, b);
+		Z3_ast taken = pass_ck_not(S, pass_ck_eq(S, c, pass_ck_num(S, 0)));
+		return pass_ck_or2(S, pass_ck_and2(S, taken, a),
+		                   pass_ck_and2(S, pass_ck_not(S, taken), b));
+	}
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR) {
+		IrOp *loop = v->op;
+		CkEnv *pe = env_holding(e, loop);
+		Z3_ast tl = pass_ck_fresh(S, "tl");
+		Z3_ast ex = pass_ck_iter_exists(k, pe, loop, tl);
+		Z3_ast nx = pass_ck_iter_exists(k, pe, loop, pass_ck_add(S, tl, pass_ck_num(S, 1)));
+		Z3_ast none = pass_ck_not(S, pass_ck_iter_exists(k, pe, loop, pass_ck_num(S, 0)));
+		pass_ck_side(S, tl,
+		             pass_ck_or2(S, pass_ck_and2(S, ex, pass_ck_not(S, nx)),
+		                         pass_ck_and2(S, none, pass_ck_eq(S, tl, pass_ck_num(S, -1)))));
+		CkEnv *le = pass_ck_loop_env(k, pe, loop, tl);
+		Z3_ast last = inflight(k, le, yield_item(loop->reg[0].block, v->index), depth - 1);
+		Z3_ast init = inflight(k, pe, for_init(loop, v->index), depth - 1);
+		return pass_ck_or2(S, pass_ck_and2(S, pass_ck_not(S, none), last),
+		                   pass_ck_and2(S, none, init));
+	}
+	if (v->kind == IR_VAL_ARG && v->index > 0) {
+		IrOp *loop = ir_block_parent_op(v->block);
+		if (!loop || loop->code != IR_OP_FOR)
+			return Z3_mk_false(S->z);
+		CkEnv *le = e;
+		while (le && le->scope != loop)
+			le = le->parent;
+		if (!le || !le->iter)
+			return Z3_mk_true(S->z);
+		int j = v->index - 1;
+		IrValue *y = yield_item(loop->reg[0].block, j);
+		Z3_ast init = inflight(k, le->parent, for_init(loop, j), depth - 1);
+		if (y == v) /* carried unchanged */
+			return init;
+		CkEnv *prev =
+		    pass_ck_loop_env(k, le->parent, loop, pass_ck_sub(S, le->iter, pass_ck_num(S, 1)));
+		Z3_ast before = inflight(k, prev, y, depth - 1);
+		Z3_ast first = pass_ck_eq(S, le->iter, pass_ck_num(S, 0));
+		return pass_ck_or2(S, pass_ck_and2(S, first, init),
+		                   pass_ck_and2(S, pass_ck_not(S, first), before));
+	}
+	return Z3_mk_false(S->z);
+}
+
+static CkRole *
+role_of_op(Ck *k, IrOp *op)
+{
+	IrOp *role = ir_role_of(op);
+	for (int r = 1; r < k->nroles && role; r++)
+		if (k->roles[r].op == role)
+			return &k->roles[r];
+	return &k->roles[0];
+}
+
+/* A use of an async MMA's result that may still be in flight: anything but passing it on
+ * (ave.yield, a loop's initial value) or accumulating into it with the next ave.mma.async (the
+ * hardware orders async MMAs into one accumulator). */
+static bool
+inflight_use_ok(IrOp *user, IrValue *v)
+{
+	if (user->code == IR_OP_YIELD)
+		return true;
+	if (user->code == IR_OP_MMA_ASYNC)
+		return ir_item_value(user, &user->item[0]) != v &&
+		       ir_item_value(user, &user->item[1]) != v;
+	if (user->code == IR_OP_FOR) {
+		for (int i = 0; i < 3; i++)
+			if (user->item[i].kind == IR_IT_VALUE && ir_item_value(user, &user->item[i]) == v)
+				return false;
+		return true;
+	}
+	return false;
+}
+
+typedef struct Inflight {
+	Ck *k;
+	IrVec vals; /* IrValue*: candidates */
+} Inflight;
+
+static bool
+collect_inflight(IrOp *op, void *ud)
+{
+	Inflight *fl = ud;
+	for (int i = 0; i < op->nres; i++) {
+		IrMap seen;
+		ir_map_init(&seen, fl->k->c->al);
+		IrValue *v = &op->res[i];
+		if (maybe_inflight(fl->k, v, &seen))
+			ir_vec_push(fl->k->c->al, &fl->vals, &v, sizeof v);
+		ir_map_free(&seen);
+	}
+	for (int r = 0; r < op->nreg; r++) {
+		IrBlock *b = op->reg[r].block;
+		for (int i = 1; i < b->narg && op->code == IR_OP_FOR; i++) {
+			IrMap seen;
+			ir_map_init(&seen, fl->k->c->al);
+			if (maybe_inflight(fl->k, b->arg[i], &seen))
+				ir_vec_push(fl->k->c->al, &fl->vals, &b->arg[i], sizeof b->arg[i]);
+			ir_map_free(&seen);
+		}
+	}
+	return true;
+}
+
+/* SPEC 5.5: the result of an async MMA may only be used once it is retired. A kernel that keeps
+ * one MMA in flight (pending(1)) may chain it into the next MMA, but not store it, compute
+ * with it, or use it after the loop unless the last wait was a pending(0) one. */
+static void
+check_inflight(Ck *k)
+{
+	Inflight fl = {k, {0}};
+	ir_walk_op(k->kernel, collect_inflight, &fl);
+	for (int i = 0; i < fl.vals.len; i++) {
+		IrValue *v = IR_VEC_AT(fl.vals, IrValue *, i);
+		for (IrUse *u = v->uses; u; u = u->next) {
+			IrOp *user = u->user;
+			if (inflight_use_ok(user, v) || !pass_ck_error_once(k, user))
+				continue;
+			CkSite *site = pass_ck_site_detached(k, user, role_of_op(k, user));
+			site->loop = NULL; /* every enclosing loop gets a fresh iteration */
+			CkInst in = pass_ck_inst(k, site, "t");
+			bool known = true;
+			Z3_ast g = pass_ck_guard(k, &in, &known);
+			Z3_ast fail = pass_ck_and(
+			    S, 3,
+			    (Z3_ast[]){pass_ck_inst_exists(k, &in), known ? g : Z3_mk_true(S->z),
+			               inflight(k, in.env, v, 12)});
+			if (holds_query(k, user, fail, "that this value is retired")) {
+				ir_map_del(&k->reported, ir_hash_ptr(user), user, NULL);
+				continue;
+			}
+			CkInst *ins[1] = {&in};
+			Z3_model m = solve_min(k, fail, ins, 1, NULL, 0);
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, user->loc,
+			    "this use of '%%%s' may read the result of an async MMA still in flight: "
+			    "an 'ave.mma.wait' with pending(n > 0) leaves the newest n async MMAs "
+			    "running",
+			    pass_ck_vname(v));
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_inst(k, cx, m, &in, true);
+			if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_FOR &&
+			    v->op->item[1].e->kind == IR_EX_VAL) {
+				IrValue *bv = ir_op_value(v->op, v->op->item[1].e->opnd);
+				if (bv->name)
+					cex_show(k, cx, m, ir_ctx_printf(k->c, "%%%s", bv->name),
+					         pass_ck_value(k, env_holding(in.env, v->op), bv));
+			}
+			cex_globals(k, cx, m, fail);
+			cx->role = site->role->name;
+			cx->found = "the result of an 'ave.mma.wait' with pending(n > 0)";
+			cx->expected = "a result retired by a wait with pending(0) (only a next "
+			               "'ave.mma.async' may accumulate into one in flight)";
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+		}
+	}
+	ir_vec_free(k->c->al, &fl.vals, sizeof(IrValue *));
 }
 
 /* ---- fences: shared memory stored, then read by an async MMA (SPEC 5.6) ---- */
@@ -2295,6 +2783,7 @@ pass_ck_check_kernel(Ck *k)
 	check_ranges(k);
 	if (k->broken || !pass_ck_phases(k))
 		return;
+	check_tail_orphans(k);
 	check_waits_complete(k);
 	check_deadlock_order(k);
 	check_asserts(k);
@@ -2303,6 +2792,7 @@ pass_ck_check_kernel(Ck *k)
 	check_races(k);
 	check_ambiguity(k);
 	check_fences(k);
+	check_inflight(k);
 	if (!k->broken)
 		check_global_stores(k);
 }

@@ -99,6 +99,7 @@ cmd_check(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	if (ok)
 		ok = pass_smem_fits(m);
+	co.gstore_strict = true;
 	if (ok)
 		ok = pass_check_invariants_with(m, &co);
 	double total = ir_now() - t0;
