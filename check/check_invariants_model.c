@@ -936,12 +936,10 @@ wait_in(IrOp *op, IrBlock *b)
 	return NULL;
 }
 
-/* Where an ave.mma.async stops reading shared memory. `ave.mma.wait %t pending(n)` is taken
- * to guarantee what the sm_90a lowering's `wgmma.wait_group n` does: all but the newest n async
- * MMAs of the thread are done (docs/invariants.md: weaker than "%t is done"). So with
- * pending(0) the read ends at the wait; with pending(1), when the loop issues one async MMA
- * per iteration, at the wait of the next iteration. The wait may be the two branches of an
- * ave.if (pending(0) at the last iteration, pending(1) before). */
+/* Where an ave.mma.async stops reading shared memory: at `ave.mma.wait %t pending(n)` on its
+ * own token, whatever n (SPEC 5.5: %t is finished; at most n MMAs issued after it may still run;
+ * the sm_90a lowering emits wgmma.wait_group min(n, groups committed after %t)). The wait may be
+ * the two branches of an ave.if. */
 static void
 mma_end(Ck *k, CkSite *s)
 {
@@ -963,6 +961,8 @@ mma_end(Ck *k, CkSite *s)
 			s->end_pend[1] = pending_of(k, w1);
 		}
 	}
+	/* The wait on this MMA's own token finishes it, whatever its pending(n). */
+	s->end_pend[0] = s->end_pend[1] = 0;
 	if (s->end_op) {
 		s->end_shift = 0;
 		int n = 0;
