@@ -24,7 +24,7 @@ class Diagnostic:
     code: str = ""
     notes: List["Diagnostic"] = field(default_factory=list)
     counterexample: Optional[Dict[str, str]] = None
-    text: str = ""  # rendered as the tools render it (clang style)
+    text: str = field(default="", repr=False)  # rendered as the tools render it (clang style)
 
     def __str__(self) -> str:
         if self.text:

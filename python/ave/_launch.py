@@ -101,7 +101,7 @@ def _dtype_ok(k: Kernel, i: int, t: str, name: str) -> bool:
                     % (_where(k, i), t, " or ".join(allowed) or "?", name))
 
 
-def _from_numpy(k: Kernel, i: int, arr: np.ndarray, t: str) -> _Staged:
+def _from_numpy(k: Kernel, i: int, arr: np.ndarray, t: str, writable: Optional[bool] = None) -> _Staged:
     name = arr.dtype.name if arr.dtype.names is None else "structured"
     if arr.dtype.names == ("bf16",) and t == "bf16":  # what `ave run --out` writes for bf16
         arr = arr.view(np.uint16).reshape(arr.shape)
@@ -111,15 +111,20 @@ def _from_numpy(k: Kernel, i: int, arr: np.ndarray, t: str) -> _Staged:
         return _Staged(conv.ctypes.data, conv.shape, [s // conv.itemsize for s in conv.strides],
                        conv.itemsize, conv, False)
     it = arr.itemsize
+    w = arr.flags.writeable if writable is None else writable
     if all(s >= 0 and s % it == 0 for s in arr.strides):
-        return _Staged(arr.ctypes.data, arr.shape, [s // it for s in arr.strides], it, arr,
-                       arr.flags.writeable)
+        return _Staged(arr.ctypes.data, arr.shape, [s // it for s in arr.strides], it, arr, w)
     tmp = np.ascontiguousarray(arr)  # negative or unaligned strides: a C-order copy
+    if w and not arr.flags.writeable:
+        try:
+            arr = arr.view()
+            arr.flags.writeable = True  # memory a DLPack producer gave as writable
+        except ValueError:
+            w = False
 
     def back() -> None:
         arr[...] = tmp
-    return _Staged(tmp.ctypes.data, tmp.shape, [s // it for s in tmp.strides], it, tmp,
-                   arr.flags.writeable, back if arr.flags.writeable else None)
+    return _Staged(tmp.ctypes.data, tmp.shape, [s // it for s in tmp.strides], it, tmp, w, back)
 
 
 def _from_torch(k: Kernel, i: int, t_: Any, t: str) -> _Staged:
@@ -149,8 +154,8 @@ def _tensor(k: Kernel, i: int, v: Any, t: str) -> _Staged:
         return _from_torch(k, i, v, t)
     if hasattr(v, "__dlpack__"):
         dev = v.__dlpack_device__()[0] if hasattr(v, "__dlpack_device__") else 1
-        if dev == 1:  # kDLCPU
-            return _from_numpy(k, i, np.from_dlpack(v), t)
+        if dev == 1:  # kDLCPU: NumPy marks the import read-only, the memory is the producer's
+            return _from_numpy(k, i, np.from_dlpack(v), t, writable=True)
         if torch is not None:
             return _from_torch(k, i, torch.utils.dlpack.from_dlpack(v), t)
         raise TypeError("%s: a DLPack tensor on device type %d needs torch imported" % (_where(k, i), dev))
@@ -201,12 +206,12 @@ def _pick_device(k: Kernel, args: List[Any], dev: Union[str, Device, None]) -> D
                 break
         else:
             dev = k.default_device()
-    d = _device(dev)
+    kind = dev.kind if isinstance(dev, Device) else dev.partition(":")[0]
     want = _target_device(k.target)
-    if d.kind != want:
+    if kind != want:
         raise ValueError("ave: kernel @%s is compiled for %s, which runs on a %s device, not %s"
-                         % (k.name, k.target, want, d.kind))
-    return d
+                         % (k.name, k.target, want, kind))
+    return _device(dev)
 
 
 def launch(k: Kernel, grid: Any, args: List[Any], dev: Union[str, Device, None],
