@@ -247,6 +247,9 @@ def launch(k: Kernel, grid: Any, args: List[Any], dev: Union[str, Device, None],
             plan.append(st)
         else:
             plan.append(_scalar(k, i, v, a))
+    if stream is not None and not isinstance(stream, Stream):
+        raise TypeError("ave: stream must be an ave.Stream (ave.h cannot wrap another library's "
+                        "stream, such as torch's), got %s" % type(stream).__name__)
     d = _pick_device(k, args, dev)
     if stream is not None and stream.device is not d:
         raise ValueError("ave: the stream belongs to %r, the launch runs on %r" % (stream.device, d))

@@ -158,3 +158,18 @@ def test_bundle_roundtrip(tmp_path):
     c = np.zeros(1024, np.float32)
     k2[1](a, a, c)
     np.testing.assert_array_equal(c, 2 * a)
+
+
+def test_gemm_bf16_structured_npy(tmp_path):
+    """A `[('bf16', '<u2')]` array, what `ave run --out` writes for bf16, is read as its bits."""
+    k = ave.compile(os.path.join(EXAMPLES, "gemm.ave"))
+    M, N, K = 128, 128, 64
+    A, B, ref = bf16_gemm_inputs(M, N, K, seed=5)
+    bf16 = np.dtype([("bf16", "<u2")])
+    p = tmp_path / "a.npy"
+    np.save(p, A.view(bf16).reshape(A.shape))
+    As = np.load(p)
+    assert As.dtype == bf16
+    C = np.zeros((M, N), np.float32)
+    k[1, 1](As, B.view(bf16).reshape(B.shape), C, K)
+    np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-4)
