@@ -128,9 +128,10 @@ class Stream:
             raise DeviceError("synchronizing a stream", r, diags)
 
     def __del__(self) -> None:
-        if getattr(self, "_h", None):
-            lib.aveStreamDestroy(self._h)
+        h = getattr(self, "_h", None)
+        if h and lib is not None:
             self._h = Handle()
+            lib.aveStreamDestroy(h)
 
 
 # ---- compiling ----
@@ -198,9 +199,10 @@ class Kernel:
             raise DeviceError("writing bundle %s" % os.fspath(path), r, diags)
 
     def __del__(self) -> None:
-        if getattr(self, "_h", None):
-            lib.aveKernelDestroy(self._h)
+        h = getattr(self, "_h", None)
+        if h and lib is not None:  # module globals may be gone at interpreter exit
             self._h = Handle()
+            lib.aveKernelDestroy(h)
 
 
 class _Bound:

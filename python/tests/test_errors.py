@@ -169,3 +169,19 @@ def test_elements_outside_shape_are_masked(vadd):
     c = np.zeros(1000, np.float32)
     vadd[1](a, a, c)
     np.testing.assert_array_equal(c, 2 * a)
+
+
+def test_foreign_stream(vadd):
+    with pytest.raises(TypeError, match="ave.Stream"):
+        vadd.launch(1, [f32(1024), f32(1024), f32(1024)], stream=object())
+
+
+def test_library_not_found(tmp_path):
+    """A bad AVE_LIBRARY is an OSError that names it."""
+    import subprocess
+    import sys
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=pkg, AVE_LIBRARY=str(tmp_path / "nope.so"))
+    r = subprocess.run([sys.executable, "-c", "import ave"], env=env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "OSError: ave: AVE_LIBRARY names" in r.stderr and "nope.so" in r.stderr
