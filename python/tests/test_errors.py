@@ -185,3 +185,22 @@ def test_library_not_found(tmp_path):
     r = subprocess.run([sys.executable, "-c", "import ave"], env=env, capture_output=True, text=True)
     assert r.returncode != 0
     assert "OSError: ave: AVE_LIBRARY names" in r.stderr and "nope.so" in r.stderr
+
+
+def test_static_sizes_and_pointer():
+    k = ave.compile("""ave.kernel @sig(%n: index, %f: bf16, %p: !ave.ptr<f32>,
+                  %B: !ave.tensor<4x?x8xi8, global, [?, ?, 1]>) {threads = 32} {
+  ave.return
+}
+""")
+    assert [(a["kind"], a["type"]) for a in k.args] == [
+        ("int", "index"), ("float", "bf16"), ("pointer", "f32"), ("tensor", "i8")]
+    p = np.zeros(16, np.float32)
+    k[1](3, 1.5, p, np.zeros((4, 5, 8), np.int8))
+    k[1](3, 1.5, p, np.zeros((4, 5, 8), np.uint8))  # either sign carries i8
+    with pytest.raises(ValueError, match="size 4 in dimension 0"):
+        k[1](3, 1.5, p, np.zeros((3, 5, 8), np.int8))
+    with pytest.raises(TypeError, match="f32"):
+        k[1](3, 1.5, np.zeros(16, np.int32), np.zeros((4, 5, 8), np.int8))
+    with pytest.raises(ValueError, match="overflows bf16"):
+        k[1](3, 1e39, p, np.zeros((4, 5, 8), np.int8))
