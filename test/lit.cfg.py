@@ -1,6 +1,8 @@
 # lit configuration for the ave test suite (MLIR style: every test carries its RUN lines).
 import os
 import shutil
+import subprocess
+import sys
 
 import lit.formats
 
@@ -43,3 +45,13 @@ if config.sanitized:
     config.available_features.add("sanitized")
 if os.path.exists(os.path.join(config.ave_obj_root, "test", "fuzz", "ave-fuzz")):
     config.available_features.add("fuzzer")
+
+# The Python package's tests need a Python with pytest and NumPy; lit's own may lack them (a
+# pyenv shim in front of Debian's python3, say), so try it and then the system's.
+for py in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+    if py and os.path.exists(py) and subprocess.run(
+            [py, "-c", "import pytest, numpy"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("python-pytest")
+        config.substitutions.append(("%python", py))
+        break
