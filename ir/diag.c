@@ -179,6 +179,8 @@ print_one(IrCtx *c, const IrDiag *d, FILE *out, bool color)
 	static const char *const sev_color[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m", "\033[1;32m"};
 	if (d->loc.line)
 		fprintf(out, "%s%s:%u:%u: ", color ? "\033[1m" : "", f->name, d->loc.line, d->loc.col);
+	else if (!d->loc.file && c->tool)
+		fprintf(out, "%s%s: ", color ? "\033[1m" : "", c->tool);
 	else
 		fprintf(out, "%s%s: ", color ? "\033[1m" : "", f->name);
 	fprintf(out, "%s%s:%s %s%s\n", color ? sev_color[d->sev] : "", sev_name[d->sev],
@@ -296,4 +298,46 @@ void
 ir_diag_default_handler(void *ud, const IrDiag *d)
 {
 	ir_diag_print_text(ud, d, stderr, false);
+}
+
+/* Edit distance (insertions, deletions, substitutions) of a[0, n) and b, at most 64 bytes each. */
+static int
+distance(const char *a, size_t n, const char *b)
+{
+	size_t m = strlen(b);
+	if (n > 64 || m > 64)
+		return 1 << 20;
+	int row[65];
+	for (size_t j = 0; j <= m; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= n; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= m; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			if (up + 1 < best)
+				best = up + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[m];
+}
+
+const char *
+ir_closest(const char *s, size_t n, const char *const *cands, int ncand)
+{
+	const char *best = NULL;
+	int bd = 1 << 20;
+	for (int i = 0; i < ncand; i++) {
+		int d = distance(s, n, cands[i]);
+		if (d < bd)
+			bd = d, best = cands[i];
+	}
+	/* Close enough to be a typo: a third of the name, at least one edit, at most three. */
+	int limit = (int)(n / 3) < 1 ? 1 : (int)(n / 3) > 3 ? 3 : (int)(n / 3);
+	return bd <= limit ? best : NULL;
 }

@@ -154,6 +154,7 @@ struct IrCtx {
 	IrDiagHandler handler;
 	void *handler_ud;
 	const char *code; /* default diagnostic category for this phase */
+	const char *tool; /* the program ("ave compile"), named by diagnostics without a location */
 	int nerrors, nwarnings;
 	const char *last_code; /* category of the last error emitted */
 	IrKeywords kw;
@@ -691,6 +692,10 @@ IrRoleInfo ir_role_info(IrCtx *c, IrOp *role);
 int ir_roles(IrCtx *c, IrOp *ws, IrRoleInfo *out, int max);
 /* Warps of all roles and replicas together. */
 int64_t ir_role_warps_total(IrCtx *c, IrOp *ws);
+
+/* The candidate closest to s[0, n) when it is close enough to be a typo ("did you mean"), or
+ * NULL (diag.c). */
+const char *ir_closest(const char *s, size_t n, const char *const *cands, int ncand);
 
 /* ---- pass.c: the pass manager ---- */
 

@@ -176,7 +176,15 @@ ir_run_pipeline(IrModule *m, const IrPass *reg, int npass, const char *pipeline,
 		}
 		const IrPass *pass = ir_pass_find(reg, npass, p, nlen);
 		if (!pass) {
-			ir_error(c, none, "unknown pass '%.*s' (see --help for the list)", (int)nlen, p);
+			const char *names[MAXP];
+			int nn = 0;
+			for (int i = 0; i < npass && nn < MAXP; i++)
+				names[nn++] = reg[i].name;
+			const char *near = ir_closest(p, nlen, names, nn);
+			if (near)
+				ir_error(c, none, "unknown pass '%.*s'; did you mean '%s'?", (int)nlen, p, near);
+			else
+				ir_error(c, none, "unknown pass '%.*s' (see --help for the list)", (int)nlen, p);
 			parsed = false;
 			break;
 		}

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "target.h"
+#include "ir.h"
 
 const TargetInfo target_table[TARGET_COUNT] = {
 #define TARGET(id_, name_, vendor_, cc_, arch_, warp_, smem_, threads_, mbar_, regfile_, maxregs_,   \
@@ -81,4 +81,32 @@ target_of_vendor(TargetVendor v)
 		if (target_table[i].vendor == v)
 			return &target_table[i];
 	return NULL;
+}
+
+/* The digits of s, in order (at most n - 1). */
+static void
+digits(const char *s, char *out, size_t n)
+{
+	size_t k = 0;
+	for (; *s && k + 1 < n; s++)
+		if (*s >= '0' && *s <= '9')
+			out[k++] = *s;
+	out[k] = 0;
+}
+
+const char *
+target_closest(const char *name, unsigned vendors)
+{
+	const char *cands[TARGET_COUNT];
+	int n = 0;
+	for (int i = 0; i < TARGET_COUNT; i++)
+		if (vendors & (1u << target_table[i].vendor))
+			cands[n++] = target_table[i].name;
+	const char *near = name ? ir_closest(name, strlen(name), cands, n) : NULL;
+	char a[32], b[32];
+	if (!near)
+		return NULL;
+	digits(name, a, sizeof a);
+	digits(near, b, sizeof b);
+	return strcmp(a, b) ? NULL : near; /* sm_70 is not a misspelt sm_80 */
 }

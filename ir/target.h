@@ -61,6 +61,9 @@ char *target_names(char *buf, size_t n, unsigned vendors, const char *last);
 bool target_runs_on(const TargetInfo *kernel, const TargetInfo *device);
 /* The NVIDIA target a device of compute capability `cc` (x10) runs best, or NULL. */
 const TargetInfo *target_for_cc(int cc);
+/* The target of a vendor in `vendors` whose name `name` most likely misspells ("sm90a" for
+ * "sm_90a"; never one with other digits), or NULL. */
+const char *target_closest(const char *name, unsigned vendors);
 /* The first target of a vendor (what a device of that vendor reports when it cannot say more). */
 const TargetInfo *target_of_vendor(TargetVendor v);
 

@@ -419,6 +419,11 @@ v_kernel(IrCtx *c, IrOp *op)
 				for (int t = 0; t < TARGET_COUNT; t++)
 					snprintf(names + strlen(names), sizeof names - strlen(names), "%s\"%s\"",
 						 t ? ", " : "", target_table[t].name);
+				const char *near =
+				    a->attr->kind == IR_ATTR_STR ? target_closest(a->attr->s, TARGET_ALL) : NULL;
+				if (near)
+					return ERR(a->loc, "unknown target; did you mean \"%s\"? (expected one of %s)",
+						   near, names);
 				return ERR(a->loc, "unknown target; expected one of %s", names);
 			}
 			const TargetInfo *f = target_facts(a->attr->s);

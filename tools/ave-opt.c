@@ -127,6 +127,7 @@ main(int argc, char **argv)
 		o.input = "-";
 
 	IrCtx *c = ir_ctx_new(NULL);
+	c->tool = "ave-opt";
 	DiagSink sink = {.c = c, .json = json, .collect = o.verify_diags};
 	ir_diag_set_handler(c, diag_sink_handler, &sink);
 	size_t len;

@@ -82,7 +82,7 @@ main(int argc, char **argv)
 	int rc = 1;
 	IrCtx *c = ir_ctx_new(NULL);
 	aveContextCreate(&r.ctx);
-	aveContextSetDiagnosticHandler(r.ctx, run_print_diag, NULL);
+	aveContextSetDiagnosticHandler(r.ctx, run_print_diag, (void *)"ave-rt-run");
 	if (!aveKernelLoadBundle(r.ctx, bundle, &r.kernel)) {
 		r.nargs = aveKernelGetNumArgs(r.kernel);
 		IrType **types = calloc((size_t)r.nargs + 1, sizeof *types);

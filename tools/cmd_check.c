@@ -25,6 +25,7 @@ IrCtx *
 driver_ctx(DriverCommon *o, DiagSink *sink)
 {
 	IrCtx *c = ir_ctx_new(NULL);
+	c->tool = o->tool;
 	memset(sink, 0, sizeof *sink);
 	sink->c = c;
 	sink->json = o->json;
@@ -35,7 +36,7 @@ driver_ctx(DriverCommon *o, DiagSink *sink)
 int
 cmd_check(int argc, char **argv)
 {
-	DriverCommon o = {0};
+	DriverCommon o = {.tool = "ave check"};
 	PassCkStats st;
 	PassCkOpts co = {0};
 	bool stats = false;

@@ -250,7 +250,7 @@ emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target)
 int
 cmd_compile(int argc, char **argv)
 {
-	Opts o = {0};
+	Opts o = {.common.tool = "ave compile"};
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -274,8 +274,13 @@ cmd_compile(int argc, char **argv)
 			 target_names(names, sizeof names, TARGET_ALL, " or "));
 		ok = false;
 	} else if (ok && !host && !(t = ti ? jit_lower_target(ti) : NULL)) {
-		ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has: %s)", tname,
-			 jit_target_names());
+		const char *near = ti ? NULL : target_closest(tname, TARGET_ALL);
+		if (near)
+			ir_error(c, none, "unknown target '%s'; did you mean '%s'? (this build has: %s)", tname,
+				 near, jit_target_names());
+		else
+			ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has: %s)", tname,
+				 jit_target_names());
 		ok = false;
 	}
 	if (ok && !o.emit) {

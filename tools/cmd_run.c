@@ -325,7 +325,7 @@ run_api(RunOpts *o)
 	const char *device = o->device ? o->device : "host";
 	if (aveContextCreate(&ctx))
 		return 1;
-	aveContextSetDiagnosticHandler(ctx, run_print_diag, NULL);
+	aveContextSetDiagnosticHandler(ctx, run_print_diag, (void *)"ave run");
 	IrCtx *c = ir_ctx_new(NULL);
 	RunRequest r = {.ctx = ctx, .device = device, .args = o->args,
 			.nvalues = o->nargs, .outs = o->outs, .nouts = o->nouts,

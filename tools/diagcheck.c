@@ -200,7 +200,12 @@ tool_target(const char *tool, const char *name, unsigned vendors)
 	if (t && (vendors & (1u << t->vendor)))
 		return t;
 	char names[256];
-	fprintf(stderr, "%s: unknown target '%s' (%s)\n", tool, name,
-		target_names(names, sizeof names, vendors, ", "));
+	const char *near = target_closest(name, vendors);
+	if (near)
+		fprintf(stderr, "%s: unknown target '%s'; did you mean '%s'? (%s)\n", tool, name, near,
+			target_names(names, sizeof names, vendors, ", "));
+	else
+		fprintf(stderr, "%s: unknown target '%s' (%s)\n", tool, name,
+			target_names(names, sizeof names, vendors, ", "));
 	return NULL;
 }

@@ -25,6 +25,7 @@ extern const int driver_command_count;
 typedef struct DriverCommon {
 	bool json;
 	const char *input;
+	const char *tool; /* "ave compile": names diagnostics without a location */
 } DriverCommon;
 bool driver_common_opt(DriverCommon *c, const char *arg);
 /* Context with the sink installed according to the options. */

@@ -10,10 +10,17 @@
 void
 run_print_diag(AveDiagnostic d, void *ud)
 {
-	(void)ud;
 	char buf[8192];
 	size_t n = aveDiagnosticFormat(d, 0, buf, sizeof buf);
-	fwrite(buf, 1, n < sizeof buf ? n : sizeof buf - 1, stderr);
+	n = n < sizeof buf ? n : sizeof buf - 1;
+	/* A diagnostic without a location names the tool (ud), not a file. */
+	const char *p = buf;
+	if (ud && !strncmp(buf, "<unknown>: ", 11)) {
+		fprintf(stderr, "%s: ", (const char *)ud);
+		p += 11;
+		n -= 11;
+	}
+	fwrite(p, 1, n, stderr);
 }
 
 static IrType *
