@@ -114,7 +114,14 @@ typedef struct RtCtx {
 	void *handler_ud;
 	bool remarks;       /* deliver remarks (off by default) */
 	RtCache cache;
+	int refs;           /* the user's handle, and every kernel, device and IR context made on it */
+	bool destroyed;     /* aveContextDestroy ran: diagnostics reach no handler */
 } RtCtx;
+
+/* Objects that may outlive their context (kernels, devices, the IR contexts they own) hold a
+ * reference to it, so that their errors never read freed memory; the last release frees it. */
+void rt_ctx_retain(RtCtx *c);
+void rt_ctx_release(RtCtx *c);
 
 /* An IrCtx whose diagnostics go to the AveContext's handler (one per module or kernel, so that
  * independent objects never share mutable IR state across threads). */
@@ -238,7 +245,7 @@ typedef struct RtDevice {
 
 extern const RtDeviceOps rt_host_ops, rt_cuda_ops, rt_hip_ops;
 
-/* Checks args against k's signature; reports the first mismatch. */
+/* Checks args against k's signature; reports the first mismatch through d's context. */
 AveResult rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d);
 
 /* ---- rt_params.c: kernel parameters in the ABI order of the metadata's "params" ---- */

@@ -118,12 +118,14 @@ aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 	}
 	RtDevice *d = calloc(1, sizeof *d);
 	d->ctx = c.ptr;
+	rt_ctx_retain(d->ctx);
 	d->ops = ops;
 	pthread_mutex_init(&d->mu, NULL);
 	AveResult r = ops->open(d, ordinal);
 	if (r) {
 		ops->close(d);
 		pthread_mutex_destroy(&d->mu);
+		rt_ctx_release(d->ctx);
 		free(d);
 		return r;
 	}
@@ -161,6 +163,7 @@ aveDeviceClose(AveDevice h)
 	free(ks);
 	d->ops->close(d);
 	pthread_mutex_destroy(&d->mu);
+	rt_ctx_release(d->ctx);
 	free(d);
 }
 
@@ -405,7 +408,7 @@ AveResult
 rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 {
 	if (args->n != k->nargs) {
-		rt_error(k->ctx, "kernel '%s' takes %d arguments, %d given", k->name, k->nargs, args->n);
+		rt_error(d->ctx, "kernel '%s' takes %d arguments, %d given", k->name, k->nargs, args->n);
 		return AVE_ERROR_LAUNCH;
 	}
 	for (int i = 0; i < args->n; i++) {
@@ -415,7 +418,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		bool given_buf = a->kind == AVE_ARG_TENSOR;
 		if (buf != given_buf || (!buf && info->kind != a->kind &&
 					 !(info->kind == AVE_ARG_FLOAT && a->kind == AVE_ARG_INT))) {
-			rt_error(k->ctx, "kernel '%s': argument %d ('%%%s') has the wrong kind", k->name, i,
+			rt_error(d->ctx, "kernel '%s': argument %d ('%%%s') has the wrong kind", k->name, i,
 				 info->name);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -423,27 +426,27 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 			continue;
 		RtBuffer *b = a->buffer;
 		if (b->dev != d) {
-			rt_error(k->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
+			rt_error(d->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
 				 k->name, info->name);
 			return AVE_ERROR_LAUNCH;
 		}
 		if (info->kind == AVE_ARG_POINTER)
 			continue;
 		if (a->rank != info->rank) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' has rank %d, given %d", k->name,
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' has rank %d, given %d", k->name,
 				 info->name, info->rank, a->rank);
 			return AVE_ERROR_LAUNCH;
 		}
 		int64_t last = 0;
 		for (int j = 0; j < a->rank; j++) {
 			if (info->dims[j] >= 0 && info->dims[j] != a->sizes[j]) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' has size %lld in dimension %d, "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' has size %lld in dimension %d, "
 					 "given %lld", k->name, info->name, (long long)info->dims[j], j,
 					 (long long)a->sizes[j]);
 				return AVE_ERROR_LAUNCH;
 			}
 			if (info->strides[j] >= 0 && info->strides[j] != a->strides[j]) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' has stride %lld in dimension %d, "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' has stride %lld in dimension %d, "
 					 "given %lld", k->name, info->name, (long long)info->strides[j], j,
 					 (long long)a->strides[j]);
 				return AVE_ERROR_LAUNCH;
@@ -452,7 +455,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 			if (a->sizes[j] &&
 			    (__builtin_mul_overflow(a->sizes[j] - 1, a->strides[j], &span) ||
 			     __builtin_add_overflow(last, span, &last))) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' spans more bytes than memory "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' spans more bytes than memory "
 					 "holds", k->name, info->name);
 				return AVE_ERROR_LAUNCH;
 			}
@@ -460,7 +463,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		size_t need;
 		if (last < 0 || __builtin_mul_overflow((size_t)last + 1, (size_t)elem_bytes(info->type),
 						       &need)) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' has a negative or too large span",
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' has a negative or too large span",
 				 k->name, info->name);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -468,7 +471,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		for (int j = 0; j < a->rank; j++)
 			empty |= a->sizes[j] == 0;
 		if (!empty && need > b->size) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' spans %zu bytes but its buffer has %zu",
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' spans %zu bytes but its buffer has %zu",
 				 k->name, info->name, need, b->size);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -500,12 +503,12 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 	if (!k || !d || !grid || !args)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	if (!target_fits(k->target, d->target)) {
-		rt_error(k->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
+		rt_error(d->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
 			 k->name, k->target, d->name, d->ops->kind);
 		return AVE_ERROR_UNSUPPORTED;
 	}
 	if (s && s->dev != d) {
-		rt_error(k->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
+		rt_error(d->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
 			 d->name);
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}

@@ -66,6 +66,26 @@ view(RtDiag *v, IrCtx *ir, const IrDiag *d)
 	}
 }
 
+void
+rt_ctx_retain(RtCtx *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->refs++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
+rt_ctx_release(RtCtx *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int n = --c->refs;
+	pthread_mutex_unlock(&c->mu);
+	if (n)
+		return;
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
 static void
 deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 {
@@ -77,10 +97,11 @@ deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 	v.notes = notes;
 	AveDiagnostic h = {&v};
 	pthread_mutex_lock(&c->mu);
-	AveDiagnosticHandler fn = c->handler ? c->handler : default_handler;
+	AveDiagnosticHandler fn = c->destroyed ? NULL : c->handler ? c->handler : default_handler;
 	void *ud = c->handler_ud;
 	pthread_mutex_unlock(&c->mu);
-	fn(h, ud);
+	if (fn)
+		fn(h, ud);
 	free(notes);
 }
 
@@ -103,6 +124,7 @@ rt_ir_ctx(RtCtx *c)
 {
 	IrCtx *ir = ir_ctx_new(NULL);
 	IrBridge *b = malloc(sizeof *b);
+	rt_ctx_retain(c);
 	b->c = c;
 	b->ir = ir;
 	ir_diag_set_handler(ir, bridge_handler, b);
@@ -114,9 +136,12 @@ rt_ir_ctx_free(IrCtx *ir)
 {
 	if (!ir)
 		return;
-	if (ir->handler == bridge_handler)
-		free(ir->handler_ud);
+	IrBridge *b = ir->handler == bridge_handler ? ir->handler_ud : NULL;
 	ir_ctx_free(ir);
+	if (b) {
+		rt_ctx_release(b->c);
+		free(b);
+	}
 }
 
 bool
@@ -152,6 +177,7 @@ aveContextCreate(AveContext *out)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	RtCtx *c = calloc(1, sizeof *c);
 	pthread_mutex_init(&c->mu, NULL);
+	c->refs = 1;
 	char *dir = rt_cache_default_dir();
 	rt_cache_init(&c->cache, dir);
 	free(dir);
@@ -165,9 +191,15 @@ aveContextDestroy(AveContext h)
 	RtCtx *c = h.ptr;
 	if (!c)
 		return;
+	/* Kernels and devices may still hold it: they keep the struct, not the handler (its user
+	 * data may be gone) or the cache (only compiles, on modules already destroyed, use it). */
+	pthread_mutex_lock(&c->mu);
+	c->destroyed = true;
+	c->handler = NULL;
+	c->handler_ud = NULL;
+	pthread_mutex_unlock(&c->mu);
 	rt_cache_free(&c->cache);
-	pthread_mutex_destroy(&c->mu);
-	free(c);
+	rt_ctx_release(c);
 }
 
 void

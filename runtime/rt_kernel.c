@@ -58,6 +58,7 @@ kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool qu
 	RtKernel *k = calloc(1, sizeof *k);
 	const char *err = NULL;
 	k->ctx = c;
+	rt_ctx_retain(c);
 	ir_arena_init(&k->arena, NULL);
 	pthread_mutex_init(&k->mu, NULL);
 	if (!rt_bundle_decode(data, size, &k->bundle, &err)) {
@@ -153,6 +154,7 @@ rt_kernel_free(RtKernel *k)
 	rt_bundle_free(&k->bundle);
 	ir_arena_free(&k->arena);
 	pthread_mutex_destroy(&k->mu);
+	rt_ctx_release(k->ctx);
 	free(k);
 }
 

@@ -15,7 +15,8 @@
  *
  * Lifetimes: modules must be destroyed before their context, buffers and streams before their
  * device is closed; a compiled kernel holds what it needs and may outlive its module and
- * context. Using an object after it (or the object it must not outlive) is destroyed, or
+ * context, and so may a device. Once its context is destroyed, such an object's errors reach no
+ * handler. A launch's errors go to the device's context. Using an object after it (or the object it must not outlive) is destroyed, or
  * destroying an object twice, is undefined, as with free(). Every other misuse (a null handle,
  * a bad value, a size that does not fit) returns an error and reports its reason to the
  * context's diagnostic handler. */
