@@ -22,7 +22,7 @@ AveResult
 aveCompileOptionsCreate(AveCompileOptions *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveCompileOptionsCreate: 'out' is null");
 	JitOptions *o = calloc(1, sizeof *o);
 	strcpy(o->target, "host");
 	o->opt = 2;
@@ -54,8 +54,12 @@ AveResult
 aveCompileOptionsSetTarget(AveCompileOptions h, const char *target)
 {
 	JitOptions *o = h.ptr;
-	if (!o || !target || !known_target(target))
-		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!o || !target)
+		return rt_misuse(NULL, "aveCompileOptionsSetTarget: %s is null",
+				 !o ? "the options" : "'target'");
+	if (!known_target(target))
+		return rt_misuse(NULL, "aveCompileOptionsSetTarget: unknown target '%s' (expected "
+				 "sm_90a, sm_80, gfx942, gfx90a or host)", target);
 	snprintf(o->target, sizeof o->target, "%s", target);
 	return AVE_SUCCESS;
 }
@@ -64,8 +68,10 @@ AveResult
 aveCompileOptionsSetOptLevel(AveCompileOptions h, int level)
 {
 	JitOptions *o = h.ptr;
-	if (!o || level < 0 || level > 3)
-		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!o)
+		return rt_misuse(NULL, "aveCompileOptionsSetOptLevel: the options are null");
+	if (level < 0 || level > 3)
+		return rt_misuse(NULL, "aveCompileOptionsSetOptLevel: level %d is outside 0..3", level);
 	o->opt = level;
 	return AVE_SUCCESS;
 }
@@ -75,7 +81,7 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 {
 	JitOptions *o = h.ptr;
 	if (!o)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveCompileOptionsSetPipeline: the options are null");
 	free(o->pipeline);
 	o->pipeline = passes ? strdup(passes) : NULL;
 	return AVE_SUCCESS;
@@ -199,7 +205,8 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	RtModule *mod = mh.ptr;
 	JitOptions *o = oh.ptr, dflt = {"host", 2, NULL};
 	if (!mod || !name || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(mod ? mod->ctx : NULL, "aveKernelCompile: %s is null",
+				 !mod ? "the module" : !name ? "'name'" : "'out'");
 	if (!o)
 		o = &dflt;
 	out->ptr = NULL;

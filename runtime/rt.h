@@ -115,7 +115,7 @@ typedef struct RtCtx {
 	bool remarks;       /* deliver remarks (off by default) */
 	RtCache cache;
 	int refs;           /* the user's handle, and every kernel, device and IR context made on it */
-	bool destroyed;     /* aveContextDestroy ran: diagnostics reach no handler */
+	bool destroyed;     /* aveContextDestroy ran: diagnostics reach no handler (last error only) */
 } RtCtx;
 
 /* Objects that may outlive their context (kernels, devices, the IR contexts they own) hold a
@@ -129,6 +129,9 @@ IrCtx *rt_ir_ctx(RtCtx *c);
 void rt_ir_ctx_free(IrCtx *ir);
 /* Reports a runtime diagnostic (no source location) through the context's handler. */
 void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports a misuse (a null handle or pointer, a bad value): through c when there is one, and
+ * always as the thread's last error (aveGetLastError). Returns AVE_ERROR_INVALID_ARGUMENT. */
+AveResult rt_misuse(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Looks `name` up in the dlopen'd `lib` and stores it in the function pointer at `fp`: ISO C does
  * not convert dlsym's object pointer to a function pointer, a byte copy does. False when absent
  * (*fp is then NULL). */

@@ -23,7 +23,8 @@ AveResult
 aveModuleParse(AveContext c, const char *text, size_t len, const char *name, AveModule *out)
 {
 	if (!c.ptr || !text || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveModuleParse: %s is null",
+				 !c.ptr ? "the context" : !text ? "'text'" : "'out'");
 	out->ptr = NULL;
 	if (len > ((size_t)1 << 30)) {
 		rt_error(c.ptr, "module text of %zu bytes is larger than the 1 GiB limit", len);
@@ -57,7 +58,8 @@ AveResult
 aveModuleParseFile(AveContext c, const char *path, AveModule *out)
 {
 	if (!c.ptr || !path || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveModuleParseFile: %s is null",
+				 !c.ptr ? "the context" : !path ? "'path'" : "'out'");
 	IrCtx *tmp = rt_ir_ctx(c.ptr);
 	size_t len;
 	char *text = fe_read_file(tmp, path, &len);
@@ -106,7 +108,8 @@ AveResult
 aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 {
 	if (!c.ptr || !kind || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveDeviceOpen: %s is null",
+				 !c.ptr ? "the context" : !kind ? "'kind'" : "'out'");
 	out->ptr = NULL;
 	const RtDeviceOps *ops = NULL;
 	for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
@@ -178,7 +181,7 @@ AveResult
 aveDeviceSynchronize(AveDevice h)
 {
 	RtDevice *d = h.ptr;
-	return d ? d->ops->sync(d) : AVE_ERROR_INVALID_ARGUMENT;
+	return d ? d->ops->sync(d) : rt_misuse(NULL, "aveDeviceSynchronize: the device is null");
 }
 
 /* ---- buffers ---- */
@@ -188,7 +191,8 @@ aveBufferCreate(AveDevice h, size_t bytes, AveBuffer *out)
 {
 	RtDevice *d = h.ptr;
 	if (!d || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : NULL, "aveBufferCreate: %s is null",
+				 !d ? "the device" : "'out'");
 	out->ptr = NULL;
 	RtBuffer *b = calloc(1, sizeof *b);
 	b->dev = d;
@@ -223,7 +227,7 @@ static AveResult
 range_ok(RtBuffer *b, size_t off, size_t n, const void *p)
 {
 	if (!b)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "buffer access through a null buffer");
 	if (!p && n) {
 		rt_error(b->dev->ctx, "buffer access of %zu bytes with a null host pointer", n);
 		return AVE_ERROR_INVALID_ARGUMENT;
@@ -268,7 +272,8 @@ aveStreamCreate(AveDevice h, AveStream *out)
 {
 	RtDevice *d = h.ptr;
 	if (!d || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : NULL, "aveStreamCreate: %s is null",
+				 !d ? "the device" : "'out'");
 	RtStream *s = calloc(1, sizeof *s);
 	s->dev = d;
 	AveResult r = d->ops->stream_create(d, &s->s);
@@ -295,7 +300,8 @@ AveResult
 aveStreamSynchronize(AveStream h)
 {
 	RtStream *s = h.ptr;
-	return s ? s->dev->ops->stream_sync(s->dev, s->s) : AVE_ERROR_INVALID_ARGUMENT;
+	return s ? s->dev->ops->stream_sync(s->dev, s->s)
+		 : rt_misuse(NULL, "aveStreamSynchronize: the stream is null");
 }
 
 /* ---- arguments ---- */
@@ -304,7 +310,7 @@ AveResult
 aveArgsCreate(AveArgs *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsCreate: 'out' is null");
 	out->ptr = calloc(1, sizeof(RtArgs));
 	return AVE_SUCCESS;
 }
@@ -343,17 +349,23 @@ AveResult
 aveArgsAddTensor(AveArgs h, AveBuffer b, int rank, const int64_t *sizes, const int64_t *strides)
 {
 	RtArgs *a = h.ptr;
-	if (!a || !b.ptr || rank < 0 || rank > IR_MAX_RANK || (rank && !sizes))
-		return AVE_ERROR_INVALID_ARGUMENT;
+	RtCtx *c = b.ptr ? ((RtBuffer *)b.ptr)->dev->ctx : NULL;
+	if (!a || !b.ptr || (rank && !sizes))
+		return rt_misuse(c, "aveArgsAddTensor: %s is null",
+				 !a ? "the argument list" : !b.ptr ? "the buffer" : "'sizes'");
+	if (rank < 0 || rank > IR_MAX_RANK)
+		return rt_misuse(c, "aveArgsAddTensor: rank %d is outside [0, %d]", rank, IR_MAX_RANK);
 	/* Validate everything before the argument is added: a refused tensor leaves no entry. */
 	int64_t sz[IR_MAX_RANK], sd[IR_MAX_RANK], st = 1;
 	for (int i = rank - 1; i >= 0; i--) {
 		if (sizes[i] < 0)
-			return AVE_ERROR_INVALID_ARGUMENT;
+			return rt_misuse(c, "aveArgsAddTensor: size %lld in dimension %d is negative",
+					 (long long)sizes[i], i);
 		sz[i] = sizes[i];
 		sd[i] = strides ? strides[i] : st;
 		if (!strides && __builtin_mul_overflow(st, sizes[i] ? sizes[i] : 1, &st))
-			return AVE_ERROR_INVALID_ARGUMENT;
+			return rt_misuse(c, "aveArgsAddTensor: the row-major strides of the sizes "
+					 "overflow 64 bits");
 	}
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_TENSOR;
@@ -371,7 +383,7 @@ aveArgsAddInt(AveArgs h, int64_t v)
 {
 	RtArgs *a = h.ptr;
 	if (!a)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsAddInt: the argument list is null");
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_INT;
 	x->i = v;
@@ -383,7 +395,7 @@ aveArgsAddFloat(AveArgs h, double v)
 {
 	RtArgs *a = h.ptr;
 	if (!a)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsAddFloat: the argument list is null");
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_FLOAT;
 	x->f = v;
@@ -501,7 +513,9 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 	RtArgs *args = ah.ptr;
 	RtStream *s = sh.ptr;
 	if (!k || !d || !grid || !args)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : k ? k->ctx : NULL, "aveKernelLaunch: %s is null",
+				 !k ? "the kernel" : !d ? "the device" : !grid ? "'grid'"
+							: "the argument list");
 	if (!target_fits(k->target, d->target)) {
 		rt_error(d->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
 			 k->name, k->target, d->name, d->ops->kind);

@@ -66,6 +66,28 @@ view(RtDiag *v, IrCtx *ir, const IrDiag *d)
 	}
 }
 
+/* The calling thread's last error (aveGetLastError): `text` is written by every error, `out`
+ * holds what the last aveGetLastError returned. */
+static _Thread_local char last_text[2048], last_out[2048];
+static _Thread_local bool last_set;
+
+static void
+set_last_error(const char *msg)
+{
+	snprintf(last_text, sizeof last_text, "%s", msg);
+	last_set = true;
+}
+
+const char *
+aveGetLastError(void)
+{
+	if (!last_set)
+		return NULL;
+	memcpy(last_out, last_text, sizeof last_out);
+	last_set = false;
+	return last_out;
+}
+
 void
 rt_ctx_retain(RtCtx *c)
 {
@@ -89,6 +111,8 @@ rt_ctx_release(RtCtx *c)
 static void
 deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 {
+	if (d->sev == IR_SEV_ERROR)
+		set_last_error(d->msg);
 	RtDiag v;
 	view(&v, ir, d);
 	RtDiag *notes = d->nnote ? calloc((size_t)d->nnote, sizeof *notes) : NULL;
@@ -168,13 +192,28 @@ rt_error(RtCtx *c, const char *fmt, ...)
 	deliver(c, NULL, &d);
 }
 
+AveResult
+rt_misuse(RtCtx *c, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (c)
+		rt_error(c, "%s", msg);
+	else
+		set_last_error(msg);
+	return AVE_ERROR_INVALID_ARGUMENT;
+}
+
 /* ---- public: contexts ---- */
 
 AveResult
 aveContextCreate(AveContext *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveContextCreate: 'out' is null");
 	RtCtx *c = calloc(1, sizeof *c);
 	pthread_mutex_init(&c->mu, NULL);
 	c->refs = 1;
@@ -227,7 +266,7 @@ aveContextSetCacheDir(AveContext h, const char *dir)
 {
 	RtCtx *c = h.ptr;
 	if (!c)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveContextSetCacheDir: the context is null");
 	/* A directory, or a path to create one at; not "" and not an existing file. */
 	struct stat sb;
 	if (dir && (!*dir || (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)))) {

@@ -181,7 +181,8 @@ AveResult
 aveKernelLoadBundle(AveContext c, const char *path, AveKernel *out)
 {
 	if (!c.ptr || !path || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveKernelLoadBundle: %s is null",
+				 !c.ptr ? "the context" : !path ? "'path'" : "'out'");
 	size_t size;
 	uint8_t *data = read_file(path, &size);
 	if (!data) {
@@ -198,7 +199,8 @@ AveResult
 aveKernelLoadBundleFromMemory(AveContext c, const void *data, size_t size, AveKernel *out)
 {
 	if (!c.ptr || !data || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveKernelLoadBundleFromMemory: %s is null",
+				 !c.ptr ? "the context" : !data ? "'data'" : "'out'");
 	uint8_t *copy = malloc(size ? size : 1);
 	memcpy(copy, data, size);
 	RtKernel *k;
@@ -212,7 +214,8 @@ aveKernelWriteBundle(AveKernel h, const char *path)
 {
 	RtKernel *k = h.ptr;
 	if (!k || !path)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(k ? k->ctx : NULL, "aveKernelWriteBundle: %s is null",
+				 !k ? "the kernel" : "'path'");
 	FILE *f = fopen(path, "wb");
 	if (!f) {
 		rt_error(k->ctx, "cannot write bundle '%s'", path);
