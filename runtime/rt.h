@@ -100,11 +100,15 @@ void rt_cache_free(RtCache *c);
 void rt_cache_set_dir(RtCache *c, const char *dir);
 /* The default directory: $AVE_CACHE_DIR, $XDG_CACHE_HOME/ave, or $HOME/.cache/ave (malloc'd). */
 char *rt_cache_default_dir(void);
-/* Looks the key up in memory, then on disk (verifying the bundle). Returns a malloc'd copy of the
- * encoded bundle, or NULL on a miss; counts hits, misses and corrupt entries. */
-uint8_t *rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size);
-/* Stores an encoded bundle under key, in memory and atomically on disk (temp file + rename). */
-void rt_cache_put(RtCache *c, const uint8_t key[32], const uint8_t *data, size_t size);
+/* Looks the key up in memory, then on disk (verifying the bundle). `ident` is the request the
+ * key was made from (any text without NUL): an entry stored for another request (a file moved
+ * or copied between keys) is counted corrupt, removed and missed. Returns a malloc'd copy of
+ * the encoded bundle, or NULL on a miss; counts hits, misses and corrupt entries. */
+uint8_t *rt_cache_get(RtCache *c, const uint8_t key[32], const char *ident, size_t *size);
+/* Stores an encoded bundle under key with its request, in memory and atomically on disk (temp
+ * file + rename). A disk entry is "AVECACHE1 <ident length>\n", ident, then the bundle. */
+void rt_cache_put(RtCache *c, const uint8_t key[32], const char *ident, const uint8_t *data,
+		  size_t size);
 
 /* ---- rt_context.c: contexts and diagnostics ---- */
 
