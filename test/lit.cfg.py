@@ -37,6 +37,11 @@ if shutil.which("ld.lld-19") or os.path.exists(os.path.join(config.llvm_tools_di
 for lib in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"):
     if os.path.exists(lib) and os.path.exists("/dev/nvidiactl"):
         config.available_features.add("cuda-gpu")
+# The CUDA toolkit's stub libcuda (link-time only): opening a device with it must say so.
+for lib in ("/usr/local/cuda/lib64/stubs/libcuda.so",):
+    if os.path.exists(lib):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", lib))
 if os.path.exists("/dev/kfd"):
     config.available_features.add("hip-gpu")
 if config.sanitized:
