@@ -247,7 +247,8 @@ update(Lower *L, LLVMValueRef addr, LLVMValueRef delta, int64_t count)
 	LLVMValueRef a[2] = {p, delta};
 	LLVMValueRef old = helper(L, AMD_LDS_ADD64, a, 2);
 	LLVMValueRef sh = LLVMConstInt(L->i64, AMDGPU_MBAR_PHASE_BITS, 0);
-	LLVMValueRef pending = LLVMBuildAdd(b, LLVMBuildAShr(b, old, sh, ""), LLVMBuildAShr(b, delta, sh, ""), "");
+	LLVMValueRef old_n = LLVMBuildAShr(b, old, sh, ""), delta_n = LLVMBuildAShr(b, delta, sh, "");
+	LLVMValueRef pending = LLVMBuildAdd(b, old_n, delta_n, "");
 	LLVMBasicBlockRef merge = lower_if_begin(L, LLVMBuildICmp(b, LLVMIntEQ, pending, lower_i64(L, 0), ""),
 						 "mbar.complete");
 	int64_t mask = ((int64_t)1 << AMDGPU_MBAR_PHASE_BITS) - 1;

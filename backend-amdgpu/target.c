@@ -215,7 +215,8 @@ load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, 
 {
 	(void)ptr;
 	(void)align;
-	LLVMValueRef v = amdgpu_buffer_load(L, amdgpu_rsrc(L, t), voffset(L, off, mask), ty);
+	LLVMValueRef rsrc = amdgpu_rsrc(L, t), vo = voffset(L, off, mask);
+	LLVMValueRef v = amdgpu_buffer_load(L, rsrc, vo, ty);
 	if (!v) {
 		lower_error(L, L->kernel->loc, "internal error: no buffer load of %u bytes on target '%s'",
 			    type_bytes(L, ty), L->t->name);
@@ -232,7 +233,8 @@ store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off,
 {
 	(void)ptr;
 	(void)align;
-	if (!amdgpu_buffer_store(L, amdgpu_rsrc(L, t), voffset(L, off, mask), v))
+	LLVMValueRef rsrc = amdgpu_rsrc(L, t), vo = voffset(L, off, mask);
+	if (!amdgpu_buffer_store(L, rsrc, vo, v))
 		return lower_error(L, L->kernel->loc, "internal error: no buffer store of %u bytes on target '%s'",
 				   type_bytes(L, LLVMTypeOf(v)), L->t->name);
 	return true;

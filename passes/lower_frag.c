@@ -389,10 +389,10 @@ shfl(Lower *L, LLVMValueRef v, int mask)
 		    b, LLVMBuildLShr(b, x, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
 		lo = L->t->shfl_xor(L, lo, mask);
 		hi = L->t->shfl_xor(L, hi, mask);
-		r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, L->i64, ""),
-		                LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""),
-		                             LLVMConstInt(L->i64, 32, 0), ""),
-		                "");
+		LLVMValueRef lo64 = LLVMBuildZExt(b, lo, L->i64, "");
+		LLVMValueRef hi64 = LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""),
+		                                 LLVMConstInt(L->i64, 32, 0), "");
+		r = LLVMBuildOr(b, lo64, hi64, "");
 	} else if (bits == 32) {
 		r = L->t->shfl_xor(L, x, mask);
 	} else {

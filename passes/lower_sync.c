@@ -221,9 +221,9 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		        rep = role_num(c, r, c->kw.replicate, 1);
 		int64_t n = w * rep;
 		LLVMValueRef wv = outer.warp;
-		LLVMValueRef in =
-		    LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), ""),
-		                 LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), ""), "");
+		LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), "");
+		LLVMValueRef hi = LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), "");
+		LLVMValueRef in = LLVMBuildAnd(b, lo, hi, "");
 		char name[96];
 		snprintf(name, sizeof name, "role.%s", r->item[0].s);
 		LLVMBasicBlockRef rb = lower_block(L, name), next = lower_block(L, "roles.next");
