@@ -20,6 +20,9 @@ tools = [
 config.environment["PATH"] = os.pathsep.join(tools + [config.environment.get("PATH", "")])
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+# The TSan build (scripts/check.sh): any report fails the test; tsan.supp says what is suppressed.
+config.environment["TSAN_OPTIONS"] = "halt_on_error=1:suppressions=" + os.path.join(
+    config.ave_src_root, "test", "tsan.supp")
 config.environment["AVE_CACHE_DIR"] = os.path.join(config.ave_obj_root, "test", "cache")
 
 config.substitutions.append(("%examples", os.path.join(config.ave_src_root, "examples")))
