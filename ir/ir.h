@@ -643,6 +643,8 @@ bool ir_expr_range(const IrOp *op, const IrExpr *e, int64_t *lo, int64_t *hi);
 bool ir_value_range(const IrValue *v, int64_t *lo, int64_t *hi);
 bool ir_value_const(const IrValue *v, int64_t *out);
 int ir_target_warp_size(const char *target); /* 32, 64, or 0 for unknown */
+/* The most shared memory a CTA may have on any GPU target, in bytes, and that target's name. */
+int64_t ir_target_smem_max(const char **target);
 
 /* ---- verify_ops.c: one hook per op (named in ops.def) ---- */
 

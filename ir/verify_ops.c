@@ -94,6 +94,18 @@ target_facts(const char *name)
 	return NULL;
 }
 
+int64_t
+ir_target_smem_max(const char **target)
+{
+	const TargetFacts *best = &targets[0];
+	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+		if (strcmp(targets[i].name, "host") && targets[i].smem > best->smem)
+			best = &targets[i];
+	if (target)
+		*target = best->name;
+	return best->smem;
+}
+
 static const char *
 kernel_target(IrCtx *c, IrOp *op)
 {
