@@ -1301,9 +1301,9 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 				   "but the kernel has 'threads' = %lld", (long long)warps, f->warp,
 				   (long long)(warps * f->warp), f->name, (long long)threads);
 	} else if (warps * 32 != threads && warps * 64 != threads) {
-		return ERR(op->loc, "roles use %lld warps, which is neither %lld threads in 32-thread warps "
-			   "nor in 64-thread wavefronts (the kernel has 'threads' = %lld)", (long long)warps,
-			   (long long)(threads / 32), (long long)threads);
+		return ERR(op->loc, "roles use %lld warps, which is neither the %lld 32-thread warps nor "
+			   "the %lld 64-thread wavefronts of the kernel's 'threads' = %lld", (long long)warps,
+			   (long long)(threads / 32), (long long)(threads / 64), (long long)threads);
 	}
 	/* SPEC 5.10's pool rule: the role budgets share the registers the kernel launches with. */
 	if (f && f->setmaxnreg && pool > (int64_t)ir_entry_regs(threads) * threads)
