@@ -47,6 +47,9 @@ for lib in ("/usr/local/cuda/lib64/stubs/libcuda.so",):
         config.substitutions.append(("%cuda_stub", lib))
 if os.path.exists("/dev/kfd"):
     config.available_features.add("hip-gpu")
+# The AMDGPU backend links HSACOs in-process (built with liblld-19-dev): --assembler=lld works.
+if getattr(config, "inproc_lld", False):
+    config.available_features.add("inproc-lld")
 if config.sanitized:
     config.available_features.add("sanitized")
 if os.path.exists(os.path.join(config.ave_obj_root, "test", "fuzz", "ave-fuzz")):
