@@ -29,11 +29,10 @@ literal(Lower *L, const IrItem *it, IrType *t)
 	double f = it->kind == IR_IT_FLOAT ? it->f : (double)it->i;
 	if (ir_type_is_float(t)) {
 		if (is_f8(t)) {
-			bool bad = false;
-			LLVMValueRef x = LLVMConstReal(L->f32, f);
-			LLVMValueRef r =
-			    L->t->cvt ? L->t->cvt(L, NULL, x, L->c->t_f32, t, &bad) : NULL;
-			return r && !bad ? r : LLVMConstInt(L->i8, 0, 0);
+			/* The target's conversion where it has one, else integer arithmetic (which
+			 * folds to the constant's bits): never a silent 0. */
+			LLVMValueRef r = lower_convert(L, NULL, LLVMConstReal(L->f32, f), L->c->t_f32, t);
+			return r ? r : LLVMConstInt(L->i8, 0, 0);
 		}
 		return LLVMConstReal(ty, f);
 	}
