@@ -71,8 +71,9 @@ chunks(Lower *L, const LowerCopy *cp, int ce, int nwaves, LLVMValueRef rsrc)
 			    r, "");
 	LLVMValueRef bytes = LLVMBuildMul(b, LLVMBuildAdd(b, r, lower_i32(L, (int)full), ""), lower_i32(L, ce * es),
 					  "wave.bytes");
-	LLVMValueRef go = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, L->scope.lane, lower_i32(L, 0), ""),
-				       LLVMBuildICmp(b, LLVMIntNE, bytes, lower_i32(L, 0), ""), "");
+	LLVMValueRef lane0 = LLVMBuildICmp(b, LLVMIntEQ, L->scope.lane, lower_i32(L, 0), "");
+	LLVMValueRef some = LLVMBuildICmp(b, LLVMIntNE, bytes, lower_i32(L, 0), "");
+	LLVMValueRef go = LLVMBuildAnd(b, lane0, some, "");
 	amdgpu_fence(L, cp->op, LOWER_FENCE_ASYNC_SHARED);
 	LLVMBasicBlockRef m = lower_if_begin(L, go, "copy.tx");
 	amdgpu_mbar_complete_tx(L, cp->op, cp->bar, bytes);

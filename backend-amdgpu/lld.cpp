@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "lld/Common/Driver.h"
@@ -13,10 +14,16 @@ LLD_HAS_DRIVER(elf)
 
 extern "C" int amdgpu_lld_link(int argc, const char **argv, char **messages);
 
+// lld's driver keeps global state (its context, error handler, option tables): two links at
+// once in one process crash, so in-process links run one at a time.
+static std::mutex link_mutex;
+
 // Runs `ld.lld argv...`; returns its exit code and, in *messages, what it printed (malloc'd).
+// Thread-safe: concurrent callers are serialised.
 extern "C" int
 amdgpu_lld_link(int argc, const char **argv, char **messages)
 {
+	std::lock_guard<std::mutex> lock(link_mutex);
 	std::string text;
 	llvm::raw_string_ostream out(text), err(text);
 	// lld's crash recovery may give this thread a larger alternate signal stack of its own; the

@@ -2,6 +2,7 @@
  * indices, cross-lane exchange (ds_bpermute), global memory through buffer resources (bounds in
  * hardware: out-of-range reads return 0, stores are dropped), math, f8 conversions in integer
  * arithmetic, the kernel function's attributes, and the checks that a kernel fits the target. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,12 +12,21 @@
 #include "amdgpu.h"
 
 static void
-llvm_init(void)
+llvm_init_once(void)
 {
 	LLVMInitializeAMDGPUTargetInfo();
 	LLVMInitializeAMDGPUTarget();
 	LLVMInitializeAMDGPUTargetMC();
 	LLVMInitializeAMDGPUAsmPrinter();
+}
+
+/* Runs on every compile, possibly on several threads at once: LLVM's target registration is not
+ * thread-safe (a racing thread could find no target for the triple), so it happens once. */
+static void
+llvm_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, llvm_init_once);
 }
 
 /* -O3 runs LLVM's full pipeline with the target machine: the AMDGPU attributor it ends with drops
@@ -205,7 +215,8 @@ load_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off, 
 {
 	(void)ptr;
 	(void)align;
-	LLVMValueRef v = amdgpu_buffer_load(L, amdgpu_rsrc(L, t), voffset(L, off, mask), ty);
+	LLVMValueRef rsrc = amdgpu_rsrc(L, t), vo = voffset(L, off, mask);
+	LLVMValueRef v = amdgpu_buffer_load(L, rsrc, vo, ty);
 	if (!v) {
 		lower_error(L, L->kernel->loc, "internal error: no buffer load of %u bytes on target '%s'",
 			    type_bytes(L, ty), L->t->info->name);
@@ -222,7 +233,8 @@ store_global(Lower *L, const LowerTensor *t, LLVMValueRef ptr, LLVMValueRef off,
 {
 	(void)ptr;
 	(void)align;
-	if (!amdgpu_buffer_store(L, amdgpu_rsrc(L, t), voffset(L, off, mask), v))
+	LLVMValueRef rsrc = amdgpu_rsrc(L, t), vo = voffset(L, off, mask);
+	if (!amdgpu_buffer_store(L, rsrc, vo, v))
 		return lower_error(L, L->kernel->loc, "internal error: no buffer store of %u bytes on target '%s'",
 				   type_bytes(L, LLVMTypeOf(v)), L->t->info->name);
 	return true;

@@ -655,8 +655,9 @@ a_regs(Lower *L, const LowerSmem *s, IrType *t, LLVMValueRef m0, int64_t k0, LLV
 		    LLVMBuildAdd(b, m0, LLVMBuildAdd(b, g, lower_i32(L, (j & 1) * 8), ""), "");
 		LLVMValueRef col = LLVMBuildAdd(b, lower_i32(L, k0 + (j >> 1) * 8),
 		                                LLVMBuildMul(b, tt, lower_i32(L, 2), ""), "");
-		out[j] = pack2(L, load_half(L, s, t, row, col),
-		               load_half(L, s, t, row, LLVMBuildAdd(b, col, lower_i32(L, 1), "")));
+		LLVMValueRef lo = load_half(L, s, t, row, col);
+		LLVMValueRef hi = load_half(L, s, t, row, LLVMBuildAdd(b, col, lower_i32(L, 1), ""));
+		out[j] = pack2(L, lo, hi);
 	}
 }
 

@@ -1,6 +1,7 @@
 /* target.c — the sm_80 and sm_90a targets: their LowerTarget tables, special registers, shuffles,
  * predicated global accesses, math and f8 conversions, the kernel's launch bounds and parameter
  * annotations, and the checks that a kernel fits the target. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +17,21 @@ nvptx_is_sm90(const Lower *L)
 }
 
 static void
-llvm_init(void)
+llvm_init_once(void)
 {
 	LLVMInitializeNVPTXTargetInfo();
 	LLVMInitializeNVPTXTarget();
 	LLVMInitializeNVPTXTargetMC();
 	LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* Runs on every compile, possibly on several threads at once: LLVM's target registration is not
+ * thread-safe (a racing thread could find no target for the triple), so it happens once. */
+static void
+llvm_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, llvm_init_once);
 }
 
 static LLVMValueRef

@@ -21,6 +21,10 @@ typedef struct CkSmt {
 	unsigned timeout_ms, rlimit;
 	PassCkStats *st;
 	const char *unknown_reason; /* why the last query came back unknown */
+	bool overflow;   /* constant folding overflowed int64 since the kernel began: its terms
+			    are exact integers, but the kernel's 64-bit arithmetic wraps, so no
+			    answer about it can be trusted (queries answer unsat; the checker reports
+			    that it cannot check the kernel) */
 } CkSmt;
 
 void pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
@@ -203,9 +207,12 @@ typedef struct Ck {
 	int gs_dim[8];
 	int ngs;
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
+	IrOp *overflow_op; /* the first op whose index expression overflowed int64, if known */
 } Ck;
 
 void pass_ck_begin(Ck *k, IrOp *kernel);
+/* True, after reporting that the kernel cannot be checked, when constant folding overflowed. */
+bool pass_ck_overflowed(Ck *k);
 void pass_ck_end(Ck *k);
 /* Collects roles and sites; false (after an error) when the structure cannot be analyzed. */
 bool pass_ck_collect(Ck *k);

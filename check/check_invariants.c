@@ -35,6 +35,7 @@ check_kernel(IrModule *m, IrOp *kernel, Run *run)
 		}
 		run->smt_made = true;
 		k.smt = &run->smt;
+		k.smt->overflow = false; /* the solver context is the module's; overflow is per kernel */
 		pass_ck_check_kernel(&k);
 	}
 	pass_ck_end(&k);

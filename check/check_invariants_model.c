@@ -35,6 +35,16 @@ beyond(Ck *k, IrOp *op, const char *what)
 	return false;
 }
 
+bool
+pass_ck_overflowed(Ck *k)
+{
+	if (!S->overflow)
+		return false;
+	beyond(k, k->overflow_op ? k->overflow_op : k->kernel,
+	       "its index arithmetic overflows 64-bit integers (a constant offset or size too large)");
+	return true;
+}
+
 /* ---- environments ---- */
 
 static CkEnv *
@@ -172,6 +182,8 @@ pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x)
 	}
 	a = pass_ck_expr(k, e, op, x->l);
 	b = pass_ck_expr(k, e, op, x->r);
+	if (!k->overflow_op && S->overflow)
+		k->overflow_op = op;
 	switch (x->kind) {
 	case IR_EX_ADD:
 		return pass_ck_add(S, a, b);

@@ -2526,18 +2526,22 @@ check_fences(Ck *k)
 void
 pass_ck_check_kernel(Ck *k)
 {
+	/* Each check is followed by a look at the constant folding: once it overflowed, the queries
+	 * answered nothing and the kernel is reported as beyond the analysis. */
+	static void (*const checks[])(Ck *) = {
+	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
+	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
+	    check_fences,
+	};
 	check_ranges(k);
-	if (k->broken || !pass_ck_phases(k))
+	if (pass_ck_overflowed(k) || k->broken || !pass_ck_phases(k) || pass_ck_overflowed(k))
 		return;
-	check_tail_orphans(k);
-	check_waits_complete(k);
-	check_deadlock_order(k);
-	check_asserts(k);
-	check_phase_totals(k);
-	check_no_overflow(k);
-	check_races(k);
-	check_ambiguity(k);
-	check_fences(k);
+	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+		checks[i](k);
+		if (pass_ck_overflowed(k))
+			return;
+	}
 	if (!k->broken)
 		check_global_stores(k);
+	pass_ck_overflowed(k);
 }

@@ -95,8 +95,10 @@ pass_ck_add(CkSmt *s, Z3_ast a, Z3_ast b)
 {
 	int64_t x, y;
 	bool na = pass_ck_is_num(s, a, &x), nb = pass_ck_is_num(s, b, &y);
-	if (na && nb)
-		return pass_ck_num(s, x + y);
+	int64_t r;
+	if (na && nb && !__builtin_add_overflow(x, y, &r))
+		return pass_ck_num(s, r);
+	s->overflow |= na && nb;
 	if (na && x == 0)
 		return b;
 	if (nb && y == 0)
@@ -110,8 +112,10 @@ pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b)
 {
 	int64_t x, y;
 	bool na = pass_ck_is_num(s, a, &x), nb = pass_ck_is_num(s, b, &y);
-	if (na && nb)
-		return pass_ck_num(s, x - y);
+	int64_t r;
+	if (na && nb && !__builtin_sub_overflow(x, y, &r))
+		return pass_ck_num(s, r);
+	s->overflow |= na && nb;
 	if (nb && y == 0)
 		return a;
 	if (a == b)
@@ -123,9 +127,12 @@ pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b)
 Z3_ast
 pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c)
 {
-	int64_t x;
-	if (pass_ck_is_num(s, a, &x))
-		return pass_ck_num(s, x * c);
+	int64_t x, r;
+	if (pass_ck_is_num(s, a, &x)) {
+		if (!__builtin_mul_overflow(x, c, &r))
+			return pass_ck_num(s, r);
+		s->overflow = true;
+	}
 	if (c == 0)
 		return pass_ck_num(s, 0);
 	if (c == 1)
@@ -445,8 +452,8 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 {
 	if (model)
 		*model = NULL;
-	if (pass_ck_is_false(s, f))
-		return CK_UNSAT;
+	if (pass_ck_is_false(s, f) || s->overflow)
+		return CK_UNSAT; /* after an overflow: nothing is reported but pass_ck_overflowed */
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
 	Z3_solver_assert(s->z, sv, with_sides(s, f));
@@ -500,6 +507,8 @@ CkRes
 pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 {
 	*model = NULL;
+	if (s->overflow)
+		return CK_UNSAT;
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
 	Z3_solver_assert(s->z, sv, with_sides(s, f));

@@ -110,3 +110,14 @@ target_closest(const char *name, unsigned vendors)
 	digits(near, b, sizeof b);
 	return strcmp(a, b) ? NULL : near; /* sm_70 is not a misspelt sm_80 */
 }
+
+const TargetInfo *
+target_smem_max(void)
+{
+	const TargetInfo *best = NULL;
+	for (int i = 0; i < TARGET_COUNT; i++)
+		if (target_table[i].vendor != TARGET_VENDOR_HOST &&
+		    (!best || target_table[i].smem_limit > best->smem_limit))
+			best = &target_table[i];
+	return best;
+}

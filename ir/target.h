@@ -64,6 +64,8 @@ const TargetInfo *target_for_cc(int cc);
 /* The target of a vendor in `vendors` whose name `name` most likely misspells ("sm90a" for
  * "sm_90a"; never one with other digits), or NULL. */
 const char *target_closest(const char *name, unsigned vendors);
+/* The most shared memory a CTA may have on any GPU target, in bytes, and that target. */
+const TargetInfo *target_smem_max(void);
 /* The first target of a vendor (what a device of that vendor reports when it cannot say more). */
 const TargetInfo *target_of_vendor(TargetVendor v);
 

@@ -1266,9 +1266,9 @@ v_warp_specialize(IrCtx *c, IrOp *op)
 				   "but the kernel has 'threads' = %lld", (long long)warps, f->warp,
 				   (long long)(warps * f->warp), f->name, (long long)threads);
 	} else if (warps * 32 != threads && warps * 64 != threads) {
-		return ERR(op->loc, "roles use %lld warps, which is neither %lld 32-thread warps nor %g "
-			   "64-thread wavefronts (the kernel has 'threads' = %lld)", (long long)warps,
-			   (long long)(threads / 32), (double)threads / 64, (long long)threads);
+		return ERR(op->loc, "roles use %lld warps, which is neither the %lld 32-thread warps nor "
+			   "the %lld 64-thread wavefronts of the kernel's 'threads' = %lld", (long long)warps,
+			   (long long)(threads / 32), (long long)(threads / 64), (long long)threads);
 	}
 	/* SPEC 5.10: whole warpgroups where a role sets regs, and the pool rule (regalloc/). */
 	RaRoles rr;

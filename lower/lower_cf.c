@@ -36,9 +36,13 @@ carried(Lower *L, IrOp *at, IrValue *like, const IrItem *it, IrOp *owner, LLVMVa
 			                   ir_type_str(L->c, t));
 		LLVMTypeRef ty = lower_type(L, t);
 		double f = it->kind == IR_IT_FLOAT ? it->f : (double)it->i;
-		out[0] = ir_type_is_float(t) ? LLVMConstReal(ty, f)
-		                             : LLVMConstInt(ty, (unsigned long long)it->i, 1);
-		return true;
+		/* f8 is carried as i8 bits: the literal is rounded from f32, not built on i8. */
+		if (t->kind == IR_TY_FLOAT && (t->fk == IR_F8E4M3 || t->fk == IR_F8E5M2))
+			out[0] = lower_convert(L, at, LLVMConstReal(L->f32, f), L->c->t_f32, t);
+		else
+			out[0] = ir_type_is_float(t) ? LLVMConstReal(ty, f)
+			                             : LLVMConstInt(ty, (unsigned long long)it->i, 1);
+		return out[0] != NULL;
 	}
 	IrValue *v = ir_item_value(owner, it);
 	LowerVal *x = lower_val(L, v);

@@ -344,12 +344,21 @@ lower_op_trans(Lower *L, IrOp *op)
 
 /* ---- reductions ---- */
 
+/* One step of a reduction. f8 is carried as i8 bits: like elementwise math, the step happens in
+ * f32 and rounds back (exact for max and min). */
 static LLVMValueRef
 combine(Lower *L, IrOp *op, IrType *t, LLVMValueRef a, LLVMValueRef b)
 {
 	LLVMBuilderRef bd = L->b;
 	IrKeywords *k = &L->c->kw;
 	bool fl = ir_type_is_float(t);
+	if (fl && (t->fk == IR_F8E4M3 || t->fk == IR_F8E5M2)) {
+		IrType *f32 = L->c->t_f32;
+		LLVMValueRef wa = lower_convert(L, op, a, t, f32);
+		LLVMValueRef wb = wa ? lower_convert(L, op, b, t, f32) : NULL;
+		LLVMValueRef r = wb ? combine(L, op, f32, wa, wb) : NULL;
+		return r ? lower_convert(L, op, r, f32, t) : NULL;
+	}
 	if (op->mode == k->add)
 		return fl ? LLVMBuildFAdd(bd, a, b, "") : LLVMBuildAdd(bd, a, b, "");
 	bool mx = op->mode == k->max;
@@ -389,10 +398,10 @@ shfl(Lower *L, LLVMValueRef v, int mask)
 		    b, LLVMBuildLShr(b, x, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
 		lo = L->t->shfl_xor(L, lo, mask);
 		hi = L->t->shfl_xor(L, hi, mask);
-		r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, L->i64, ""),
-		                LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""),
-		                             LLVMConstInt(L->i64, 32, 0), ""),
-		                "");
+		LLVMValueRef lo64 = LLVMBuildZExt(b, lo, L->i64, "");
+		LLVMValueRef hi64 = LLVMBuildShl(b, LLVMBuildZExt(b, hi, L->i64, ""),
+		                                 LLVMConstInt(L->i64, 32, 0), "");
+		r = LLVMBuildOr(b, lo64, hi64, "");
 	} else if (bits == 32) {
 		r = L->t->shfl_xor(L, x, mask);
 	} else {

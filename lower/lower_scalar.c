@@ -29,11 +29,10 @@ literal(Lower *L, const IrItem *it, IrType *t)
 	double f = it->kind == IR_IT_FLOAT ? it->f : (double)it->i;
 	if (ir_type_is_float(t)) {
 		if (is_f8(t)) {
-			bool bad = false;
-			LLVMValueRef x = LLVMConstReal(L->f32, f);
-			LLVMValueRef r =
-			    L->t->cvt ? L->t->cvt(L, NULL, x, L->c->t_f32, t, &bad) : NULL;
-			return r && !bad ? r : LLVMConstInt(L->i8, 0, 0);
+			/* The target's conversion where it has one, else integer arithmetic (which
+			 * folds to the constant's bits): never a silent 0. */
+			LLVMValueRef r = lower_convert(L, NULL, LLVMConstReal(L->f32, f), L->c->t_f32, t);
+			return r ? r : LLVMConstInt(L->i8, 0, 0);
 		}
 		return LLVMConstReal(ty, f);
 	}
@@ -59,8 +58,9 @@ lower_f8_to_f32(LLVMBuilderRef b, LLVMContextRef ctx, LLVMValueRef x, bool e4m3)
 	LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, v, ci32(ctx, mb), ""), ci32(ctx, emax), "");
 	LLVMValueRef m = LLVMBuildAnd(b, v, ci32(ctx, (1 << mb) - 1), "");
 	/* Normal: rebias the exponent, widen the mantissa. */
-	LLVMValueRef nb = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, ci32(ctx, 127 - bias), ""), ci32(ctx, 23), ""),
-				      LLVMBuildShl(b, m, ci32(ctx, 23 - mb), ""), "");
+	LLVMValueRef ne = LLVMBuildShl(b, LLVMBuildAdd(b, e, ci32(ctx, 127 - bias), ""), ci32(ctx, 23), "");
+	LLVMValueRef nm = LLVMBuildShl(b, m, ci32(ctx, 23 - mb), "");
+	LLVMValueRef nb = LLVMBuildOr(b, ne, nm, "");
 	/* Subnormal: m x 2^(1 - bias - mb), exact in f32. */
 	LLVMValueRef sf = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, f32, ""),
 					LLVMConstReal(f32, 1.0 / (double)(1 << (bias - 1 + mb))), "");
@@ -273,9 +273,9 @@ element(Lower *L, IrOp *op, IrType *t, IrType *rt, LLVMValueRef *args)
 	case IR_OP_ABS:
 		if (fl)
 			return intrinsic1(L, "fabs", x);
-		return LLVMBuildSelect(
-		    b, LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), ""),
-		    LLVMBuildNeg(b, x, ""), x, "");
+		LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
+		LLVMValueRef minus = LLVMBuildNeg(b, x, "");
+		return LLVMBuildSelect(b, neg, minus, x, "");
 	case IR_OP_EXP2:
 	case IR_OP_EXP:
 	case IR_OP_LOG2:
@@ -481,8 +481,9 @@ lower_op_cdiv(Lower *L, IrOp *op)
 	LLVMTypeRef ty = LLVMTypeOf(a[0]);
 	LLVMValueRef z = LLVMConstInt(ty, 0, 0);
 	LLVMValueRef q = LLVMBuildSDiv(b, a[0], a[1], ""), r = LLVMBuildSRem(b, a[0], a[1], "");
-	LLVMValueRef up = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, z, ""),
-	                               LLVMBuildICmp(b, LLVMIntSGT, r, z, ""), "");
+	LLVMValueRef rnz = LLVMBuildICmp(b, LLVMIntNE, r, z, "");
+	LLVMValueRef rpos = LLVMBuildICmp(b, LLVMIntSGT, r, z, "");
+	LLVMValueRef up = LLVMBuildAnd(b, rnz, rpos, "");
 	LowerVal *x = lower_val(L, &op->res[0]);
 	x->kind = LOWER_V_SCALAR;
 	x->v = LLVMBuildAdd(b, q, LLVMBuildZExt(b, up, ty, ""), "");

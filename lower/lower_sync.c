@@ -204,9 +204,9 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		int64_t w = ri.warps, rep = ri.replicas;
 		int64_t n = w * rep;
 		LLVMValueRef wv = outer.warp;
-		LLVMValueRef in =
-		    LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), ""),
-		                 LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), ""), "");
+		LLVMValueRef lo = LLVMBuildICmp(b, LLVMIntUGE, wv, lower_i32(L, start), "");
+		LLVMValueRef hi = LLVMBuildICmp(b, LLVMIntULT, wv, lower_i32(L, start + n), "");
+		LLVMValueRef in = LLVMBuildAnd(b, lo, hi, "");
 		char name[96];
 		snprintf(name, sizeof name, "role.%s", r->item[0].s);
 		LLVMBasicBlockRef rb = lower_block(L, name), next = lower_block(L, "roles.next");

@@ -293,9 +293,9 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 			LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
 			LLVMValueRef z = lower_i64(L, 0);
 			LLVMValueRef ne = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
-			LLVMValueRef sgn =
-			    LLVMBuildICmp(b, LLVMIntNE, LLVMBuildICmp(b, LLVMIntSLT, m, z, ""),
-			                  LLVMBuildICmp(b, LLVMIntSLT, r, z, ""), "");
+			LLVMValueRef mneg = LLVMBuildICmp(b, LLVMIntSLT, m, z, "");
+			LLVMValueRef rneg = LLVMBuildICmp(b, LLVMIntSLT, r, z, "");
+			LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, mneg, rneg, "");
 			LLVMValueRef adj =
 			    LLVMBuildZExt(b, LLVMBuildAnd(b, ne, sgn, ""), L->i64, "");
 			return LLVMBuildSub(b, q, adj, "");

@@ -22,7 +22,7 @@ AveResult
 aveCompileOptionsCreate(AveCompileOptions *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveCompileOptionsCreate: 'out' is null");
 	JitOptions *o = calloc(1, sizeof *o);
 	o->target = &target_table[TARGET_HOST];
 	o->opt = 2;
@@ -44,9 +44,15 @@ AveResult
 aveCompileOptionsSetTarget(AveCompileOptions h, const char *target)
 {
 	JitOptions *o = h.ptr;
+	if (!o || !target)
+		return rt_misuse(NULL, "aveCompileOptionsSetTarget: %s is null",
+				 !o ? "the options" : "'target'");
 	const TargetInfo *t = target_find(target);
-	if (!o || !t)
-		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!t) {
+		char names[256];
+		return rt_misuse(NULL, "aveCompileOptionsSetTarget: unknown target '%s' (expected %s)",
+				 target, target_names(names, sizeof names, TARGET_ALL, " or "));
+	}
 	o->target = t;
 	return AVE_SUCCESS;
 }
@@ -55,8 +61,10 @@ AveResult
 aveCompileOptionsSetOptLevel(AveCompileOptions h, int level)
 {
 	JitOptions *o = h.ptr;
-	if (!o || level < 0 || level > 3)
-		return AVE_ERROR_INVALID_ARGUMENT;
+	if (!o)
+		return rt_misuse(NULL, "aveCompileOptionsSetOptLevel: the options are null");
+	if (level < 0 || level > 3)
+		return rt_misuse(NULL, "aveCompileOptionsSetOptLevel: level %d is outside 0..3", level);
 	o->opt = level;
 	return AVE_SUCCESS;
 }
@@ -66,7 +74,7 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 {
 	JitOptions *o = h.ptr;
 	if (!o)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveCompileOptionsSetPipeline: the options are null");
 	free(o->pipeline);
 	o->pipeline = passes ? strdup(passes) : NULL;
 	return AVE_SUCCESS;
@@ -124,25 +132,37 @@ module_text(IrModule *m, size_t *len)
 	return buf;
 }
 
-static void
-cache_key(const JitOptions *o, const char *kernel, const char *text, size_t len, uint8_t key[32])
+/* The request a cache entry answers, as text: ave's and LLVM's versions, the target, the
+ * options, the kernel and the SHA-256 of the source. Its SHA-256 is the cache key; the entry
+ * stores it, so that an entry found under a key is used only for this request (malloc'd). */
+static char *
+cache_ident(const JitOptions *o, const char *kernel, const char *text, size_t len)
 {
 	unsigned major = 0, minor = 0, patch = 0;
 	LLVMGetVersion(&major, &minor, &patch);
-	char head[128];
-	int n = snprintf(head, sizeof head, "ave-cache-v2\n%s\nllvm %u.%u.%u\n%s\n-O%d\n",
-			 AVE_VERSION, major, minor, patch, o->target->name, o->opt);
-	RtSha256 s;
-	rt_sha256_init(&s);
-	rt_sha256_update(&s, head, n < 0 ? 0 : (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
-	/* The pipeline and the kernel name, of any length, each ended by a newline. */
+	uint8_t sum[32];
+	char hex[65];
+	rt_sha256(text, len, sum);
+	rt_hex(sum, 32, hex);
 	const char *pl = o->pipeline ? o->pipeline : "";
-	rt_sha256_update(&s, pl, strlen(pl));
-	rt_sha256_update(&s, "\n", 1);
-	rt_sha256_update(&s, kernel, strlen(kernel));
-	rt_sha256_update(&s, "\n", 1);
-	rt_sha256_update(&s, text, len);
-	rt_sha256_final(&s, key);
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	/* The pipeline is the only free text: its length keeps the fields apart. */
+	fprintf(f, "ave-cache-v3\nave %s\nllvm %u.%u.%u\ntarget %s\n-O%d\npipeline %zu %s\n"
+		   "kernel %s\nsource %s\n",
+		AVE_VERSION, major, minor, patch, o->target->name, o->opt, strlen(pl), pl, kernel, hex);
+	fclose(f);
+	return buf;
+}
+
+/* Whether a kernel loaded from the cache is the one requested (its bundle's own record). */
+static bool
+entry_matches(const RtKernel *k, const char *name, const char *target, const char *text,
+	      size_t len)
+{
+	return k->name && !strcmp(k->name, name) && k->target && !strcmp(k->target, target) &&
+	       k->bundle.source_len == len && !memcmp(k->bundle.source, text, len);
 }
 
 /* The host target: the module after the requested passes, as canonical text, and the kernel's
@@ -190,7 +210,8 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	RtModule *mod = mh.ptr;
 	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL};
 	if (!mod || !name || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(mod ? mod->ctx : NULL, "aveKernelCompile: %s is null",
+				 !mod ? "the module" : !name ? "'name'" : "'out'");
 	if (!o)
 		o = &dflt;
 	out->ptr = NULL;
@@ -213,17 +234,23 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	}
 
 	uint8_t key[32];
-	cache_key(o, name, text, len, key);
+	char *ident = cache_ident(o, name, text, len);
+	rt_sha256(ident, strlen(ident), key);
 	size_t size;
-	uint8_t *bundle = rt_cache_get(&c->cache, key, &size);
+	uint8_t *bundle = rt_cache_get(&c->cache, key, ident, &size);
 	if (bundle) {
 		/* An entry that verifies but does not load (written by another version of the
-		 * metadata schema) is stale: count it with the corrupt ones and compile again. */
+		 * metadata schema), or holds another kernel than its request says, is stale: count
+		 * it with the corrupt ones and compile again. */
 		RtKernel *rk;
 		if (rt_kernel_load_quiet(c, bundle, size, &rk) == AVE_SUCCESS) {
-			free(text);
-			out->ptr = rk;
-			return AVE_SUCCESS;
+			if (entry_matches(rk, name, o->target->name, text, len)) {
+				free(ident);
+				free(text);
+				out->ptr = rk;
+				return AVE_SUCCESS;
+			}
+			rt_kernel_free(rk);
 		}
 		pthread_mutex_lock(&c->cache.mu);
 		c->cache.stats.corrupt++;
@@ -233,6 +260,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	if (o->target->vendor != TARGET_VENDOR_HOST && !jit_lower_target(o->target)) {
 		rt_error(c, "target '%s' is not available in this build of ave (targets: %s)",
 			 o->target->name, jit_target_names());
+		free(ident);
 		free(text);
 		return AVE_ERROR_UNSUPPORTED;
 	}
@@ -257,13 +285,14 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	if (!r) {
 		bundle = rt_bundle_encode(jo.meta, strlen(jo.meta), jo.binary, jo.binary_len, text, len,
 					  &size);
-		rt_cache_put(&c->cache, key, bundle, size);
+		rt_cache_put(&c->cache, key, ident, bundle, size);
 		RtKernel *rk;
 		r = rt_kernel_from_bundle(c, bundle, size, &rk);
 		out->ptr = r ? NULL : rk;
 	}
 	free(jo.binary);
 	free(jo.meta);
+	free(ident);
 	free(text);
 	return r;
 }

@@ -100,11 +100,15 @@ void rt_cache_free(RtCache *c);
 void rt_cache_set_dir(RtCache *c, const char *dir);
 /* The default directory: $AVE_CACHE_DIR, $XDG_CACHE_HOME/ave, or $HOME/.cache/ave (malloc'd). */
 char *rt_cache_default_dir(void);
-/* Looks the key up in memory, then on disk (verifying the bundle). Returns a malloc'd copy of the
- * encoded bundle, or NULL on a miss; counts hits, misses and corrupt entries. */
-uint8_t *rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size);
-/* Stores an encoded bundle under key, in memory and atomically on disk (temp file + rename). */
-void rt_cache_put(RtCache *c, const uint8_t key[32], const uint8_t *data, size_t size);
+/* Looks the key up in memory, then on disk (verifying the bundle). `ident` is the request the
+ * key was made from (any text without NUL): an entry stored for another request (a file moved
+ * or copied between keys) is counted corrupt, removed and missed. Returns a malloc'd copy of
+ * the encoded bundle, or NULL on a miss; counts hits, misses and corrupt entries. */
+uint8_t *rt_cache_get(RtCache *c, const uint8_t key[32], const char *ident, size_t *size);
+/* Stores an encoded bundle under key with its request, in memory and atomically on disk (temp
+ * file + rename). A disk entry is "AVECACHE1 <ident length>\n", ident, then the bundle. */
+void rt_cache_put(RtCache *c, const uint8_t key[32], const char *ident, const uint8_t *data,
+		  size_t size);
 
 /* ---- rt_context.c: contexts and diagnostics ---- */
 
@@ -114,7 +118,14 @@ typedef struct RtCtx {
 	void *handler_ud;
 	bool remarks;       /* deliver remarks (off by default) */
 	RtCache cache;
+	int refs;           /* the user's handle, and every kernel, device and IR context made on it */
+	bool destroyed;     /* aveContextDestroy ran: diagnostics reach no handler (last error only) */
 } RtCtx;
+
+/* Objects that may outlive their context (kernels, devices, the IR contexts they own) hold a
+ * reference to it, so that their errors never read freed memory; the last release frees it. */
+void rt_ctx_retain(RtCtx *c);
+void rt_ctx_release(RtCtx *c);
 
 /* An IrCtx whose diagnostics go to the AveContext's handler (one per module or kernel, so that
  * independent objects never share mutable IR state across threads). */
@@ -122,6 +133,9 @@ IrCtx *rt_ir_ctx(RtCtx *c);
 void rt_ir_ctx_free(IrCtx *ir);
 /* Reports a runtime diagnostic (no source location) through the context's handler. */
 void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports a misuse (a null handle or pointer, a bad value): through c when there is one, and
+ * always as the thread's last error (aveGetLastError). Returns AVE_ERROR_INVALID_ARGUMENT. */
+AveResult rt_misuse(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Looks `name` up in the dlopen'd `lib` and stores it in the function pointer at `fp`: ISO C does
  * not convert dlsym's object pointer to a function pointer, a byte copy does. False when absent
  * (*fp is then NULL). */
@@ -241,7 +255,7 @@ typedef struct RtDevice {
 
 extern const RtDeviceOps rt_host_ops, rt_cuda_ops, rt_hip_ops;
 
-/* Checks args against k's signature; reports the first mismatch. */
+/* Checks args against k's signature; reports the first mismatch through d's context. */
 AveResult rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d);
 
 /* ---- rt_params.c: kernel parameters in the ABI order of the metadata's "params" ---- */

@@ -23,7 +23,8 @@ AveResult
 aveModuleParse(AveContext c, const char *text, size_t len, const char *name, AveModule *out)
 {
 	if (!c.ptr || !text || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveModuleParse: %s is null",
+				 !c.ptr ? "the context" : !text ? "'text'" : "'out'");
 	out->ptr = NULL;
 	if (len > ((size_t)1 << 30)) {
 		rt_error(c.ptr, "module text of %zu bytes is larger than the 1 GiB limit", len);
@@ -57,7 +58,8 @@ AveResult
 aveModuleParseFile(AveContext c, const char *path, AveModule *out)
 {
 	if (!c.ptr || !path || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveModuleParseFile: %s is null",
+				 !c.ptr ? "the context" : !path ? "'path'" : "'out'");
 	IrCtx *tmp = rt_ir_ctx(c.ptr);
 	size_t len;
 	char *text = fe_read_file(tmp, path, &len);
@@ -106,7 +108,8 @@ AveResult
 aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 {
 	if (!c.ptr || !kind || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveDeviceOpen: %s is null",
+				 !c.ptr ? "the context" : !kind ? "'kind'" : "'out'");
 	out->ptr = NULL;
 	const RtDeviceOps *ops = NULL;
 	for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
@@ -118,12 +121,14 @@ aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 	}
 	RtDevice *d = calloc(1, sizeof *d);
 	d->ctx = c.ptr;
+	rt_ctx_retain(d->ctx);
 	d->ops = ops;
 	pthread_mutex_init(&d->mu, NULL);
 	AveResult r = ops->open(d, ordinal);
 	if (r) {
 		ops->close(d);
 		pthread_mutex_destroy(&d->mu);
+		rt_ctx_release(d->ctx);
 		free(d);
 		return r;
 	}
@@ -161,6 +166,7 @@ aveDeviceClose(AveDevice h)
 	free(ks);
 	d->ops->close(d);
 	pthread_mutex_destroy(&d->mu);
+	rt_ctx_release(d->ctx);
 	free(d);
 }
 
@@ -175,7 +181,7 @@ AveResult
 aveDeviceSynchronize(AveDevice h)
 {
 	RtDevice *d = h.ptr;
-	return d ? d->ops->sync(d) : AVE_ERROR_INVALID_ARGUMENT;
+	return d ? d->ops->sync(d) : rt_misuse(NULL, "aveDeviceSynchronize: the device is null");
 }
 
 /* ---- buffers ---- */
@@ -185,7 +191,8 @@ aveBufferCreate(AveDevice h, size_t bytes, AveBuffer *out)
 {
 	RtDevice *d = h.ptr;
 	if (!d || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : NULL, "aveBufferCreate: %s is null",
+				 !d ? "the device" : "'out'");
 	out->ptr = NULL;
 	RtBuffer *b = calloc(1, sizeof *b);
 	b->dev = d;
@@ -220,7 +227,7 @@ static AveResult
 range_ok(RtBuffer *b, size_t off, size_t n, const void *p)
 {
 	if (!b)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "buffer access through a null buffer");
 	if (!p && n) {
 		rt_error(b->dev->ctx, "buffer access of %zu bytes with a null host pointer", n);
 		return AVE_ERROR_INVALID_ARGUMENT;
@@ -265,7 +272,8 @@ aveStreamCreate(AveDevice h, AveStream *out)
 {
 	RtDevice *d = h.ptr;
 	if (!d || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : NULL, "aveStreamCreate: %s is null",
+				 !d ? "the device" : "'out'");
 	RtStream *s = calloc(1, sizeof *s);
 	s->dev = d;
 	AveResult r = d->ops->stream_create(d, &s->s);
@@ -292,7 +300,8 @@ AveResult
 aveStreamSynchronize(AveStream h)
 {
 	RtStream *s = h.ptr;
-	return s ? s->dev->ops->stream_sync(s->dev, s->s) : AVE_ERROR_INVALID_ARGUMENT;
+	return s ? s->dev->ops->stream_sync(s->dev, s->s)
+		 : rt_misuse(NULL, "aveStreamSynchronize: the stream is null");
 }
 
 /* ---- arguments ---- */
@@ -301,7 +310,7 @@ AveResult
 aveArgsCreate(AveArgs *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsCreate: 'out' is null");
 	out->ptr = calloc(1, sizeof(RtArgs));
 	return AVE_SUCCESS;
 }
@@ -340,17 +349,23 @@ AveResult
 aveArgsAddTensor(AveArgs h, AveBuffer b, int rank, const int64_t *sizes, const int64_t *strides)
 {
 	RtArgs *a = h.ptr;
-	if (!a || !b.ptr || rank < 0 || rank > IR_MAX_RANK || (rank && !sizes))
-		return AVE_ERROR_INVALID_ARGUMENT;
+	RtCtx *c = b.ptr ? ((RtBuffer *)b.ptr)->dev->ctx : NULL;
+	if (!a || !b.ptr || (rank && !sizes))
+		return rt_misuse(c, "aveArgsAddTensor: %s is null",
+				 !a ? "the argument list" : !b.ptr ? "the buffer" : "'sizes'");
+	if (rank < 0 || rank > IR_MAX_RANK)
+		return rt_misuse(c, "aveArgsAddTensor: rank %d is outside [0, %d]", rank, IR_MAX_RANK);
 	/* Validate everything before the argument is added: a refused tensor leaves no entry. */
 	int64_t sz[IR_MAX_RANK], sd[IR_MAX_RANK], st = 1;
 	for (int i = rank - 1; i >= 0; i--) {
 		if (sizes[i] < 0)
-			return AVE_ERROR_INVALID_ARGUMENT;
+			return rt_misuse(c, "aveArgsAddTensor: size %lld in dimension %d is negative",
+					 (long long)sizes[i], i);
 		sz[i] = sizes[i];
 		sd[i] = strides ? strides[i] : st;
 		if (!strides && __builtin_mul_overflow(st, sizes[i] ? sizes[i] : 1, &st))
-			return AVE_ERROR_INVALID_ARGUMENT;
+			return rt_misuse(c, "aveArgsAddTensor: the row-major strides of the sizes "
+					 "overflow 64 bits");
 	}
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_TENSOR;
@@ -368,7 +383,7 @@ aveArgsAddInt(AveArgs h, int64_t v)
 {
 	RtArgs *a = h.ptr;
 	if (!a)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsAddInt: the argument list is null");
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_INT;
 	x->i = v;
@@ -380,7 +395,7 @@ aveArgsAddFloat(AveArgs h, double v)
 {
 	RtArgs *a = h.ptr;
 	if (!a)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveArgsAddFloat: the argument list is null");
 	RtArg *x = push(a);
 	x->kind = AVE_ARG_FLOAT;
 	x->f = v;
@@ -405,7 +420,7 @@ AveResult
 rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 {
 	if (args->n != k->nargs) {
-		rt_error(k->ctx, "kernel '%s' takes %d arguments, %d given", k->name, k->nargs, args->n);
+		rt_error(d->ctx, "kernel '%s' takes %d arguments, %d given", k->name, k->nargs, args->n);
 		return AVE_ERROR_LAUNCH;
 	}
 	for (int i = 0; i < args->n; i++) {
@@ -415,7 +430,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		bool given_buf = a->kind == AVE_ARG_TENSOR;
 		if (buf != given_buf || (!buf && info->kind != a->kind &&
 					 !(info->kind == AVE_ARG_FLOAT && a->kind == AVE_ARG_INT))) {
-			rt_error(k->ctx, "kernel '%s': argument %d ('%%%s') has the wrong kind", k->name, i,
+			rt_error(d->ctx, "kernel '%s': argument %d ('%%%s') has the wrong kind", k->name, i,
 				 info->name);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -423,27 +438,27 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 			continue;
 		RtBuffer *b = a->buffer;
 		if (b->dev != d) {
-			rt_error(k->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
+			rt_error(d->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
 				 k->name, info->name);
 			return AVE_ERROR_LAUNCH;
 		}
 		if (info->kind == AVE_ARG_POINTER)
 			continue;
 		if (a->rank != info->rank) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' has rank %d, given %d", k->name,
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' has rank %d, given %d", k->name,
 				 info->name, info->rank, a->rank);
 			return AVE_ERROR_LAUNCH;
 		}
 		int64_t last = 0;
 		for (int j = 0; j < a->rank; j++) {
 			if (info->dims[j] >= 0 && info->dims[j] != a->sizes[j]) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' has size %lld in dimension %d, "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' has size %lld in dimension %d, "
 					 "given %lld", k->name, info->name, (long long)info->dims[j], j,
 					 (long long)a->sizes[j]);
 				return AVE_ERROR_LAUNCH;
 			}
 			if (info->strides[j] >= 0 && info->strides[j] != a->strides[j]) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' has stride %lld in dimension %d, "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' has stride %lld in dimension %d, "
 					 "given %lld", k->name, info->name, (long long)info->strides[j], j,
 					 (long long)a->strides[j]);
 				return AVE_ERROR_LAUNCH;
@@ -452,7 +467,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 			if (a->sizes[j] &&
 			    (__builtin_mul_overflow(a->sizes[j] - 1, a->strides[j], &span) ||
 			     __builtin_add_overflow(last, span, &last))) {
-				rt_error(k->ctx, "kernel '%s': argument '%%%s' spans more bytes than memory "
+				rt_error(d->ctx, "kernel '%s': argument '%%%s' spans more bytes than memory "
 					 "holds", k->name, info->name);
 				return AVE_ERROR_LAUNCH;
 			}
@@ -460,7 +475,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		size_t need;
 		if (last < 0 || __builtin_mul_overflow((size_t)last + 1, (size_t)elem_bytes(info->type),
 						       &need)) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' has a negative or too large span",
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' has a negative or too large span",
 				 k->name, info->name);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -468,7 +483,7 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		for (int j = 0; j < a->rank; j++)
 			empty |= a->sizes[j] == 0;
 		if (!empty && need > b->size) {
-			rt_error(k->ctx, "kernel '%s': argument '%%%s' spans %zu bytes but its buffer has %zu",
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' spans %zu bytes but its buffer has %zu",
 				 k->name, info->name, need, b->size);
 			return AVE_ERROR_LAUNCH;
 		}
@@ -495,14 +510,16 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 	RtArgs *args = ah.ptr;
 	RtStream *s = sh.ptr;
 	if (!k || !d || !grid || !args)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(d ? d->ctx : k ? k->ctx : NULL, "aveKernelLaunch: %s is null",
+				 !k ? "the kernel" : !d ? "the device" : !grid ? "'grid'"
+							: "the argument list");
 	if (!target_fits(k->target, d)) {
-		rt_error(k->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
+		rt_error(d->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
 			 k->name, k->target, d->name, d->ops->kind);
 		return AVE_ERROR_UNSUPPORTED;
 	}
 	if (s && s->dev != d) {
-		rt_error(k->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
+		rt_error(d->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
 			 d->name);
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}

@@ -1,7 +1,8 @@
 /* rt_cache.c — the compile cache: content hash -> encoded bundle, in memory and on disk.
  * Disk entries are written to a temporary file and renamed into place, so readers in other
- * threads or processes see a whole entry or none; every entry is verified when read and a
- * corrupted one is counted, removed and treated as a miss (the caller recompiles). */
+ * threads or processes see a whole entry or none; every entry is verified when read (its bundle,
+ * and the request it was stored for) and a corrupted or misplaced one is counted, removed and
+ * treated as a miss (the caller recompiles). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "rt.h"
 
 typedef struct RtCacheEntry {
+	char *ident; /* the request the entry was stored for */
 	uint8_t *data;
 	size_t size;
 } RtCacheEntry;
@@ -34,6 +36,7 @@ rt_cache_free(RtCache *c)
 		if (!IR_MAP_USED(&c->mem, i))
 			continue;
 		RtCacheEntry *e = c->mem.slot[i].val;
+		free(e->ident);
 		free(e->data);
 		free(e);
 	}
@@ -119,28 +122,50 @@ read_all(const char *path, size_t *size)
 }
 
 static void
-remember(RtCache *c, const char *hex, const uint8_t *data, size_t size)
+remember(RtCache *c, const char *hex, const char *ident, const uint8_t *data, size_t size)
 {
 	IrStr key = ir_arena_strndup(&c->keys, hex, strlen(hex));
 	RtCacheEntry *e = malloc(sizeof *e);
+	e->ident = strdup(ident);
 	e->data = malloc(size);
 	memcpy(e->data, data, size);
 	e->size = size;
 	RtCacheEntry *old = ir_map_put(&c->mem, ir_hash_bytes(hex, strlen(hex)), key, e, str_eq);
 	if (old) {
+		free(old->ident);
 		free(old->data);
 		free(old);
 	}
 }
 
+#define MAGIC "AVECACHE1 "
+
+/* The bundle inside a disk entry stored for `ident`, or NULL when the entry is malformed or was
+ * stored for another request. */
+static const uint8_t *
+entry_bundle(const uint8_t *p, size_t n, const char *ident, size_t *bundle_len)
+{
+	size_t m = strlen(MAGIC), len = strlen(ident);
+	if (n < m || memcmp(p, MAGIC, m))
+		return NULL;
+	size_t i = m, got = 0;
+	while (i < n && p[i] >= '0' && p[i] <= '9' && i < m + 12)
+		got = got * 10 + (size_t)(p[i++] - '0');
+	if (i == m || i >= n || p[i++] != '\n' || got != len || n - i < len ||
+	    memcmp(p + i, ident, len))
+		return NULL;
+	*bundle_len = n - i - len;
+	return p + i + len;
+}
+
 uint8_t *
-rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size)
+rt_cache_get(RtCache *c, const uint8_t key[32], const char *ident, size_t *size)
 {
 	char hex[65], path[4200];
 	rt_hex(key, 32, hex);
 	pthread_mutex_lock(&c->mu);
 	RtCacheEntry *e = ir_map_get(&c->mem, ir_hash_bytes(hex, 64), hex, str_eq);
-	if (e) {
+	if (e && !strcmp(e->ident, ident)) {
 		uint8_t *copy = malloc(e->size);
 		memcpy(copy, e->data, e->size);
 		*size = e->size;
@@ -156,22 +181,26 @@ rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size)
 	bool corrupt = false;
 	if (dir) {
 		entry_path(dir, hex, path, sizeof path, false);
-		data = read_all(path, &n);
-		if (data) {
+		uint8_t *file = read_all(path, &n);
+		const uint8_t *bundle = file ? entry_bundle(file, n, ident, &n) : NULL;
+		if (bundle) {
 			RtBundle b;
 			const char *err;
-			uint8_t *copy = malloc(n);
-			memcpy(copy, data, n);
-			if (!rt_bundle_decode(copy, n, &b, &err)) {
-				free(copy);
-				free(data);
-				data = NULL;
-				corrupt = true;
-				unlink(path); /* the next compile writes a good one */
-			} else {
+			uint8_t *copy = malloc(n ? n : 1);
+			memcpy(copy, bundle, n);
+			if (rt_bundle_decode(copy, n, &b, &err)) {
 				rt_bundle_free(&b);
+				data = malloc(n ? n : 1);
+				memcpy(data, bundle, n);
+			} else {
+				free(copy);
 			}
 		}
+		if (file && !data) {
+			corrupt = true;
+			unlink(path); /* the next compile writes a good one */
+		}
+		free(file);
 	}
 	free(dir);
 	pthread_mutex_lock(&c->mu);
@@ -179,7 +208,7 @@ rt_cache_get(RtCache *c, const uint8_t key[32], size_t *size)
 		c->stats.corrupt++;
 	if (data) {
 		c->stats.disk_hits++;
-		remember(c, hex, data, n);
+		remember(c, hex, ident, data, n);
 		*size = n;
 	} else {
 		c->stats.misses++;
@@ -205,12 +234,13 @@ mkdir_p(const char *path)
 }
 
 void
-rt_cache_put(RtCache *c, const uint8_t key[32], const uint8_t *data, size_t size)
+rt_cache_put(RtCache *c, const uint8_t key[32], const char *ident, const uint8_t *data,
+	     size_t size)
 {
-	char hex[65], path[4200], dirpath[4200], tmp[4300];
+	char hex[65], path[4200], dirpath[4200], tmp[4300], head[64];
 	rt_hex(key, 32, hex);
 	pthread_mutex_lock(&c->mu);
-	remember(c, hex, data, size);
+	remember(c, hex, ident, data, size);
 	char *dir = c->dir ? strdup(c->dir) : NULL;
 	pthread_mutex_unlock(&c->mu);
 	if (!dir)
@@ -224,14 +254,21 @@ rt_cache_put(RtCache *c, const uint8_t key[32], const uint8_t *data, size_t size
 	int fd = mkstemp(tmp);
 	if (fd < 0)
 		return;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0)
-			break;
-		off += (size_t)w;
+	int hn = snprintf(head, sizeof head, MAGIC "%zu\n", strlen(ident));
+	const void *part[3] = {head, ident, data};
+	size_t plen[3] = {(size_t)hn, strlen(ident), size};
+	bool ok = true;
+	for (int i = 0; i < 3 && ok; i++) {
+		size_t off = 0;
+		while (off < plen[i]) {
+			ssize_t w = write(fd, (const uint8_t *)part[i] + off, plen[i] - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		ok = off == plen[i];
 	}
-	bool ok = off == size && fsync(fd) == 0;
+	ok = ok && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) != 0)
 		unlink(tmp);

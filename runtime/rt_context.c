@@ -66,9 +66,53 @@ view(RtDiag *v, IrCtx *ir, const IrDiag *d)
 	}
 }
 
+/* The calling thread's last error (aveGetLastError): `text` is written by every error, `out`
+ * holds what the last aveGetLastError returned. */
+static _Thread_local char last_text[2048], last_out[2048];
+static _Thread_local bool last_set;
+
+static void
+set_last_error(const char *msg)
+{
+	snprintf(last_text, sizeof last_text, "%s", msg);
+	last_set = true;
+}
+
+const char *
+aveGetLastError(void)
+{
+	if (!last_set)
+		return NULL;
+	memcpy(last_out, last_text, sizeof last_out);
+	last_set = false;
+	return last_out;
+}
+
+void
+rt_ctx_retain(RtCtx *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->refs++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
+rt_ctx_release(RtCtx *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int n = --c->refs;
+	pthread_mutex_unlock(&c->mu);
+	if (n)
+		return;
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
 static void
 deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 {
+	if (d->sev == IR_SEV_ERROR)
+		set_last_error(d->msg);
 	RtDiag v;
 	view(&v, ir, d);
 	RtDiag *notes = d->nnote ? calloc((size_t)d->nnote, sizeof *notes) : NULL;
@@ -77,10 +121,11 @@ deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 	v.notes = notes;
 	AveDiagnostic h = {&v};
 	pthread_mutex_lock(&c->mu);
-	AveDiagnosticHandler fn = c->handler ? c->handler : default_handler;
+	AveDiagnosticHandler fn = c->destroyed ? NULL : c->handler ? c->handler : default_handler;
 	void *ud = c->handler_ud;
 	pthread_mutex_unlock(&c->mu);
-	fn(h, ud);
+	if (fn)
+		fn(h, ud);
 	free(notes);
 }
 
@@ -103,6 +148,7 @@ rt_ir_ctx(RtCtx *c)
 {
 	IrCtx *ir = ir_ctx_new(NULL);
 	IrBridge *b = malloc(sizeof *b);
+	rt_ctx_retain(c);
 	b->c = c;
 	b->ir = ir;
 	ir_diag_set_handler(ir, bridge_handler, b);
@@ -114,9 +160,12 @@ rt_ir_ctx_free(IrCtx *ir)
 {
 	if (!ir)
 		return;
-	if (ir->handler == bridge_handler)
-		free(ir->handler_ud);
+	IrBridge *b = ir->handler == bridge_handler ? ir->handler_ud : NULL;
 	ir_ctx_free(ir);
+	if (b) {
+		rt_ctx_release(b->c);
+		free(b);
+	}
 }
 
 bool
@@ -143,15 +192,31 @@ rt_error(RtCtx *c, const char *fmt, ...)
 	deliver(c, NULL, &d);
 }
 
+AveResult
+rt_misuse(RtCtx *c, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (c)
+		rt_error(c, "%s", msg);
+	else
+		set_last_error(msg);
+	return AVE_ERROR_INVALID_ARGUMENT;
+}
+
 /* ---- public: contexts ---- */
 
 AveResult
 aveContextCreate(AveContext *out)
 {
 	if (!out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveContextCreate: 'out' is null");
 	RtCtx *c = calloc(1, sizeof *c);
 	pthread_mutex_init(&c->mu, NULL);
+	c->refs = 1;
 	char *dir = rt_cache_default_dir();
 	rt_cache_init(&c->cache, dir);
 	free(dir);
@@ -165,9 +230,15 @@ aveContextDestroy(AveContext h)
 	RtCtx *c = h.ptr;
 	if (!c)
 		return;
+	/* Kernels and devices may still hold it: they keep the struct, not the handler (its user
+	 * data may be gone) or the cache (only compiles, on modules already destroyed, use it). */
+	pthread_mutex_lock(&c->mu);
+	c->destroyed = true;
+	c->handler = NULL;
+	c->handler_ud = NULL;
+	pthread_mutex_unlock(&c->mu);
 	rt_cache_free(&c->cache);
-	pthread_mutex_destroy(&c->mu);
-	free(c);
+	rt_ctx_release(c);
 }
 
 void
@@ -195,7 +266,7 @@ aveContextSetCacheDir(AveContext h, const char *dir)
 {
 	RtCtx *c = h.ptr;
 	if (!c)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveContextSetCacheDir: the context is null");
 	/* A directory, or a path to create one at; not "" and not an existing file. */
 	struct stat sb;
 	if (dir && (!*dir || (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)))) {

@@ -2,6 +2,7 @@
  * time (nothing is linked at build time), module loading from cubins, TMA tensor maps built at
  * launch from the kernel metadata, large dynamic shared memory, and launch. */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,20 +69,35 @@ typedef struct Cuda {
 	CUdevice dev;
 	CUcontext ctx;
 	int cc_major, cc_minor;
+	char path[1024]; /* the driver library that was loaded, as the dynamic linker found it */
 } Cuda;
 
-static const char *
-errname(Cuda *cu, CUresult r)
-{
-	const char *name = NULL, *str = NULL;
-	static const char unknown[] = "unknown error";
-	if (cu->cuGetErrorName)
-		cu->cuGetErrorName(r, &name);
-	if (cu->cuGetErrorString)
-		cu->cuGetErrorString(r, &str);
-	(void)str;
-	return name ? name : unknown;
-}
+/* What the driver's codes mean, for drivers (and stubs) that cannot name them. */
+static const struct {
+	CUresult code;
+	const char *name, *what;
+} known_errors[] = {
+	{1, "CUDA_ERROR_INVALID_VALUE", "an argument is out of range"},
+	{2, "CUDA_ERROR_OUT_OF_MEMORY", "out of device memory"},
+	{3, "CUDA_ERROR_NOT_INITIALIZED", "the driver is not initialized"},
+	{4, "CUDA_ERROR_DEINITIALIZED", "the driver is shutting down"},
+	{34, "CUDA_ERROR_STUB_LIBRARY",
+	 "the stub library cannot run kernels: it is the CUDA toolkit's link-time stand-in for "
+	 "libcuda, not the driver (install the NVIDIA driver, or point AVE_LIBCUDA at its "
+	 "libcuda.so.1)"},
+	{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "the device is busy or unavailable (compute mode?)"},
+	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA device is present"},
+	{101, "CUDA_ERROR_INVALID_DEVICE", "no such device"},
+	{209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "the cubin is not for this device"},
+	{218, "CUDA_ERROR_INVALID_PTX", "the PTX does not compile"},
+	{222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the driver is too old for the PTX"},
+	{801, "CUDA_ERROR_NOT_SUPPORTED", "the operation is not supported"},
+	{802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not ready (fabric manager?)"},
+	{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "the driver library and the kernel module differ"},
+	{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+	 "the forward-compatibility driver does not support this device"},
+	{999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
 
 static AveResult
 check(RtDevice *d, CUresult r, const char *what)
@@ -89,10 +105,21 @@ check(RtDevice *d, CUresult r, const char *what)
 	Cuda *cu = d->impl;
 	if (r == CUDA_SUCCESS)
 		return AVE_SUCCESS;
-	const char *str = NULL;
-	if (cu->cuGetErrorString)
-		cu->cuGetErrorString(r, &str);
-	rt_error(d->ctx, "cuda: %s failed: %s (%s)", what, errname(cu, r), str ? str : "no description");
+	/* The driver's own name and description when it has them; the stub has neither. */
+	const char *name = NULL, *str = NULL;
+	if (cu->cuGetErrorName && cu->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (cu->cuGetErrorString && cu->cuGetErrorString(r, &str) != CUDA_SUCCESS)
+		str = NULL;
+	for (size_t i = 0; i < sizeof known_errors / sizeof known_errors[0]; i++)
+		if (known_errors[i].code == r) {
+			if (!name)
+				name = known_errors[i].name;
+			if (!str || r == 34)
+				str = known_errors[i].what;
+		}
+	rt_error(d->ctx, "cuda: %s failed with error %d (%s: %s) in '%s'", what, r,
+		 name ? name : "an unknown code", str ? str : "no description", cu->path);
 	return r == 2 ? AVE_ERROR_OUT_OF_MEMORY : AVE_ERROR_DEVICE;
 }
 
@@ -107,9 +134,14 @@ cuda_open(RtDevice *d, int ordinal)
 		rt_error(d->ctx, "cuda: cannot load the CUDA driver library '%s': %s", libname, dlerror());
 		return AVE_ERROR_DEVICE;
 	}
+	struct link_map *lm = NULL;
+	snprintf(cu->path, sizeof cu->path, "%s",
+		 dlinfo(cu->lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name
+			 ? lm->l_name : libname);
 #define X(name, ret, args)                                                                 \
 	if (!rt_dlsym(cu->lib, #name, &cu->name)) {                                          \
-		rt_error(d->ctx, "cuda: the driver library lacks '%s' (driver too old?)", #name); \
+		rt_error(d->ctx, "cuda: the driver library '%s' lacks '%s' (driver too old?)", \
+			 cu->path, #name);                                                  \
 		return AVE_ERROR_DEVICE;                                                   \
 	}
 	CUDA_FUNCS(X)

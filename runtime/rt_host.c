@@ -189,7 +189,7 @@ aveDeviceSetSchedules(AveDevice h, int schedules, uint64_t seed)
 {
 	RtDevice *d = h.ptr;
 	if (!d)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(NULL, "aveDeviceSetSchedules: the device is null");
 	if (d->ops != &rt_host_ops || schedules < 1) {
 		rt_error(d->ctx, "%s", d->ops != &rt_host_ops
 					   ? "schedules can only be set on the host device"

@@ -58,6 +58,7 @@ kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool qu
 	RtKernel *k = calloc(1, sizeof *k);
 	const char *err = NULL;
 	k->ctx = c;
+	rt_ctx_retain(c);
 	ir_arena_init(&k->arena, NULL);
 	pthread_mutex_init(&k->mu, NULL);
 	if (!rt_bundle_decode(data, size, &k->bundle, &err)) {
@@ -153,6 +154,7 @@ rt_kernel_free(RtKernel *k)
 	rt_bundle_free(&k->bundle);
 	ir_arena_free(&k->arena);
 	pthread_mutex_destroy(&k->mu);
+	rt_ctx_release(k->ctx);
 	free(k);
 }
 
@@ -179,7 +181,8 @@ AveResult
 aveKernelLoadBundle(AveContext c, const char *path, AveKernel *out)
 {
 	if (!c.ptr || !path || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveKernelLoadBundle: %s is null",
+				 !c.ptr ? "the context" : !path ? "'path'" : "'out'");
 	size_t size;
 	uint8_t *data = read_file(path, &size);
 	if (!data) {
@@ -196,7 +199,8 @@ AveResult
 aveKernelLoadBundleFromMemory(AveContext c, const void *data, size_t size, AveKernel *out)
 {
 	if (!c.ptr || !data || !out)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(c.ptr, "aveKernelLoadBundleFromMemory: %s is null",
+				 !c.ptr ? "the context" : !data ? "'data'" : "'out'");
 	uint8_t *copy = malloc(size ? size : 1);
 	memcpy(copy, data, size);
 	RtKernel *k;
@@ -210,7 +214,8 @@ aveKernelWriteBundle(AveKernel h, const char *path)
 {
 	RtKernel *k = h.ptr;
 	if (!k || !path)
-		return AVE_ERROR_INVALID_ARGUMENT;
+		return rt_misuse(k ? k->ctx : NULL, "aveKernelWriteBundle: %s is null",
+				 !k ? "the kernel" : "'path'");
 	FILE *f = fopen(path, "wb");
 	if (!f) {
 		rt_error(k->ctx, "cannot write bundle '%s'", path);

@@ -22,6 +22,9 @@ tools = [
 config.environment["PATH"] = os.pathsep.join(tools + [config.environment.get("PATH", "")])
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+# The TSan build (scripts/check.sh): any report fails the test; tsan.supp says what is suppressed.
+config.environment["TSAN_OPTIONS"] = "halt_on_error=1:suppressions=" + os.path.join(
+    config.ave_src_root, "test", "tsan.supp")
 config.environment["AVE_CACHE_DIR"] = os.path.join(config.ave_obj_root, "test", "cache")
 
 config.substitutions.append(("%examples", os.path.join(config.ave_src_root, "examples")))
@@ -39,8 +42,16 @@ if shutil.which("ld.lld-19") or os.path.exists(os.path.join(config.llvm_tools_di
 for lib in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"):
     if os.path.exists(lib) and os.path.exists("/dev/nvidiactl"):
         config.available_features.add("cuda-gpu")
+# The CUDA toolkit's stub libcuda (link-time only): opening a device with it must say so.
+for lib in ("/usr/local/cuda/lib64/stubs/libcuda.so",):
+    if os.path.exists(lib):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", lib))
 if os.path.exists("/dev/kfd"):
     config.available_features.add("hip-gpu")
+# The AMDGPU backend links HSACOs in-process (built with liblld-19-dev): --assembler=lld works.
+if getattr(config, "inproc_lld", False):
+    config.available_features.add("inproc-lld")
 if config.sanitized:
     config.available_features.add("sanitized")
 if os.path.exists(os.path.join(config.ave_obj_root, "test", "fuzz", "ave-fuzz")):

@@ -15,10 +15,12 @@
  *
  * Lifetimes: modules must be destroyed before their context, buffers and streams before their
  * device is closed; a compiled kernel holds what it needs and may outlive its module and
- * context. Using an object after it (or the object it must not outlive) is destroyed, or
+ * context, and so may a device. Once its context is destroyed, such an object's errors reach no
+ * handler. A launch's errors go to the device's context. Using an object after it (or the object it must not outlive) is destroyed, or
  * destroying an object twice, is undefined, as with free(). Every other misuse (a null handle,
- * a bad value, a size that does not fit) returns an error and reports its reason to the
- * context's diagnostic handler. */
+ * a bad value, a size that does not fit) returns an error and reports its reason: to the
+ * diagnostic handler of the context involved, when there is one, and always as the calling
+ * thread's last error (aveGetLastError). */
 #ifndef AVE_AVE_H
 #define AVE_AVE_H
 
@@ -72,6 +74,12 @@ AVE_API const char *aveGetVersion(void);
 
 /* A short English name for a result ("AVE_ERROR_PARSE"); static storage. */
 AVE_API const char *aveResultGetName(AveResult r);
+
+/* The reason for the last error reported on the calling thread by any ave function (a misuse,
+ * with or without a context, or any error diagnostic, whether or not a handler is set), or NULL
+ * when none was reported since the previous call. Like dlerror(), reading it clears it; the text
+ * is per thread and stays valid until the thread calls aveGetLastError again. */
+AVE_API const char *aveGetLastError(void);
 
 /* ---- diagnostics ---- */
 

@@ -213,6 +213,7 @@ struct Cta {
 	int ncopy, capcopy;
 	uint64_t epoch; /* advances whenever a blocked task may have become runnable */
 	void **stat;    /* per op id: its Smem or Mbar (allocations are static per op) */
+	int64_t smem_bytes; /* shared memory allocated so far, as a GPU would hold it */
 	RoleBar *rbar;  /* per op id of an ave.role */
 };
 

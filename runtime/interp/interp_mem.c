@@ -301,6 +301,20 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 			           (long long)total);
 			return EX_ERR;
 		}
+		/* Each allocation is bounded above; so is the CTA's sum, by the largest target. */
+		const TargetInfo *big = target_smem_max();
+		const char *tname = big->name;
+		int64_t limit = big->smem_limit;
+		int64_t bytes = total * ((ir_type_elem_bits(tile) + 7) / 8);
+		if (bytes > limit - c->smem_bytes) {
+			ir_xfree(r->al, m, sizeof *m);
+			interp_err(r, t, o,
+			           "this CTA's shared memory would total %lld bytes, more than any "
+			           "target has (%lld bytes on %s)",
+			           (long long)(c->smem_bytes + bytes), (long long)limit, tname);
+			return EX_ERR;
+		}
+		c->smem_bytes += bytes;
 		m->data = ir_xalloc(r->al, (size_t)total * m->ssz);
 		memset(m->data, 0, (size_t)total * m->ssz);
 		m->meta = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)total);

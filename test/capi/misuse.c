@@ -4,6 +4,69 @@
 
 #define SHOW(what, call) printf("%s: %s\n", what, aveResultGetName(call))
 
+/* The result and the thread's last error, which reading clears. */
+static void
+last(const char *what, AveResult r)
+{
+	const char *e = aveGetLastError();
+	printf("%s: %s: %s\n", what, aveResultGetName(r), e ? e : "(none)");
+	e = aveGetLastError();
+	if (e)
+		printf("FAIL: the last error was not cleared: %s\n", e);
+}
+
+/* Calls with a null handle or pointer: each says why, with or without a context to report to. */
+static void
+null_arguments(void)
+{
+	AveContext c, none = {NULL};
+	CHECK_OK(aveContextCreate(&c));
+	aveContextSetDiagnosticHandler(c, print_diag, NULL);
+	printf("no error yet: %s\n", aveGetLastError() ? "set" : "(none)");
+	last("context out", aveContextCreate(NULL));
+	AveModule m;
+	last("parse no context", aveModuleParse(none, "", 0, "x.ave", &m));
+	last("parse null text", aveModuleParse(c, NULL, 0, "x.ave", &m));
+	last("parse null path", aveModuleParseFile(c, NULL, &m));
+	const char *text = "ave.kernel @k() {threads = 32} {\n  ave.return\n}\n";
+	CHECK_OK(aveModuleParse(c, text, strlen(text), "k.ave", &m));
+	AveKernel k;
+	last("compile null name", aveKernelCompile(m, NULL, (AveCompileOptions){NULL}, &k));
+	last("compile null module", aveKernelCompile((AveModule){NULL}, "k",
+						       (AveCompileOptions){NULL}, &k));
+	CHECK_OK(aveKernelCompile(m, "k", (AveCompileOptions){NULL}, &k));
+	AveDevice d;
+	last("open null kind", aveDeviceOpen(c, NULL, 0, &d));
+	CHECK_OK(aveDeviceOpen(c, "host", 0, &d));
+	AveArgs a;
+	CHECK_OK(aveArgsCreate(&a));
+	uint32_t grid[3] = {1, 1, 1};
+	AveStream s = {NULL};
+	last("launch null device", aveKernelLaunch(k, (AveDevice){NULL}, grid, a, s));
+	last("launch null grid", aveKernelLaunch(k, d, NULL, a, s));
+	last("launch null args", aveKernelLaunch(k, d, grid, (AveArgs){NULL}, s));
+	last("launch null kernel", aveKernelLaunch((AveKernel){NULL}, d, grid, a, s));
+	last("load null path", aveKernelLoadBundle(c, NULL, &k));
+	last("load null data", aveKernelLoadBundleFromMemory(c, NULL, 0, &k));
+	last("write null kernel", aveKernelWriteBundle((AveKernel){NULL}, "x.bundle"));
+	last("add int null list", aveArgsAddInt((AveArgs){NULL}, 1));
+	last("sync null device", aveDeviceSynchronize((AveDevice){NULL}));
+	AveCompileOptions o;
+	CHECK_OK(aveCompileOptionsCreate(&o));
+	last("unknown target", aveCompileOptionsSetTarget(o, "sm_99"));
+	last("opt level 7", aveCompileOptionsSetOptLevel(o, 7));
+	/* An error diagnostic sets it too, whether or not a handler is set. */
+	aveContextSetDiagnosticHandler(c, NULL, NULL);
+	CHECK_OK(aveArgsAddInt(a, 1));
+	last("launch one argument too many", aveKernelLaunch(k, d, grid, a, s));
+	aveCompileOptionsDestroy(o);
+	aveArgsDestroy(a);
+	aveDeviceClose(d);
+	aveKernelDestroy(k);
+	aveModuleDestroy(m);
+	aveContextDestroy(c);
+}
+
 int
 main(void)
 {
@@ -58,5 +121,7 @@ main(void)
 	aveBufferDestroy(b);
 	aveDeviceClose(d);
 	aveContextDestroy(c);
+	(void)aveGetLastError();
+	null_arguments();
 	return 0;
 }

@@ -504,7 +504,10 @@ test_f8(void)
 		for (int c = 0; c < 256; c++) {
 			double want = f8_value(c, e4);
 			float got = dec((uint8_t)c);
-			dec_ok &= isnan(want) ? isnan(got) : (double)got == want && signbit(got) == signbit(want);
+			/* signbit() is only "nonzero" when set, and GCC's float and double versions return
+			 * different nonzero values (clang's both return 1): compare truth values. */
+			dec_ok &= isnan(want) ? isnan(got)
+					      : (double)got == want && !signbit(got) == !signbit(want);
 			if (!isnan(want) && !isinf(want))
 				round_trip &= enc(got) == c;
 		}

@@ -29,7 +29,7 @@ hammer(void *ud)
 	for (int i = 0; i < 200; i++) {
 		memset(key, i % 7, sizeof key);
 		size_t n;
-		uint8_t *got = rt_cache_get(c, key, &n);
+		uint8_t *got = rt_cache_get(c, key, "k", &n);
 		if (got) {
 			RtBundle b;
 			const char *err;
@@ -42,7 +42,7 @@ hammer(void *ud)
 		} else {
 			size_t len;
 			uint8_t *bundle = rt_bundle_encode(meta, strlen(meta), &i, sizeof i, NULL, 0, &len);
-			rt_cache_put(c, key, bundle, len);
+			rt_cache_put(c, key, "k", bundle, len);
 			free(bundle);
 		}
 	}
@@ -133,15 +133,15 @@ main(void)
 	uint8_t key[32];
 	rt_sha256("key", 3, key);
 	size_t n;
-	CHECK(rt_cache_get(&c1, key, &n) == NULL);
-	rt_cache_put(&c1, key, enc, len);
-	uint8_t *got = rt_cache_get(&c1, key, &n);
+	CHECK(rt_cache_get(&c1, key, "key", &n) == NULL);
+	rt_cache_put(&c1, key, "key", enc, len);
+	uint8_t *got = rt_cache_get(&c1, key, "key", &n);
 	CHECK(got && n == len && !memcmp(got, enc, len));
 	free(got);
 	CHECK_EQ(c1.stats.misses, 1);
 	CHECK_EQ(c1.stats.memory_hits, 1);
 	rt_cache_init(&c2, cache_dir);
-	got = rt_cache_get(&c2, key, &n);
+	got = rt_cache_get(&c2, key, "key", &n);
 	CHECK(got && n == len);
 	free(got);
 	CHECK_EQ(c2.stats.disk_hits, 1);
@@ -158,7 +158,7 @@ main(void)
 		fclose(f);
 	}
 	rt_cache_init(&c2, cache_dir);
-	CHECK(rt_cache_get(&c2, key, &n) == NULL);
+	CHECK(rt_cache_get(&c2, key, "key", &n) == NULL);
 	CHECK_EQ(c2.stats.corrupt, 1);
 	CHECK(access(path, F_OK) != 0);
 	rt_cache_free(&c2);
