@@ -13,9 +13,7 @@ extern const LowerTarget amdgpu_gfx942, amdgpu_gfx90a;
 
 enum {
 	AMDGPU_WAVE = 64,
-	AMDGPU_REGS = 512,           /* VGPRs + AGPRs per lane (one unified file on gfx90a/gfx942) */
-	AMDGPU_SIMDS = 4,            /* SIMDs per CU: a workgroup's waves spread over them */
-	AMDGPU_MAX_WAVES_PER_EU = 8, /* occupancy limit of a SIMD */
+	/* the register file, SIMDs and occupancy limits are the registry's (ir/targets.def) */
 	AMDGPU_GROUP_BARRIERS = 16,  /* emulated group barriers: id 0 is s_barrier */
 	AMDGPU_OOB = (int)0x80000000u /* a buffer offset past every resource: reads 0, stores drop */
 };

@@ -217,9 +217,10 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 		/* Roles set a budget (amdgpu-waves-per-eu): a spill or an overrun breaks the plan. */
 		const char *w = k->target_json ? strstr(k->target_json, "\"waves_per_eu\": ") : NULL;
 		int wpe = w ? atoi(w + 16) : 0;
-		if (wpe > 0 && (m->vgpr_spill || m->vgpr > AMDGPU_REGS / wpe)) {
+		int regfile = f ? f->regfile : 512;
+		if (wpe > 0 && (m->vgpr_spill || m->vgpr > regfile / wpe)) {
 			ir_error(c, k->loc, "kernel '@%s' does not fit the roles' budget of %d registers per lane "
-				 "(amdgpu-waves-per-eu=%d) on target '%s': it uses %lld and spills %lld VGPRs", k->name, AMDGPU_REGS / wpe, wpe,
+				 "(amdgpu-waves-per-eu=%d) on target '%s': it uses %lld and spills %lld VGPRs", k->name, regfile / wpe, wpe,
 				 target, (long long)m->vgpr, (long long)m->vgpr_spill);
 			ok = false;
 		}
