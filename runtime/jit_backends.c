@@ -114,3 +114,36 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 	lower_result_free(&res);
 	return ok;
 }
+
+/* ---- the targets this build compiles for (ave.h) ---- */
+
+/* Registry order; host always, a GPU target where its backend is built. */
+static const TargetInfo *
+compiled_target(int i)
+{
+	int n = 0;
+	for (int t = 0; t < TARGET_COUNT; t++) {
+		const TargetInfo *ti = &target_table[t];
+		if (ti->vendor != TARGET_VENDOR_HOST && !jit_lower_target(ti))
+			continue;
+		if (n++ == i)
+			return ti;
+	}
+	return NULL;
+}
+
+int
+aveTargetCount(void)
+{
+	int n = 0;
+	while (compiled_target(n))
+		n++;
+	return n;
+}
+
+const char *
+aveTargetName(int i)
+{
+	const TargetInfo *t = i >= 0 ? compiled_target(i) : NULL;
+	return t ? t->name : NULL;
+}

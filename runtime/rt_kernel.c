@@ -293,6 +293,34 @@ aveKernelGetArgKind(AveKernel h, int i)
 }
 
 const char *
+aveKernelGetArgType(AveKernel h, int i)
+{
+	return K(h) && i >= 0 && i < K(h)->nargs ? K(h)->args[i].type : NULL;
+}
+
+int
+aveKernelGetArgRank(AveKernel h, int i)
+{
+	return K(h) && i >= 0 && i < K(h)->nargs ? K(h)->args[i].rank : 0;
+}
+
+int64_t
+aveKernelGetArgDim(AveKernel h, int i, int d)
+{
+	if (!K(h) || i < 0 || i >= K(h)->nargs || d < 0 || d >= K(h)->args[i].rank)
+		return -2;
+	return K(h)->args[i].dims[d];
+}
+
+int64_t
+aveKernelGetArgStride(AveKernel h, int i, int d)
+{
+	if (!K(h) || i < 0 || i >= K(h)->nargs || d < 0 || d >= K(h)->args[i].rank)
+		return -2;
+	return K(h)->args[i].strides[d];
+}
+
+const char *
 aveKernelGetMetadataJson(AveKernel h)
 {
 	return K(h) ? K(h)->meta_text : NULL;

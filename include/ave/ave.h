@@ -69,8 +69,19 @@ typedef enum AveResult {
 	AVE_RESULT_COUNT
 } AveResult;
 
+/* The version this header describes; aveGetVersion() says which library is loaded. */
+#define AVE_VERSION_MAJOR 0
+#define AVE_VERSION_MINOR 1
+#define AVE_VERSION_PATCH 0
+
 /* The library's version ("0.1.0"); static storage. */
 AVE_API const char *aveGetVersion(void);
+
+/* The targets this build of libave compiles for, in the order of the target registry, "host"
+ * included (libave_rt, which compiles nothing, has none): their count, and the name of the i-th
+ * (static storage; NULL out of range). */
+AVE_API int aveTargetCount(void);
+AVE_API const char *aveTargetName(int i);
 
 /* A short English name for a result ("AVE_ERROR_PARSE"); static storage. */
 AVE_API const char *aveResultGetName(AveResult r);
@@ -177,6 +188,14 @@ AVE_API int aveKernelGetNumArgs(AveKernel k);
 AVE_API const char *aveKernelGetArgName(AveKernel k, int i); /* borrowed, without '%' */
 typedef enum AveArgKind { AVE_ARG_TENSOR, AVE_ARG_POINTER, AVE_ARG_INT, AVE_ARG_FLOAT } AveArgKind;
 AVE_API AveArgKind aveKernelGetArgKind(AveKernel k, int i);
+/* The element type of a tensor or pointer argument, or a scalar's type ("bf16", "f32", "i32",
+ * "index", ...); borrowed, NULL for no such argument. */
+AVE_API const char *aveKernelGetArgType(AveKernel k, int i);
+/* A tensor argument's rank (0 for other arguments), and the size and stride of dimension d as
+ * declared: -1 where the kernel leaves it to the launch (`?`), -2 for no such dimension. */
+AVE_API int aveKernelGetArgRank(AveKernel k, int i);
+AVE_API int64_t aveKernelGetArgDim(AveKernel k, int i, int d);
+AVE_API int64_t aveKernelGetArgStride(AveKernel k, int i, int d);
 /* The whole metadata as JSON (the schema of `ave compile --emit-metadata`); borrowed. */
 AVE_API const char *aveKernelGetMetadataJson(AveKernel k);
 

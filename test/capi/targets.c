@@ -21,6 +21,23 @@ show(AveModule m, const char *kernel, AveCompileOptions o, const char *target)
 	for (int i = 0; i < aveKernelGetNumArgs(k); i++)
 		printf(" %s", aveKernelGetArgName(k, i));
 	printf("\n");
+	/* Each argument's type and declared shape, without parsing the metadata. */
+	printf("  signature:");
+	for (int i = 0; i < aveKernelGetNumArgs(k); i++) {
+		printf(" %s:%s", aveKernelGetArgName(k, i), aveKernelGetArgType(k, i));
+		for (int d = 0; d < aveKernelGetArgRank(k, i); d++) {
+			int64_t n = aveKernelGetArgDim(k, i, d), s = aveKernelGetArgStride(k, i, d);
+			printf("%s%s", d ? "x" : "[", n < 0 ? "?" : "");
+			if (n >= 0)
+				printf("%lld", (long long)n);
+			printf("/%s", s < 0 ? "?" : "");
+			if (s >= 0)
+				printf("%lld", (long long)s);
+		}
+		printf("%s", aveKernelGetArgRank(k, i) ? "]" : "");
+	}
+	printf(" (out of range: %lld %s)\n", (long long)aveKernelGetArgDim(k, 0, 9),
+	       aveKernelGetArgType(k, 99) ? "type" : "no type");
 	const char *json = aveKernelGetMetadataJson(k);
 	printf("  metadata: %s\n", json && strstr(json, "\"format\": \"ave-kernels-1\"") ? "ave-kernels-1" : "?");
 	aveKernelDestroy(k);
@@ -37,6 +54,11 @@ main(int argc, char **argv)
 	aveContextSetDiagnosticHandler(c, print_diag, NULL);
 	CHECK_OK(aveContextSetCacheDir(c, NULL));
 	CHECK_OK(aveCompileOptionsCreate(&o));
+	printf("header %d.%d.%d library %s targets:", AVE_VERSION_MAJOR, AVE_VERSION_MINOR,
+	       AVE_VERSION_PATCH, aveGetVersion());
+	for (int i = 0; i < aveTargetCount(); i++)
+		printf(" %s", aveTargetName(i));
+	printf(" (%s)\n", aveTargetName(aveTargetCount()) ? "?" : "end");
 	const char *names[] = {"vadd", "gemm", "gemm_ws"};
 	for (int f = 0; f < 3; f++) {
 		char path[1024];
