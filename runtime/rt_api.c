@@ -434,6 +434,18 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 				 info->name);
 			return AVE_ERROR_LAUNCH;
 		}
+		/* An integer scalar fits its declared type, signed or unsigned (as a literal in the
+		 * source may): 300 is no i8, 2 no i1. */
+		if (!buf && info->kind == AVE_ARG_INT && a->kind == AVE_ARG_INT && info->type &&
+		    info->type[0] == 'i' && atoi(info->type + 1) > 0 && atoi(info->type + 1) < 64) {
+			int bits = atoi(info->type + 1);
+			int64_t lo = bits == 1 ? 0 : -((int64_t)1 << (bits - 1)), hi = ((int64_t)1 << bits) - 1;
+			if (a->i < lo || a->i > hi) {
+				rt_error(d->ctx, "kernel '%s': argument %d ('%%%s') is %lld, which does not fit "
+					 "type '%s'", k->name, i, info->name, (long long)a->i, info->type);
+				return AVE_ERROR_LAUNCH;
+			}
+		}
 		if (!buf)
 			continue;
 		RtBuffer *b = a->buffer;

@@ -59,6 +59,23 @@ null_arguments(void)
 	aveContextSetDiagnosticHandler(c, NULL, NULL);
 	CHECK_OK(aveArgsAddInt(a, 1));
 	last("launch one argument too many", aveKernelLaunch(k, d, grid, a, s));
+	/* A scalar is checked against its declared type. */
+	AveModule m8;
+	AveKernel k8;
+	const char *t8 = "ave.kernel @s(%n: i8) {threads = 32} {\n  ave.return\n}\n";
+	CHECK_OK(aveModuleParse(c, t8, strlen(t8), "s.ave", &m8));
+	CHECK_OK(aveKernelCompile(m8, "s", (AveCompileOptions){NULL}, &k8));
+	AveArgs a8;
+	CHECK_OK(aveArgsCreate(&a8));
+	CHECK_OK(aveArgsAddInt(a8, 300));
+	last("launch i8 = 300", aveKernelLaunch(k8, d, grid, a8, s));
+	aveArgsDestroy(a8);
+	CHECK_OK(aveArgsCreate(&a8));
+	CHECK_OK(aveArgsAddInt(a8, 255));
+	printf("launch i8 = 255: %s\n", aveResultGetName(aveKernelLaunch(k8, d, grid, a8, s)));
+	aveArgsDestroy(a8);
+	aveKernelDestroy(k8);
+	aveModuleDestroy(m8);
 	aveCompileOptionsDestroy(o);
 	aveArgsDestroy(a);
 	aveDeviceClose(d);
