@@ -221,36 +221,17 @@ ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color)
 		print_one(c, &d->note[i], out, color);
 }
 
-static void
-json_str(const char *s, FILE *out)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", out);
-		else if (ch == '\t')
-			fputs("\\t", out);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
 
 static void
 json_loc(IrCtx *c, const IrDiag *d, FILE *out)
 {
 	fputs("\"file\":", out);
-	json_str(ir_ctx_file(c, d->loc.file)->name, out);
+	ir_json_str(out, ir_ctx_file(c, d->loc.file)->name);
 	fprintf(out, ",\"line\":%u,\"col\":%u,\"severity\":\"%s\",\"code\":", d->loc.line, d->loc.col,
 		sev_name[d->sev]);
-	json_str(d->code, out);
+	ir_json_str(out, d->code);
 	fputs(",\"message\":", out);
-	json_str(d->msg, out);
+	ir_json_str(out, d->msg);
 }
 
 void
@@ -273,9 +254,9 @@ ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out)
 		for (int i = 0; i < x->nvar; i++) {
 			if (i)
 				fputc(',', out);
-			json_str(x->var[i].name, out);
+			ir_json_str(out, x->var[i].name);
 			fputc(':', out);
-			json_str(x->var[i].value, out);
+			ir_json_str(out, x->var[i].value);
 		}
 		fputc('}', out);
 		const char *keys[] = {"role", "slot", "found", "expected", "culprit"};
@@ -284,7 +265,7 @@ ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out)
 			if (!vals[i])
 				continue;
 			fprintf(out, ",\"%s\":", keys[i]);
-			json_str(vals[i], out);
+			ir_json_str(out, vals[i]);
 		}
 		if (x->culprit_loc.line)
 			fprintf(out, ",\"culprit_line\":%u,\"culprit_col\":%u", x->culprit_loc.line,

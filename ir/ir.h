@@ -697,6 +697,9 @@ int64_t ir_role_warps_total(IrCtx *c, IrOp *ws);
  * NULL (diag.c). */
 const char *ir_closest(const char *s, size_t n, const char *const *cands, int ncand);
 
+/* Writes s as a JSON string, quoted and escaped (json.c; the one JSON string writer). */
+void ir_json_str(FILE *out, const char *s);
+
 /* ---- pass.c: the pass manager ---- */
 
 typedef struct IrPassOpts IrPassOpts;

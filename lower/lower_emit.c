@@ -198,25 +198,6 @@ lower_result_free(LowerResult *r)
 
 /* ---- JSON ---- */
 
-static void
-jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 char *
 lower_args_json(IrCtx *c, IrOp *kernel)
@@ -230,13 +211,13 @@ lower_args_json(IrCtx *c, IrOp *kernel)
 		IrValue *a = b->arg[i];
 		IrType *t = a->type;
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
-		jstr(f, a->name ? a->name : "");
+		ir_json_str(f, a->name ? a->name : "");
 		const char *kind = t->kind == IR_TY_TENSOR ? "tensor"
 				   : t->kind == IR_TY_PTR  ? "pointer"
 				   : ir_type_is_float(t)   ? "float"
 							   : "int";
 		fprintf(f, ", \"kind\": \"%s\", \"type\": ", kind);
-		jstr(f, ir_type_str(c, ir_type_elem(t)));
+		ir_json_str(f, ir_type_str(c, ir_type_elem(t)));
 		int rank = t->kind == IR_TY_TENSOR ? t->rank : 0;
 		fprintf(f, ", \"rank\": %d", rank);
 		if (rank) {
@@ -275,12 +256,12 @@ void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 {
 	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": ");
-	jstr(f, r->target->info->name);
+	ir_json_str(f, r->target->info->name);
 	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [", r->target->info->warp);
 	for (int i = 0; i < r->nkernels; i++) {
 		const LowerKernelInfo *k = &r->kernels[i];
 		fprintf(f, "%s\n    {\n      \"name\": ", i ? "," : "");
-		jstr(f, k->name);
+		ir_json_str(f, k->name);
 		fprintf(f,
 		        ",\n      \"threads\": %d,\n      \"block\": [%d, 1, 1],\n      "
 		        "\"grid_dims\": %d,\n",
@@ -302,7 +283,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID
 				            ? "name"
 				            : "arg");
-				jstr(f, p->name);
+				ir_json_str(f, p->name);
 			}
 			if (p->arg >= 0 && p->kind != LOWER_P_TARGET)
 				fprintf(f, ", \"arg_index\": %d", p->arg);
@@ -314,7 +295,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR ||
 			                p->kind == LOWER_P_SYMM)) {
 				fprintf(f, ", \"type\": ");
-				jstr(f, ir_type_str(c, p->type));
+				ir_json_str(f, ir_type_str(c, p->type));
 			}
 			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE)
 				fprintf(f, ", \"ctype\": \"int64\"");
@@ -330,7 +311,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		const LowerSmemBuf *bs = k->buffers.data;
 		for (int j = 0; j < k->buffers.len; j++) {
 			fprintf(f, "%s\n        {\"name\": ", j ? "," : "");
-			jstr(f, bs[j].name);
+			ir_json_str(f, bs[j].name);
 			fprintf(f, ", \"offset\": %lld, \"bytes\": %lld, \"align\": %lld}",
 			        (long long)bs[j].offset, (long long)bs[j].bytes,
 			        (long long)bs[j].align);
@@ -355,7 +336,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		fprintf(f, ",\n      \"diagnostics\": [");
 		for (int j = 0; j < k->diags.len; j++) {
 			fprintf(f, "%s", j ? ", " : "");
-			jstr(f, IR_VEC_AT(k->diags, char *, j));
+			ir_json_str(f, IR_VEC_AT(k->diags, char *, j));
 		}
 		fprintf(f, "]");
 		if (k->target_json)

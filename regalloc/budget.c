@@ -97,30 +97,6 @@ ra_check_roles(IrCtx *c, const TargetInfo *t, int64_t threads, IrOp *ws, bool wa
 	return true;
 }
 
-/* Appends s to the JSON being built in *buf (len, cap), escaped when `esc`. */
-static void
-put(char **buf, size_t *len, size_t *cap, const char *s, bool esc)
-{
-	for (; *s; s++) {
-		char tmp[8];
-		const char *piece = tmp;
-		unsigned char ch = (unsigned char)*s;
-		if (esc && (ch == '"' || ch == '\\'))
-			tmp[0] = '\\', tmp[1] = (char)ch, tmp[2] = 0;
-		else if (esc && ch < 0x20)
-			snprintf(tmp, sizeof tmp, "\\u%04x", ch);
-		else
-			tmp[0] = (char)ch, tmp[1] = 0;
-		size_t k = strlen(piece);
-		if (*len + k + 1 > *cap) {
-			*cap = (*cap + k + 1) * 2;
-			*buf = realloc(*buf, *cap);
-		}
-		memcpy(*buf + *len, piece, k + 1);
-		*len += k;
-	}
-}
-
 void
 ra_roles_json(IrCtx *c, IrOp *ws, IrVec *out)
 {
@@ -128,14 +104,15 @@ ra_roles_json(IrCtx *c, IrOp *ws, IrVec *out)
 	IrRoleInfo r[MAXR];
 	int n = ir_roles(c, ws, r, MAXR);
 	for (int i = 0; i < n && i < MAXR; i++) {
-		char *buf = NULL, num[160];
-		size_t len = 0, cap = 0;
-		put(&buf, &len, &cap, "{\"name\": \"", false);
-		put(&buf, &len, &cap, r[i].name, true);
-		snprintf(num, sizeof num, "\", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": %lld, "
-			 "\"regs\": %lld}", (long long)r[i].first_warp, (long long)r[i].warps,
-			 (long long)r[i].replicas, (long long)r[i].regs);
-		put(&buf, &len, &cap, num, false);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		fputs("{\"name\": ", f);
+		ir_json_str(f, r[i].name);
+		fprintf(f, ", \"first_warp\": %lld, \"warps\": %lld, \"replicate\": %lld, \"regs\": %lld}",
+			(long long)r[i].first_warp, (long long)r[i].warps, (long long)r[i].replicas,
+			(long long)r[i].regs);
+		fclose(f);
 		ir_vec_push(c->al, out, &buf, sizeof buf);
 	}
 }

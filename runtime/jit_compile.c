@@ -92,16 +92,16 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	FILE *f = open_memstream(&buf, &n);
 	IrAttr *th = ir_op_attr(kernel, c->kw.threads);
 	long long threads = th ? (long long)th->i : 0LL;
-	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": \"%s\",\n  \"warp_size\": 32,\n"
-		   "  \"kernels\": [\n    {\n      \"name\": \"%s\",\n      \"threads\": %lld,\n"
-		   "      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n      \"args\": %s,\n"
-		   "      \"params\": [],\n      \"file\": \"",
-		target->name, kernel->item[0].s, threads, threads, lower_args_json(c, kernel));
+	fputs("{\n  \"format\": \"ave-kernels-1\",\n  \"target\": ", f);
+	ir_json_str(f, target->name);
+	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [\n    {\n      \"name\": ", target->warp);
+	ir_json_str(f, kernel->item[0].s);
+	fprintf(f, ",\n      \"threads\": %lld,\n      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n"
+		   "      \"args\": %s,\n      \"params\": [],\n      \"file\": ",
+		threads, threads, lower_args_json(c, kernel));
 	/* The file name, so that the interpreter's errors name the user's file. */
-	for (const char *s = file; s && *s; s++)
-		if ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\')
-			fputc(*s, f);
-	fputs("\"\n    }\n  ]\n}\n", f);
+	ir_json_str(f, file ? file : "");
+	fputs("\n    }\n  ]\n}\n", f);
 	fclose(f);
 	return buf;
 }
