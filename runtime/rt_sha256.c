@@ -83,7 +83,8 @@ rt_sha256_update(RtSha256 *s, const void *data, size_t n)
 	}
 	for (; n >= 64; p += 64, n -= 64)
 		block(s, p);
-	memcpy(s->buf, p, n);
+	if (n) /* an empty section may have no bytes at all (NULL) */
+		memcpy(s->buf, p, n);
 	s->nbuf = n;
 }
 
