@@ -206,6 +206,7 @@ typedef struct RtArg {
 	int64_t sizes[IR_MAX_RANK], strides[IR_MAX_RANK];
 	int64_t i;
 	double f;
+	char elem[16]; /* TENSOR: the element type the caller stated, or "" */
 } RtArg;
 
 typedef struct RtArgs {

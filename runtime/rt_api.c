@@ -371,11 +371,27 @@ aveArgsAddTensor(AveArgs h, AveBuffer b, int rank, const int64_t *sizes, const i
 	x->kind = AVE_ARG_TENSOR;
 	x->buffer = b.ptr;
 	x->rank = rank;
+	x->elem[0] = 0;
 	for (int i = 0; i < rank; i++) {
 		x->sizes[i] = sz[i];
 		x->strides[i] = sd[i];
 	}
 	return AVE_SUCCESS;
+}
+
+AveResult
+aveArgsAddTensorTyped(AveArgs h, AveBuffer b, const char *elem, int rank, const int64_t *sizes,
+		      const int64_t *strides)
+{
+	RtCtx *c = b.ptr ? ((RtBuffer *)b.ptr)->dev->ctx : NULL;
+	if (!elem || !*elem || strlen(elem) >= sizeof ((RtArg *)0)->elem)
+		return rt_misuse(c, "aveArgsAddTensorTyped: %s", !elem ? "'elem' is null"
+								: "'elem' is not an element type");
+	RtArgs *a = h.ptr;
+	AveResult r = aveArgsAddTensor(h, b, rank, sizes, strides);
+	if (r == AVE_SUCCESS)
+		snprintf(a->arg[a->n - 1].elem, sizeof a->arg[a->n - 1].elem, "%s", elem);
+	return r;
 }
 
 AveResult
@@ -452,6 +468,11 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		if (b->dev != d) {
 			rt_error(d->ctx, "kernel '%s': the buffer of argument '%%%s' belongs to another device",
 				 k->name, info->name);
+			return AVE_ERROR_LAUNCH;
+		}
+		if (a->elem[0] && info->type && strcmp(a->elem, info->type)) {
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' holds %s elements, given a buffer of %s",
+				 k->name, info->name, info->type, a->elem);
 			return AVE_ERROR_LAUNCH;
 		}
 		if (info->kind == AVE_ARG_POINTER)

@@ -234,6 +234,10 @@ AVE_API void aveArgsClear(AveArgs a);
  * row-major). The element type is the kernel's; the buffer is borrowed until the launch ends. */
 AVE_API AveResult aveArgsAddTensor(AveArgs a, AveBuffer b, int rank, const int64_t *sizes,
 				   const int64_t *strides);
+/* The same, stating the element type the buffer holds ("f32", "bf16", ...): the launch refuses
+ * it unless it is the kernel's (aveKernelGetArgType). */
+AVE_API AveResult aveArgsAddTensorTyped(AveArgs a, AveBuffer b, const char *elem, int rank,
+					const int64_t *sizes, const int64_t *strides);
 AVE_API AveResult aveArgsAddInt(AveArgs a, int64_t v);
 AVE_API AveResult aveArgsAddFloat(AveArgs a, double v);
 

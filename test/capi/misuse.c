@@ -59,6 +59,30 @@ null_arguments(void)
 	aveContextSetDiagnosticHandler(c, NULL, NULL);
 	CHECK_OK(aveArgsAddInt(a, 1));
 	last("launch one argument too many", aveKernelLaunch(k, d, grid, a, s));
+	/* A buffer of the wrong element type, when the caller says which it holds. */
+	{
+		AveModule mt;
+		AveKernel kt;
+		const char *tt = "ave.kernel @t(%x: !ave.tensor<?xf32, global>) {threads = 32} {\n"
+				 "  ave.return\n}\n";
+		CHECK_OK(aveModuleParse(c, tt, strlen(tt), "t.ave", &mt));
+		CHECK_OK(aveKernelCompile(mt, "t", (AveCompileOptions){NULL}, &kt));
+		AveBuffer b;
+		CHECK_OK(aveBufferCreate(d, 64, &b));
+		AveArgs at;
+		int64_t n = 16;
+		CHECK_OK(aveArgsCreate(&at));
+		CHECK_OK(aveArgsAddTensorTyped(at, b, "bf16", 1, &n, NULL));
+		last("launch bf16 buffer for f32", aveKernelLaunch(kt, d, grid, at, s));
+		aveArgsClear(at);
+		CHECK_OK(aveArgsAddTensorTyped(at, b, "f32", 1, &n, NULL));
+		printf("launch f32 buffer: %s\n", aveResultGetName(aveKernelLaunch(kt, d, grid, at, s)));
+		last("typed tensor null type", aveArgsAddTensorTyped(at, b, NULL, 1, &n, NULL));
+		aveArgsDestroy(at);
+		aveBufferDestroy(b);
+		aveKernelDestroy(kt);
+		aveModuleDestroy(mt);
+	}
 	/* A scalar is checked against its declared type. */
 	AveModule m8;
 	AveKernel k8;
