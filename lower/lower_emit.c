@@ -339,8 +339,11 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			ir_json_str(f, IR_VEC_AT(k->diags, char *, j));
 		}
 		fprintf(f, "]");
-		if (k->target_json)
-			fprintf(f, ",\n      \"%s\": %s", r->target->info->name, k->target_json);
+		if (k->target_json) {
+			fputs(",\n      ", f);
+			ir_json_str(f, r->target->info->name);
+			fprintf(f, ": %s", k->target_json);
+		}
 		fprintf(f, "\n    }");
 	}
 	fprintf(f, "\n  ]\n}\n");

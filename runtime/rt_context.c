@@ -404,15 +404,11 @@ aveDiagnosticFormat(AveDiagnostic h, int json, char *buf, size_t size)
 		else
 			ir_diag_print_text(v->ir, v->d, f, false);
 	} else if (json) {
-		fprintf(f, "{\"file\":\"\",\"line\":0,\"col\":0,\"severity\":\"error\",\"code\":\"%s\","
-			   "\"message\":\"", v->d->code ? v->d->code : "runtime");
-		for (const char *s = v->d->msg; *s; s++) {
-			if (*s == '"' || *s == '\\')
-				fputc('\\', f);
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
-		}
-		fputs("\",\"notes\":[]}\n", f);
+		fputs("{\"file\":\"\",\"line\":0,\"col\":0,\"severity\":\"error\",\"code\":", f);
+		ir_json_str(f, v->d->code ? v->d->code : "runtime");
+		fputs(",\"message\":", f);
+		ir_json_str(f, v->d->msg);
+		fputs(",\"notes\":[]}\n", f);
 	} else {
 		fprintf(f, "error: %s\n", v->d->msg);
 	}
