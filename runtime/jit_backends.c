@@ -1,5 +1,6 @@
 /* jit_backends.c — the targets this build can compile for and the compile pipeline, shared by
  * `ave compile` and aveKernelCompile so that both produce the same binaries and metadata. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +35,25 @@ jit_lower_target(const TargetInfo *t)
 	return NULL;
 }
 
+static char target_names_buf[256];
+
+static void
+fill_target_names(void)
+{
+	strcpy(target_names_buf, target_table[TARGET_HOST].name);
+	for (int i = 0; targets[i]; i++) {
+		strcat(target_names_buf, ", ");
+		strcat(target_names_buf, targets[i]->info->name);
+	}
+}
+
 const char *
 jit_target_names(void)
 {
-	static char buf[256];
-	if (!buf[0]) {
-		strcpy(buf, target_table[TARGET_HOST].name);
-		for (int i = 0; targets[i]; i++) {
-			strcat(buf, ", ");
-			strcat(buf, targets[i]->info->name);
-		}
-	}
-	return buf;
+	/* Filled once: threads reporting "target not available" at once must not race on it. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, fill_target_names);
+	return target_names_buf;
 }
 
 /* The default pipeline (passes/registry.c), then the caller's extra passes; an unknown pass or
