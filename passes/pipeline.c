@@ -153,6 +153,43 @@ scan_body(IrOp *op, void *ud)
 	return !s->why;
 }
 
+typedef struct Usage {
+	int64_t bufs, scratch;
+} Usage;
+
+static int64_t
+tile_bytes(const IrType *t)
+{
+	return t->kind == IR_TY_TILE && ir_type_numel(t) > 0
+		   ? ir_type_numel(t) * lower_elem_bytes(t->elem)
+		   : 0;
+}
+
+static bool
+usage_op(IrOp *op, void *ud)
+{
+	Usage *u = ud;
+	for (int i = 0; i < op->nres; i++) {
+		const IrType *t = op->res[i].type;
+		if (op->code == IR_OP_SMEM_ALLOC)
+			u->bufs += t->kind == IR_TY_RING ? t->n * tile_bytes(t->elem) : tile_bytes(t);
+		else if (ir_type_is_reg_tile(t) && tile_bytes(t) > u->scratch)
+			u->scratch = tile_bytes(t);
+	}
+	return true;
+}
+
+/* Shared memory the kernel uses besides a new ring: its buffers, and as much as its largest
+ * register tile for the lowering's scratch (layout conversions, reductions), which is placed
+ * only later (docs/targets.md). */
+static int64_t
+other_smem(IrOp *kernel)
+{
+	Usage u = {0, 0};
+	ir_walk(kernel->reg[0].block, usage_op, &u);
+	return u.bufs + u.scratch;
+}
+
 /* ave.index from an expression. */
 static IrValue *
 idx(IrBuilder *b, IrExpr *e)
@@ -254,9 +291,12 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	}
 	if (!why && !n)
 		why = "it loads no tile";
-	if (!why && t && N * bytes + N * t->mbar_bytes > t->smem_limit)
-		why = ir_ctx_printf(c, "its %lld-byte ring exceeds the %lld bytes of shared memory of '%s'",
-				    (long long)(N * bytes), (long long)t->smem_limit, t->name);
+	int64_t other = why || !t ? 0 : other_smem(kernel);
+	if (!why && t && N * bytes + N * t->mbar_bytes + other > t->smem_limit)
+		why = ir_ctx_printf(c, "its %lld-byte ring and %lld bytes of other buffers and scratch "
+				    "exceed the %lld bytes of shared memory of '%s'",
+				    (long long)(N * bytes), (long long)other, (long long)t->smem_limit,
+				    t->name);
 	if (why) {
 		ir_remark(c, f->loc, "pipeline: loop '%%%s' not pipelined: %s", ivname, why);
 		return false;
