@@ -190,6 +190,50 @@ other_smem(IrOp *kernel)
 	return u.bufs + u.scratch;
 }
 
+typedef struct NameFind {
+	IrStr name;
+	bool found;
+} NameFind;
+
+static bool
+name_op(IrOp *op, void *ud)
+{
+	NameFind *nf = ud;
+	for (int i = 0; i < op->nres; i++)
+		nf->found |= op->res[i].name == nf->name;
+	for (int r = 0; r < op->nreg; r++)
+		for (int a = 0; a < op->reg[r].block->narg; a++)
+			nf->found |= op->reg[r].block->arg[a]->name == nf->name;
+	return !nf->found;
+}
+
+/* A value name `base.suffix` (or `base.suffixN`) no value of the kernel has; NULL without a base. */
+static IrStr
+fresh(IrCtx *c, IrOp *kernel, IrStr base, const char *suffix)
+{
+	if (!base)
+		return NULL;
+	for (int n = 0;; n++) {
+		char *s = n ? ir_ctx_printf(c, "%s.%s%d", base, suffix, n)
+			    : ir_ctx_printf(c, "%s.%s", base, suffix);
+		NameFind nf = {ir_intern_cstr(c, s), false};
+		for (int a = 0; a < kernel->reg[0].block->narg && !nf.found; a++)
+			nf.found = kernel->reg[0].block->arg[a]->name == nf.name;
+		if (!nf.found)
+			ir_walk(kernel->reg[0].block, name_op, &nf);
+		if (!nf.found)
+			return nf.name;
+	}
+}
+
+/* Names the result of the op that defines v. */
+static IrValue *
+named(IrValue *v, IrStr name)
+{
+	v->name = name;
+	return v;
+}
+
 /* ave.index from an expression. */
 static IrValue *
 idx(IrBuilder *b, IrExpr *e)
@@ -312,7 +356,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		IrType *rt = loads[i]->res[0].type;
 		IrType *slot = ir_type_tile(c, rt->rank, rt->dims, rt->elem, IR_SPACE_SMEM, NULL);
 		IrType *rty = ir_type_ring(c, N, slot);
-		ring[i] = &ir_b_op(&b, IR_OP_SMEM_ALLOC, 1, &rty, 0, NULL)->res[0];
+		ring[i] = named(&ir_b_op(&b, IR_OP_SMEM_ALLOC, 1, &rty, 0, NULL)->res[0],
+				fresh(c, kernel, loads[i]->res[0].name, "ring"));
 	}
 	IrValue *full;
 	{
@@ -320,13 +365,13 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_state_init(&s, IR_OP_MBAR_ALLOC, f->loc);
 		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.count), C(m, 1));
 		ir_state_result(m, &s, ir_type_mbar(c, N), NULL);
-		full = &ir_b_insert(&b, ir_op_build(m, &s))->res[0];
+		full = named(&ir_b_insert(&b, ir_op_build(m, &s))->res[0], fresh(c, kernel, iv->name, "full"));
 	}
 
 	/* The new loop's block: %u and the carried values. */
 	IrRegion *nr = ir_region_new(m);
 	IrBlock *nb = nr->block;
-	IrValue *u = ir_block_add_arg(m, nb, c->t_index, NULL, f->loc);
+	IrValue *u = ir_block_add_arg(m, nb, c->t_index, fresh(c, kernel, iv->name, "it"), f->loc);
 	IrValue *carried[64];
 	int ncar = body->narg - 1;
 	if (ncar > 64) {
@@ -340,8 +385,9 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	ir_b_op(&b, IR_OP_BARRIER, 0, NULL, 0, NULL);
 	/* Issue tile u: %ki = lb + u * step into slot u mod N. */
 	IrExpr *lb = copy_expr(m, f, f->item[0].e, NULL, NULL);
-	IrValue *ki = idx(&b, B(m, IR_EX_ADD, lb, B(m, IR_EX_MUL, V(m, u), C(m, step))));
-	IrValue *sn = idx(&b, B(m, IR_EX_MOD, V(m, u), C(m, N)));
+	IrExpr *kie = B(m, IR_EX_ADD, lb, B(m, IR_EX_MUL, V(m, u), C(m, step)));
+	IrValue *ki = kie->kind == IR_EX_VAL ? u : named(idx(&b, kie), fresh(c, kernel, iv->name, "next"));
+	IrValue *sn = named(idx(&b, B(m, IR_EX_MOD, V(m, u), C(m, N))), fresh(c, kernel, iv->name, "in"));
 	{
 		IrOpState s;
 		ir_state_init(&s, IR_OP_MBAR_EXPECT_TX, f->loc);
@@ -364,7 +410,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_b_insert(&b, ir_op_build(m, &s));
 	}
 	/* Wait for tile t = u - (N-1) in slot (u + 1) mod N (at once while t < 0). */
-	IrValue *sc_ = idx(&b, B(m, IR_EX_MOD, B(m, IR_EX_ADD, V(m, u), C(m, 1)), C(m, N)));
+	IrValue *sc_ = named(idx(&b, B(m, IR_EX_MOD, B(m, IR_EX_ADD, V(m, u), C(m, 1)), C(m, N))),
+			     fresh(c, kernel, iv->name, "slot"));
 	{
 		IrOpState s;
 		ir_state_init(&s, IR_OP_MBAR_WAIT, f->loc);
@@ -391,7 +438,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		s.mode = c->kw.ge;
 		ir_state_value(m, &s, u);
 		ir_state_item(m, &s, IR_IT_INT)->i = N - 1;
-		ir_state_result(m, &s, ir_type_int(c, 1), NULL);
+		ir_state_result(m, &s, ir_type_int(c, 1), fresh(c, kernel, iv->name, "ready"));
 		valid = &ir_b_insert(&b, ir_op_build(m, &s))->res[0];
 	}
 	/* The consumer: the old body under `ave.if %v`. */
@@ -432,7 +479,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		IrValue *kc = idx(&kb2, B(m, IR_EX_ADD, lb2,
 					 B(m, IR_EX_MUL, B(m, IR_EX_SUB, V(m, u), C(m, N - 1)),
 					   C(m, step))));
-		kc_val = kc;
+		kc_val = named(kc, iv->name); /* the old loop variable's name, free once it is gone */
 	}
 	if (kc_val)
 		ir_replace_all_uses(iv, kc_val);
