@@ -23,6 +23,7 @@
 #include "passes.h"
 
 #define MAX_LOADS 16
+#define MAX_CARRIED 64
 
 /* Binds every value leaf of a cloned expression to the value it names in `from`, with `iv`
  * replaced by `k`. */
@@ -335,6 +336,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	}
 	if (!why && !n)
 		why = "it loads no tile";
+	if (!why && body->narg - 1 > MAX_CARRIED)
+		why = "it carries too many values";
 	int64_t other = why || !t ? 0 : other_smem(kernel);
 	if (!why && t && N * bytes + N * t->mbar_bytes + other > t->smem_limit)
 		why = ir_ctx_printf(c, "its %lld-byte ring and %lld bytes of other buffers and scratch "
@@ -372,12 +375,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	IrRegion *nr = ir_region_new(m);
 	IrBlock *nb = nr->block;
 	IrValue *u = ir_block_add_arg(m, nb, c->t_index, fresh(c, kernel, iv->name, "it"), f->loc);
-	IrValue *carried[64];
+	IrValue *carried[MAX_CARRIED];
 	int ncar = body->narg - 1;
-	if (ncar > 64) {
-		ir_remark(c, f->loc, "pipeline: loop '%%%s' not pipelined: too many carried values", ivname);
-		return false;
-	}
 	for (int i = 0; i < ncar; i++)
 		carried[i] = ir_block_add_arg(m, nb, body->arg[i + 1]->type, body->arg[i + 1]->name,
 					      body->arg[i + 1]->loc);
@@ -485,9 +484,9 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_replace_all_uses(iv, kc_val);
 	for (int i = 0; i < ncar; i++)
 		ir_replace_all_uses(body->arg[i + 1], carried[i]);
-	IrValue *yv[64];
+	IrValue *yv[MAX_CARRIED];
 	int ny = 0;
-	for (int i = 0; i < oldy->nitem && ny < 64; i++)
+	for (int i = 0; i < oldy->nitem && ny < MAX_CARRIED; i++)
 		if (oldy->item[i].kind == IR_IT_VALUE)
 			yv[ny++] = ir_op_value(oldy, oldy->item[i].opnd);
 	IrOpState is;
@@ -505,7 +504,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_state_region(m, &is, els);
 	}
 	IrOp *ifop = ir_b_insert(&b, ir_op_build(m, &is));
-	IrValue *ifres[64];
+	IrValue *ifres[MAX_CARRIED];
 	for (int i = 0; i < ncar; i++)
 		ifres[i] = &ifop->res[i];
 	ir_b_yield(&b, ncar, ifres, ncar > 0);
