@@ -281,6 +281,76 @@ slot_item(IrModule *m, IrGroup *g, IrValue *b, IrValue *slot)
 	it->coord[0].len = -1;
 }
 
+/* True when every use of v is as the A or B operand of an ave.mma, which reads shared memory
+ * directly (SPEC 5.5): the ring slot can stand for it, with no copy through registers. */
+static bool
+mma_operand_only(IrValue *v)
+{
+	if (!v->uses)
+		return false;
+	for (IrUse *u = v->uses; u; u = u->next) {
+		IrOp *op = u->user;
+		if (op->code != IR_OP_MMA || ir_op_value(op, op->item[2].opnd) == v)
+			return false;
+	}
+	return true;
+}
+
+/* The slot type of a ring: the load's tile in shared memory; swizzled (the widest of 128, 64, 32
+ * bytes that divides a row, rows in order [1, 0]) when an MMA reads it directly. */
+static IrType *
+slot_type(IrCtx *c, IrType *rt, bool direct)
+{
+	IrAttr *layout = NULL;
+	int64_t row = rt->dims[rt->rank - 1] * lower_elem_bytes(rt->elem);
+	if (direct && rt->rank == 2 && row % 32 == 0) {
+		int64_t sw = row % 128 == 0 ? 128 : row % 64 == 0 ? 64 : 32;
+		IrAttr *ord[2] = {ir_attr_int(c, 1), ir_attr_int(c, 0)};
+		IrStr keys[2] = {c->kw.swizzle, c->kw.order};
+		IrAttr *vals[2] = {ir_attr_int(c, sw), ir_attr_array(c, 2, ord)};
+		layout = ir_attr_ave(c, c->kw.smem, NULL, 2, keys, vals);
+	}
+	return ir_type_tile(c, rt->rank, rt->dims, rt->elem, IR_SPACE_SMEM, layout);
+}
+
+/* Rebuilds `op` with every value item that names v replaced by `ring[slot]`. */
+static void
+read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot)
+{
+	IrOpState s;
+	ir_state_init(&s, op->code, op->loc);
+	s.mode = op->mode;
+	for (int i = 0; i < op->nitem; i++) {
+		const IrItem *src = &op->item[i];
+		if (src->kind == IR_IT_VALUE && ir_op_value(op, src->opnd) == v) {
+			IrItem *it = ir_state_item(m, &s, IR_IT_VALUE);
+			it->pv = ring;
+			it->suffix = true;
+			it->ncoord = 1;
+			it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
+			it->coord[0].e = V(m, slot);
+			it->coord[0].len = -1;
+		} else {
+			copy_item(m, op, src, ir_state_item(m, &s, src->kind), NULL, NULL);
+		}
+	}
+	for (int g = 0; g < op->ngroup; g++) {
+		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
+		for (int i = 0; i < op->group[g].nitem; i++)
+			copy_item(m, op, &op->group[g].item[i], ir_group_add(m, ng, op->group[g].item[i].kind),
+				  NULL, NULL);
+	}
+	for (int i = 0; i < op->nattr; i++)
+		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
+	for (int i = 0; i < op->nres; i++)
+		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
+	IrOp *nop = ir_op_build(m, &s);
+	ir_op_insert_before(op, nop);
+	for (int i = 0; i < op->nres; i++)
+		ir_replace_all_uses(&op->res[i], &nop->res[i]);
+	ir_op_erase(op);
+}
+
 static bool
 pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 {
@@ -355,9 +425,11 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	ir_builder_before(&b, m, kb->first);
 	b.loc = f->loc;
 	IrValue *ring[MAX_LOADS];
+	bool direct[MAX_LOADS];
 	for (int i = 0; i < n; i++) {
 		IrType *rt = loads[i]->res[0].type;
-		IrType *slot = ir_type_tile(c, rt->rank, rt->dims, rt->elem, IR_SPACE_SMEM, NULL);
+		direct[i] = mma_operand_only(&loads[i]->res[0]);
+		IrType *slot = slot_type(c, rt, direct[i]);
 		IrType *rty = ir_type_ring(c, N, slot);
 		ring[i] = named(&ir_b_op(&b, IR_OP_SMEM_ALLOC, 1, &rty, 0, NULL)->res[0],
 				fresh(c, kernel, loads[i]->res[0].name, "ring"));
@@ -452,6 +524,13 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_block_append(then->block, op);
 	}
 	for (int i = 0; i < n; i++) {
+		if (direct[i]) {
+			IrValue *v = &loads[i]->res[0];
+			while (v->uses)
+				read_slot(m, v->uses->user, v, ring[i], sc_);
+			ir_op_erase(loads[i]);
+			continue;
+		}
 		IrOpState s;
 		ir_state_init(&s, IR_OP_SMEM_LOAD, loads[i]->loc);
 		IrItem *it = ir_state_item(m, &s, IR_IT_VALUE);
