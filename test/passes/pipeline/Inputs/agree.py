@@ -20,7 +20,7 @@ KERNEL = """ave.kernel @g(%A: !ave.tensor<?x?xbf16, global, [?, 1]>, %B: !ave.te
   %acc = ave.for %k = {lb} to %nk + {lb} step {step} iter_args(%c = %z) -> (!ave.tile<{bm}x{bn}xf32, reg>) {{stages = 2}} {{
     %a = ave.load %A[%pm * {bm}, (%k - {lb}) * {bk}] : !ave.tile<{bm}x{bk}xbf16, reg>
     %b = ave.load %B[{bcoord}] : !ave.tile<{btile}xbf16, reg>
-    %d = ave.mma %a, %b, %c{tb} : !ave.tile<{bm}x{bn}xf32, reg>
+{viareg}    %d = ave.mma {aop}, %b, %c{tb} : !ave.tile<{bm}x{bn}xf32, reg>
     ave.yield %d : !ave.tile<{bm}x{bn}xf32, reg>
   }}
   ave.store %acc into(%C[%pm * {bm}, %pn * {bn}])
@@ -29,14 +29,18 @@ KERNEL = """ave.kernel @g(%A: !ave.tensor<?x?xbf16, global, [?, 1]>, %B: !ave.te
 """
 
 
-def kernel(bm, bn, bk, trans, lb=0, step=1, threads=128):
+def kernel(bm, bn, bk, trans, lb=0, step=1, threads=128, viareg=False):
+    # viareg: A also goes through an elementwise op (exact: doubling), so the pass reads it back
+    # with ave.smem.load instead of handing the ring slot to the MMA.
     # With step s the loop runs ceil(nk / s) times and reads every s-th K tile: the reference is
     # the same kernel as written, so any step is a valid test of the transformation.
     if trans:
         bcoord, btile = "%%pn * %d, (%%k - %d) * %d" % (bn, lb, bk), "%dx%d" % (bn, bk)
     else:
         bcoord, btile = "(%%k - %d) * %d, %%pn * %d" % (lb, bk, bn), "%dx%d" % (bk, bn)
+    vr = "    %%a2 = ave.add %%a, %%a : !ave.tile<%dx%dxbf16, reg>\n" % (bm, bk) if viareg else ""
     return KERNEL.format(bm=bm, bn=bn, bk=bk, lb=lb, step=step, bcoord=bcoord, btile=btile,
+                         viareg=vr, aop="%a2" if viareg else "%a",
                          tb=" transpose_b" if trans else "", threads=threads)
 
 
@@ -51,7 +55,8 @@ def case(work, name, src, stages, m, n, k, bm, bn, trans, schedules, seed=1):
     with open(orig, "w") as f:
         f.write(src)
     rc, out = run(["ave-opt", orig, "--passes=pipeline{stages=%d}" % stages, "-o", piped])
-    if rc or "ave.copy.async" not in open(piped).read():
+    text = open(piped).read() if rc == 0 else ""
+    if rc or "ave.copy.async" not in text:
         return "FAIL %s: pipeline did not apply: %s" % (name, out.strip())
     rc, out = run(["ave-opt", piped, "--passes=check-invariants", "-o", os.devnull])
     if rc:
@@ -82,8 +87,9 @@ def matrix(work):
         for stages in (2, 3, 4):
             for tag, m, n, k in shapes:
                 name = "%s_s%d_%s" % ("nt" if trans else "nn", stages, tag)
-                print(case(work, name, kernel(32, 32, 16, trans), stages, m, n, k, 32, 32, trans,
-                           50))
+                # nt: both operands straight from the rings; nn: A through registers
+                print(case(work, name, kernel(32, 32, 16, trans, viareg=not trans), stages, m, n,
+                           k, 32, 32, trans, 50))
                 sys.stdout.flush()
 
 
@@ -94,13 +100,14 @@ def fuzz(work, seed, count):
         trans = r.random() < 0.5
         stages = r.randint(2, 5)
         lb, step = r.choice([0, 0, 3]), r.choice([1, 1, 2])
+        viareg = r.random() < 0.5
         k = r.choice([0, r.randint(1, bk), r.randint(1, 6 * bk)])
         m, n = r.randint(1, 2 * bm), r.randint(1, 2 * bn)
         name = "fz%d_%d" % (seed, i)
-        res = case(work, name, kernel(bm, bn, bk, trans, lb, step, threads=64), stages, m, n, k,
+        res = case(work, name, kernel(bm, bn, bk, trans, lb, step, 64, viareg), stages, m, n, k,
                    bm, bn, trans, 8, seed=i + 1)
-        print("%s (bm=%d bn=%d bk=%d trans=%d stages=%d lb=%d step=%d m=%d n=%d k=%d)" %
-              (res, bm, bn, bk, trans, stages, lb, step, m, n, k))
+        print("%s (bm=%d bn=%d bk=%d trans=%d viareg=%d stages=%d lb=%d step=%d m=%d n=%d k=%d)" %
+              (res, bm, bn, bk, trans, viareg, stages, lb, step, m, n, k))
         sys.stdout.flush()
 
 
