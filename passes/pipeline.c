@@ -13,6 +13,9 @@
  *     if u >= N - 1 { %x = ave.smem.load %sX[(u + 1) mod N]; body at %k = lb + t * step }
  *   }
  *
+ * A tile used only as an ave.mma's A or B operand needs no ave.smem.load: the MMA reads the slot
+ * (SPEC 5.5), and its ring is swizzled as gemm_ws's are.
+ *
  * The first N-1 waits have parity 1 on fresh barriers and return at once (t < 0: no tile yet), so
  * the prologue and the steady state are one loop. This shape, rather than a prologue and a drain
  * outside the loop, is what check-invariants analyzes (one arrival loop and one wait site per
