@@ -76,7 +76,7 @@ static bool
 mentions(const IrExpr *e, int iv)
 {
 	return e && ((e->kind == IR_EX_VAL && e->opnd == iv) || mentions(e->l, iv) ||
-		     mentions(e->r, iv));
+	             mentions(e->r, iv));
 }
 
 static bool
@@ -110,8 +110,8 @@ load_problem(IrOp *loop, IrOp *load, IrValue *iv)
 			continue;
 		}
 		IrOp *def = v->kind == IR_VAL_RESULT ? v->op
-			    : v->kind == IR_VAL_ARG  ? ir_block_parent_op(v->block)
-						     : NULL;
+		            : v->kind == IR_VAL_ARG  ? ir_block_parent_op(v->block)
+		                                     : NULL;
 		if (!def || ir_op_is_ancestor(loop, def))
 			return "a load reads a value computed in the loop";
 	}
@@ -165,8 +165,8 @@ static int64_t
 tile_bytes(const IrType *t)
 {
 	return t->kind == IR_TY_TILE && ir_type_numel(t) > 0
-		   ? ir_type_numel(t) * lower_elem_bytes(t->elem)
-		   : 0;
+	           ? ir_type_numel(t) * lower_elem_bytes(t->elem)
+	           : 0;
 }
 
 static bool
@@ -176,7 +176,8 @@ usage_op(IrOp *op, void *ud)
 	for (int i = 0; i < op->nres; i++) {
 		const IrType *t = op->res[i].type;
 		if (op->code == IR_OP_SMEM_ALLOC)
-			u->bufs += t->kind == IR_TY_RING ? t->n * tile_bytes(t->elem) : tile_bytes(t);
+			u->bufs +=
+			    t->kind == IR_TY_RING ? t->n * tile_bytes(t->elem) : tile_bytes(t);
 		else if (ir_type_is_reg_tile(t) && tile_bytes(t) > u->scratch)
 			u->scratch = tile_bytes(t);
 	}
@@ -211,7 +212,8 @@ name_op(IrOp *op, void *ud)
 	return !nf->found;
 }
 
-/* A value name `base.suffix` (or `base.suffixN`) no value of the kernel has; NULL without a base. */
+/* A value name `base.suffix` (or `base.suffixN`) that no value of the kernel has; NULL when
+ * there is no base. */
 static IrStr
 fresh(IrCtx *c, IrOp *kernel, IrStr base, const char *suffix)
 {
@@ -219,7 +221,7 @@ fresh(IrCtx *c, IrOp *kernel, IrStr base, const char *suffix)
 		return NULL;
 	for (int n = 0;; n++) {
 		char *s = n ? ir_ctx_printf(c, "%s.%s%d", base, suffix, n)
-			    : ir_ctx_printf(c, "%s.%s", base, suffix);
+		            : ir_ctx_printf(c, "%s.%s", base, suffix);
 		NameFind nf = {ir_intern_cstr(c, s), false};
 		for (int a = 0; a < kernel->reg[0].block->narg && !nf.found; a++)
 			nf.found = kernel->reg[0].block->arg[a]->name == nf.name;
@@ -340,8 +342,8 @@ read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot)
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
 		for (int i = 0; i < op->group[g].nitem; i++)
-			copy_item(m, op, &op->group[g].item[i], ir_group_add(m, ng, op->group[g].item[i].kind),
-				  NULL, NULL);
+			copy_item(m, op, &op->group[g].item[i],
+			          ir_group_add(m, ng, op->group[g].item[i].kind), NULL, NULL);
 	}
 	for (int i = 0; i < op->nattr; i++)
 		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
@@ -371,7 +373,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	const char *why = NULL;
 	int64_t step = 0;
 	if (ir_op_parent_op(f) != kernel)
-		why = ir_role_of(f) ? "the loop is inside a role" : "the loop is not at the kernel's top level";
+		why = ir_role_of(f) ? "the loop is inside a role"
+		                    : "the loop is not at the kernel's top level";
 	else if (t && t->copy == TARGET_COPY_NONE)
 		why = ir_ctx_printf(c, "target '%s' has no asynchronous copy", t->name);
 	else if (!ir_expr_eval_const(f->item[2].e, &step) || step <= 0)
@@ -413,10 +416,11 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		why = "it carries too many values";
 	int64_t other = why || !t ? 0 : other_smem(kernel);
 	if (!why && t && N * bytes + N * t->mbar_bytes + other > t->smem_limit)
-		why = ir_ctx_printf(c, "its %lld-byte ring and %lld bytes of other buffers and scratch "
-				    "exceed the %lld bytes of shared memory of '%s'",
-				    (long long)(N * bytes), (long long)other, (long long)t->smem_limit,
-				    t->name);
+		why = ir_ctx_printf(
+		    c,
+		    "its %lld-byte ring and %lld bytes of other buffers and scratch "
+		    "exceed the %lld bytes of shared memory of '%s'",
+		    (long long)(N * bytes), (long long)other, (long long)t->smem_limit, t->name);
 	if (why) {
 		ir_remark(c, f->loc, "pipeline: loop '%%%s' not pipelined: %s", ivname, why);
 		return false;
@@ -435,7 +439,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		IrType *slot = slot_type(c, rt, direct[i]);
 		IrType *rty = ir_type_ring(c, N, slot);
 		ring[i] = named(&ir_b_op(&b, IR_OP_SMEM_ALLOC, 1, &rty, 0, NULL)->res[0],
-				fresh(c, kernel, loads[i]->res[0].name, "ring"));
+		                fresh(c, kernel, loads[i]->res[0].name, "ring"));
 	}
 	IrValue *full;
 	{
@@ -443,7 +447,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_state_init(&s, IR_OP_MBAR_ALLOC, f->loc);
 		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.count), C(m, 1));
 		ir_state_result(m, &s, ir_type_mbar(c, N), NULL);
-		full = named(&ir_b_insert(&b, ir_op_build(m, &s))->res[0], fresh(c, kernel, iv->name, "full"));
+		full = named(&ir_b_insert(&b, ir_op_build(m, &s))->res[0],
+		             fresh(c, kernel, iv->name, "full"));
 	}
 
 	/* The new loop's block: %u and the carried values. */
@@ -454,14 +459,16 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	int ncar = body->narg - 1;
 	for (int i = 0; i < ncar; i++)
 		carried[i] = ir_block_add_arg(m, nb, body->arg[i + 1]->type, body->arg[i + 1]->name,
-					      body->arg[i + 1]->loc);
+		                              body->arg[i + 1]->loc);
 	ir_builder_at_end(&b, m, nb, f->loc);
 	ir_b_op(&b, IR_OP_BARRIER, 0, NULL, 0, NULL);
 	/* Issue tile u: %ki = lb + u * step into slot u mod N. */
 	IrExpr *lb = copy_expr(m, f, f->item[0].e, NULL, NULL);
 	IrExpr *kie = B(m, IR_EX_ADD, lb, B(m, IR_EX_MUL, V(m, u), C(m, step)));
-	IrValue *ki = kie->kind == IR_EX_VAL ? u : named(idx(&b, kie), fresh(c, kernel, iv->name, "next"));
-	IrValue *sn = named(idx(&b, B(m, IR_EX_MOD, V(m, u), C(m, N))), fresh(c, kernel, iv->name, "in"));
+	IrValue *ki =
+	    kie->kind == IR_EX_VAL ? u : named(idx(&b, kie), fresh(c, kernel, iv->name, "next"));
+	IrValue *sn =
+	    named(idx(&b, B(m, IR_EX_MOD, V(m, u), C(m, N))), fresh(c, kernel, iv->name, "in"));
 	{
 		IrOpState s;
 		ir_state_init(&s, IR_OP_MBAR_EXPECT_TX, f->loc);
@@ -478,14 +485,15 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	for (int i = 0; i < n; i++) {
 		IrOpState s;
 		ir_state_init(&s, IR_OP_COPY_ASYNC, loads[i]->loc);
-		copy_item(m, loads[i], &loads[i]->item[0], ir_state_item(m, &s, IR_IT_VALUE), iv, ki);
+		copy_item(m, loads[i], &loads[i]->item[0], ir_state_item(m, &s, IR_IT_VALUE), iv,
+		          ki);
 		slot_item(m, ir_state_group(m, &s, c->kw.into), ring[i], sn);
 		slot_item(m, ir_state_group(m, &s, c->kw.arrive), full, sn);
 		ir_b_insert(&b, ir_op_build(m, &s));
 	}
 	/* Wait for tile t = u - (N-1) in slot (u + 1) mod N (at once while t < 0). */
 	IrValue *sc_ = named(idx(&b, B(m, IR_EX_MOD, B(m, IR_EX_ADD, V(m, u), C(m, 1)), C(m, N))),
-			     fresh(c, kernel, iv->name, "slot"));
+	                     fresh(c, kernel, iv->name, "slot"));
 	{
 		IrOpState s;
 		ir_state_init(&s, IR_OP_MBAR_WAIT, f->loc);
@@ -496,11 +504,11 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
 		it->coord[0].e = V(m, sc_);
 		it->coord[0].len = -1;
-		IrExpr *ph = B(m, IR_EX_MOD,
-			       B(m, IR_EX_ADD,
-				 B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, V(m, u), C(m, 1)), C(m, N)),
-				 C(m, 1)),
-			       C(m, 2));
+		IrExpr *ph =
+		    B(m, IR_EX_MOD,
+		      B(m, IR_EX_ADD,
+		        B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, V(m, u), C(m, 1)), C(m, N)), C(m, 1)),
+		      C(m, 2));
 		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.parity), ph);
 		ir_b_insert(&b, ir_op_build(m, &s));
 	}
@@ -557,10 +565,11 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 			ir_builder_at_end(&kb2, m, then->block, f->loc);
 		kb2.loc = f->loc;
 		IrExpr *lb2 = copy_expr(m, f, f->item[0].e, NULL, NULL);
-		IrValue *kc = idx(&kb2, B(m, IR_EX_ADD, lb2,
-					 B(m, IR_EX_MUL, B(m, IR_EX_SUB, V(m, u), C(m, N - 1)),
-					   C(m, step))));
-		kc_val = named(kc, iv->name); /* the old loop variable's name, free once it is gone */
+		IrValue *kc = idx(
+		    &kb2, B(m, IR_EX_ADD, lb2,
+		            B(m, IR_EX_MUL, B(m, IR_EX_SUB, V(m, u), C(m, N - 1)), C(m, step))));
+		kc_val =
+		    named(kc, iv->name); /* the old loop variable's name, free once it is gone */
 	}
 	if (kc_val)
 		ir_replace_all_uses(iv, kc_val);
@@ -596,9 +605,10 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	ir_state_init(&s, IR_OP_FOR, f->loc);
 	ir_state_item(m, &s, IR_IT_EXPR)->e = C(m, 0);
 	IrExpr *span = B(m, IR_EX_SUB, copy_expr(m, f, f->item[1].e, NULL, NULL),
-			 copy_expr(m, f, f->item[0].e, NULL, NULL));
-	IrExpr *trip = step == 1 ? span
-				 : B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, span, C(m, step - 1)), C(m, step));
+	                 copy_expr(m, f, f->item[0].e, NULL, NULL));
+	IrExpr *trip =
+	    step == 1 ? span
+	              : B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, span, C(m, step - 1)), C(m, step));
 	ir_state_item(m, &s, IR_IT_EXPR)->e = B(m, IR_EX_ADD, trip, C(m, N - 1));
 	ir_state_item(m, &s, IR_IT_EXPR)->e = C(m, 1);
 	for (int i = 3; i < f->nitem; i++)
@@ -615,7 +625,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_replace_all_uses(&f->res[i], &nf->res[i]);
 	ir_op_erase(f);
 	ir_remark(c, nf->loc, "pipeline: loop '%%%s': %lld stages, %d operand%s, ring %lld bytes",
-		  ivname, (long long)N, n, n == 1 ? "" : "s", (long long)(N * bytes));
+	          ivname, (long long)N, n, n == 1 ? "" : "s", (long long)(N * bytes));
 	return true;
 }
 
