@@ -216,6 +216,9 @@ CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
 bool pass_ck_phases(Ck *k);
 /* Completed phases of its barrier that the wait instance guarantees on return. */
 Z3_ast pass_ck_wait_g(Ck *k, const CkInst *in);
+/* The phases of bar[idx] that role replica r's waits on `bar` guarantee before site w (NULL: at
+ * the role's end), a drain's waits after the loop included. */
+Z3_ast pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx);
 /* Does the wait instance wait at all (rather than return at once)? */
 Z3_ast pass_ck_wait_advances(Ck *k, const CkInst *in);
 /* Phase of its barrier that a group site's instance contributes to. */

@@ -1490,14 +1490,24 @@ pass_ck_phases(Ck *k)
 			return beyond(k, w->op,
 			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
 			                      : "an 'ave.mbar.wait' in a nested loop");
+		/* A loop wait may be followed by top-level waits of its role on its array after
+		 * the loop (tail waits, a drain): their guarantee starts from the loop's last
+		 * wait on each barrier (top_wait_lo). */
 		for (int j = 0; j < k->sites.len; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
-			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
-			    (o->loop || w->loop))
-				return beyond(
-				    k, o->op,
-				    "several waits of one role on one barrier array, one of "
-				    "them in a loop");
+			if (o == w || o->kind != CK_WAIT || o->role != w->role || !same_bar(o, w) ||
+			    (!o->loop && !w->loop))
+				continue;
+			if (o->loop && w->loop)
+				return beyond(k, o->op,
+				              "several waits of one role on one barrier array in a "
+				              "loop");
+			CkSite *top = o->loop ? w : o, *in = o->loop ? o : w;
+			if (top->seg <= in->seg)
+				return beyond(k, top->op,
+				              "a wait on a barrier array before the loop that waits "
+				              "on it again (only waits after the loop, a drain, "
+				              "are understood)");
 		}
 		if (w->loop && !wait_form(k, w))
 			return false;
@@ -1547,22 +1557,61 @@ pass_ck_phases(Ck *k)
 	return !k->broken;
 }
 
-/* Top-level waits: the guarantee of one, from the earlier ones of its role on its barrier. */
+static Z3_ast residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p);
+
+/* The phases of bar[idx] a loop wait `o` (replica r) guarantees once its loop has ended: the
+ * guarantee of its last instance on that barrier, 0 when none names it. */
 static Z3_ast
-top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
+loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
+{
+	int64_t p = o->wf->period;
+	Z3_ast rho = residue_of(k, o, r, idx, p);
+	CkInst first = pass_ck_inst_at(k, o, r, rho);
+	Z3_ast has = pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)),
+	                          pass_ck_inst_exists(k, &first));
+	/* The last iteration on bar[idx]: tl = j * p + rho, an iteration, and tl + p is not. */
+	Z3_ast j = pass_ck_fresh(S, "jl");
+	Z3_ast tl = pass_ck_add(S, pass_ck_mulc(S, j, p), rho);
+	CkInst last = pass_ck_inst_at(k, o, r, tl);
+	CkInst next = pass_ck_inst_at(k, o, r, pass_ck_add(S, tl, pass_ck_num(S, p)));
+	Z3_ast conds[3] = {pass_ck_le(S, pass_ck_num(S, 0), j), pass_ck_inst_exists(k, &last),
+	                   pass_ck_not(S, pass_ck_inst_exists(k, &next))};
+	pass_ck_side(S, j,
+	             pass_ck_or2(S, pass_ck_and2(S, has, pass_ck_and(S, 3, conds)),
+	                         pass_ck_and2(S, pass_ck_not(S, has),
+	                                      pass_ck_eq(S, j, pass_ck_num(S, 0)))));
+	return pass_ck_ite(S, has, pass_ck_wait_g(k, &last), pass_ck_num(S, 0));
+}
+
+/* The phases of bar[idx] that role replica r's waits on `bar` guarantee before site `w` (NULL:
+ * at the role's end). */
+Z3_ast
+pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx)
 {
 	Z3_ast lo = pass_ck_num(S, 0);
 	for (int i = 0; i < k->sites.len; i++) { /* sites are in program order */
 		CkSite *o = IR_VEC_AT(k->sites, CkSite *, i);
 		if (o == w)
 			break;
-		if (o->kind != CK_WAIT || o->role != w->role || !same_bar(o, w))
+		if (o->kind != CK_WAIT || o->role != role || o->bar != bar)
 			continue;
+		if (o->loop) {
+			/* A drain: waits after the loop continue from its last wait. */
+			lo = loop_wait_final(k, o, r, idx);
+			continue;
+		}
 		CkInst oi = pass_ck_inst_at(k, o, r, NULL);
 		Z3_ast g = pass_ck_wait_g(k, &oi);
 		lo = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), idx), g, lo);
 	}
 	return lo;
+}
+
+/* Top-level waits: the guarantee of one, from the earlier ones of its role on its barrier. */
+static Z3_ast
+top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
+{
+	return pass_ck_waited_before(k, w->role, w->bar, w, r, idx);
 }
 
 Z3_ast

@@ -273,6 +273,16 @@ B(IrModule *m, IrExprKind k, IrExpr *l, IrExpr *r)
 	return ir_expr_bin(m, k, l, r);
 }
 
+/* The trip count of loop f, (ub - lb + step - 1) floordiv step, as a fresh expression. */
+static IrExpr *
+trip_expr(IrModule *m, IrOp *f, int64_t step)
+{
+	IrExpr *span = B(m, IR_EX_SUB, copy_expr(m, f, f->item[1].e, NULL, NULL),
+	                 copy_expr(m, f, f->item[0].e, NULL, NULL));
+	return step == 1 ? span
+	                 : B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, span, C(m, step - 1)), C(m, step));
+}
+
 /* `%b[slot]` as an item of group g. */
 static void
 slot_item(IrModule *m, IrGroup *g, IrValue *b, IrValue *slot)
@@ -604,12 +614,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	IrOpState s;
 	ir_state_init(&s, IR_OP_FOR, f->loc);
 	ir_state_item(m, &s, IR_IT_EXPR)->e = C(m, 0);
-	IrExpr *span = B(m, IR_EX_SUB, copy_expr(m, f, f->item[1].e, NULL, NULL),
-	                 copy_expr(m, f, f->item[0].e, NULL, NULL));
-	IrExpr *trip =
-	    step == 1 ? span
-	              : B(m, IR_EX_FLOORDIV, B(m, IR_EX_ADD, span, C(m, step - 1)), C(m, step));
-	ir_state_item(m, &s, IR_IT_EXPR)->e = B(m, IR_EX_ADD, trip, C(m, N - 1));
+	ir_state_item(m, &s, IR_IT_EXPR)->e = B(m, IR_EX_ADD, trip_expr(m, f, step), C(m, N - 1));
 	ir_state_item(m, &s, IR_IT_EXPR)->e = C(m, 1);
 	for (int i = 3; i < f->nitem; i++)
 		copy_item(m, f, &f->item[i], ir_state_item(m, &s, f->item[i].kind), NULL, NULL);
@@ -621,6 +626,40 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	ir_state_region(m, &s, nr);
 	IrOp *nf = ir_op_build(m, &s);
 	ir_op_insert_before(f, nf);
+	/* The drain: the loop waited for uses 0 .. trip - 1 and issued trip .. trip + N - 2 as
+	 * well; wait for those after it, use v in slot v mod N with parity (v floordiv N) mod 2. */
+	{
+		IrBuilder db;
+		ir_builder_before(&db, m, f);
+		db.loc = f->loc;
+		/* From use max(trip, 1 - N): with trip <= 0 the loop waited for nothing and issued
+		 * uses 0 .. trip + N - 2; the drain's waits for uses v < 0 have parity 1 on
+		 * barriers no copy used and return at once. The bound keeps v >= 1 - N, where
+		 * (v floordiv N) mod 2 is 1, when the loop runs no iteration at all. */
+		IrValue *tv = idx(&db, trip_expr(m, f, step));
+		IrValue *mx[2] = {tv, ir_b_const_int(&db, c->t_index, 1 - N, NULL)};
+		IrType *ity = c->t_index;
+		IrValue *tail = named(&ir_b_op(&db, IR_OP_MAX, 1, &ity, 2, mx)->res[0],
+		                      fresh(c, kernel, iv->name, "tail"));
+		for (int64_t j = 0; j < N - 1; j++) {
+			IrExpr *v = B(m, IR_EX_ADD, V(m, tail), C(m, j));
+			IrValue *ds = named(idx(&db, B(m, IR_EX_MOD, v, C(m, N))),
+			                    fresh(c, kernel, iv->name, "drain"));
+			IrOpState ws;
+			ir_state_init(&ws, IR_OP_MBAR_WAIT, f->loc);
+			IrItem *it = ir_state_item(m, &ws, IR_IT_VALUE);
+			it->pv = full;
+			it->suffix = true;
+			it->ncoord = 1;
+			it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
+			it->coord[0].e = V(m, ds);
+			it->coord[0].len = -1;
+			IrExpr *v2 = B(m, IR_EX_ADD, V(m, tail), C(m, j));
+			ir_group_add_expr(m, ir_state_group(m, &ws, c->kw.parity),
+			                  B(m, IR_EX_MOD, B(m, IR_EX_FLOORDIV, v2, C(m, N)), C(m, 2)));
+			ir_b_insert(&db, ir_op_build(m, &ws));
+		}
+	}
 	for (int i = 0; i < f->nres; i++)
 		ir_replace_all_uses(&f->res[i], &nf->res[i]);
 	ir_op_erase(f);
