@@ -92,6 +92,12 @@ typedef struct CkRole {
 } CkRole;
 
 typedef struct CkGroup CkGroup;
+
+/* A term of pass_ck_waited_before, kept: the guarantees of a drain's waits build on each other. */
+typedef struct CkLoMemo {
+	const void *role, *bar, *w;
+	Z3_ast r, idx, lo;
+} CkLoMemo;
 typedef struct CkWaitForm CkWaitForm;
 
 typedef struct CkSite {
@@ -177,6 +183,7 @@ typedef struct Ck {
 	IrVec envs;      /* CkEnv* (their memo maps are freed at the end) */
 	IrMap loopforms; /* ave.for -> its closed forms */
 	IrVec groups;    /* CkGroup* */
+	IrVec lomemo;    /* CkLoMemo: pass_ck_waited_before's terms */
 	IrMap reported;  /* IrOp* -> that op already carries an error */
 	Z3_ast pid[3], npid[3], rank, world;
 	IrValue *pid_val[3];

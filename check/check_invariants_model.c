@@ -72,6 +72,7 @@ pass_ck_end(Ck *k)
 	ir_vec_free(k->c->al, &k->envs, sizeof(CkEnv *));
 	ir_vec_free(k->c->al, &k->sites, sizeof(CkSite *));
 	ir_vec_free(k->c->al, &k->groups, sizeof(CkGroup *));
+	ir_vec_free(k->c->al, &k->lomemo, sizeof(CkLoMemo));
 	ir_map_free(&k->loopforms);
 	ir_map_free(&k->reported);
 	ir_arena_free(&k->arena);
@@ -1558,6 +1559,8 @@ pass_ck_phases(Ck *k)
 }
 
 static Z3_ast residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p);
+static Z3_ast trip_count(Ck *k, CkEnv *parent, IrOp *loop);
+static Z3_ast waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx);
 
 /* The phases of bar[idx] a loop wait `o` (replica r) guarantees once its loop has ended: the
  * guarantee of its last instance on that barrier, 0 when none names it. */
@@ -1566,20 +1569,18 @@ loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 {
 	int64_t p = o->wf->period;
 	Z3_ast rho = residue_of(k, o, r, idx, p);
-	CkInst first = pass_ck_inst_at(k, o, r, rho);
-	Z3_ast has = pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)),
-	                          pass_ck_inst_exists(k, &first));
-	/* The last iteration on bar[idx]: tl = j * p + rho, an iteration, and tl + p is not. */
-	Z3_ast j = pass_ck_fresh(S, "jl");
-	Z3_ast tl = pass_ck_add(S, pass_ck_mulc(S, j, p), rho);
+	Z3_ast trip = trip_count(k, pass_ck_role_env(k, o->role, r), o->loop);
+	if (!trip)
+		return pass_ck_num(S, 0);
+	Z3_ast has = pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)), pass_ck_lt(S, rho, trip));
+	/* The last iteration on bar[idx]: rho + p * ((trip - 1 - rho) floordiv p). */
+	Z3_ast tl = pass_ck_add(
+	    S, rho,
+	    pass_ck_mulc(S,
+	                 pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho),
+	                                  p),
+	                 p));
 	CkInst last = pass_ck_inst_at(k, o, r, tl);
-	CkInst next = pass_ck_inst_at(k, o, r, pass_ck_add(S, tl, pass_ck_num(S, p)));
-	Z3_ast conds[3] = {pass_ck_le(S, pass_ck_num(S, 0), j), pass_ck_inst_exists(k, &last),
-	                   pass_ck_not(S, pass_ck_inst_exists(k, &next))};
-	pass_ck_side(S, j,
-	             pass_ck_or2(S, pass_ck_and2(S, has, pass_ck_and(S, 3, conds)),
-	                         pass_ck_and2(S, pass_ck_not(S, has),
-	                                      pass_ck_eq(S, j, pass_ck_num(S, 0)))));
 	return pass_ck_ite(S, has, pass_ck_wait_g(k, &last), pass_ck_num(S, 0));
 }
 
@@ -1588,7 +1589,40 @@ loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 Z3_ast
 pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx)
 {
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (e->role == role && e->bar == bar && e->w == w && e->r == r && e->idx == idx)
+			return e->lo;
+	}
+	Z3_ast lo = waited_before(k, role, bar, w, r, idx);
+	CkLoMemo e = {role, bar, w, r, idx, lo};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return lo;
+}
+
+/* Do top-level waits o and w (one role) name different barriers in every replica? */
+static bool
+distinct_waits(Ck *k, CkSite *o, CkSite *w)
+{
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (!e->role && e->bar == o && e->w == w)
+			return e->lo != NULL;
+	}
+	CkInst wi = pass_ck_inst(k, w, "t");
+	CkInst oi = pass_ck_inst_at(k, o, wi.r, NULL);
+	bool d = valid(k, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi),
+	                                            pass_ck_bar_index(k, &wi))));
+	CkLoMemo e = {NULL, o, w, NULL, NULL, d ? pass_ck_num(S, 1) : NULL};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return d;
+}
+
+static Z3_ast
+waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx)
+{
 	Z3_ast lo = pass_ck_num(S, 0);
+	bool drain = false;
 	for (int i = 0; i < k->sites.len; i++) { /* sites are in program order */
 		CkSite *o = IR_VEC_AT(k->sites, CkSite *, i);
 		if (o == w)
@@ -1598,8 +1632,13 @@ pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3
 		if (o->loop) {
 			/* A drain: waits after the loop continue from its last wait. */
 			lo = loop_wait_final(k, o, r, idx);
+			drain = true;
 			continue;
 		}
+		/* A drain's waits name distinct barriers, as a rule: then one does not build on
+		 * another (a smaller term, one query per pair to know). */
+		if (drain && w && distinct_waits(k, o, w))
+			continue;
 		CkInst oi = pass_ck_inst_at(k, o, r, NULL);
 		Z3_ast g = pass_ck_wait_g(k, &oi);
 		lo = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), idx), g, lo);
