@@ -12,15 +12,17 @@
  *     ave.mbar.wait %full[(u + 1) mod N] parity(((u + 1) floordiv N + 1) mod 2)
  *     if u >= N - 1 { %x = ave.smem.load %sX[(u + 1) mod N]; body at %k = lb + t * step }
  *   }
+ *   %tail = ave.max T, 1 - N                            // the drain: uses tail .. tail + N - 2
+ *   ave.mbar.wait %full[(tail + j) mod N] parity((tail + j) floordiv N mod 2)   (j < N - 1)
  *
  * A tile used only as an ave.mma's A or B operand needs no ave.smem.load: the MMA reads the slot
  * (SPEC 5.5), and its ring is swizzled as gemm_ws's are.
  *
  * The first N-1 waits have parity 1 on fresh barriers and return at once (t < 0: no tile yet), so
- * the prologue and the steady state are one loop. This shape, rather than a prologue and a drain
- * outside the loop, is what check-invariants analyzes (one arrival loop and one wait site per
- * barrier array). Copies past the tensor's end land zeros (SPEC 2, 5.6), the loads' `other(0)`;
- * the last N-1 copies are such zero tiles and are not waited for (see docs/passes.md). */
+ * the prologue and the steady state are one loop: check-invariants analyzes one arrival loop per
+ * barrier array, not a prologue outside it. The drain after the loop waits for the N-1 copies the
+ * loop issued but did not wait for (tail waits, docs/invariants.md), so none is in flight when the
+ * kernel exits. Copies past the tensor's end land zeros (SPEC 2, 5.6), the loads' `other(0)`. */
 #include <string.h>
 
 #include "passes.h"
