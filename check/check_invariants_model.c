@@ -1640,7 +1640,16 @@ waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx
 		if (drain && w && distinct_waits(k, o, w))
 			continue;
 		CkInst oi = pass_ck_inst_at(k, o, r, NULL);
-		Z3_ast g = pass_ck_wait_g(k, &oi);
+		Z3_ast g;
+		if (drain) {
+			/* Where o names bar[idx], its guarantee is that of bar[idx] before it:
+			 * built at idx, the terms of one query share one index. */
+			Z3_ast lo_o = pass_ck_waited_before(k, role, bar, o, r, idx);
+			Z3_ast adv = pass_ck_eq(S, pass_ck_mod(S, lo_o, 2), pass_ck_parity(k, &oi));
+			g = pass_ck_add(S, lo_o, pass_ck_b2i(S, adv));
+		} else {
+			g = pass_ck_wait_g(k, &oi);
+		}
 		lo = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), idx), g, lo);
 	}
 	return lo;
