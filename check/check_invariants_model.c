@@ -1565,23 +1565,54 @@ static Z3_ast waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast
 /* The phases of bar[idx] a loop wait `o` (replica r) guarantees once its loop has ended: the
  * guarantee of its last instance on that barrier, 0 when none names it. */
 static Z3_ast
-loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
+loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 {
-	int64_t p = o->wf->period;
+	CkWaitForm *f = o->wf;
+	int64_t p = f->period, c;
 	Z3_ast rho = residue_of(k, o, r, idx, p);
 	Z3_ast trip = trip_count(k, pass_ck_role_env(k, o->role, r), o->loop);
 	if (!trip)
 		return pass_ck_num(S, 0);
 	Z3_ast has = pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)), pass_ck_lt(S, rho, trip));
-	/* The last iteration on bar[idx]: rho + p * ((trip - 1 - rho) floordiv p). */
-	Z3_ast tl = pass_ck_add(
-	    S, rho,
-	    pass_ck_mulc(S,
-	                 pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho),
-	                                  p),
-	                 p));
-	CkInst last = pass_ck_inst_at(k, o, r, tl);
+	/* The last iteration on bar[idx]: rho + p * j, j = (trip - 1 - rho) floordiv p. */
+	Z3_ast j = pass_ck_floordiv(
+	    S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho), p);
+	if (pass_ck_is_num(S, rho, &c)) {
+		/* A known residue class: the wait form's guarantee at occurrence j, directly. */
+		if (c >= p)
+			return pass_ck_num(S, 0);
+		Z3_ast g = f->lin[c] ? pass_ck_add(S, j, pass_ck_num(S, f->val[c]))
+		                     : pass_ck_num(S, f->val[c]);
+		return pass_ck_ite(S, has, g, pass_ck_num(S, 0));
+	}
+	CkInst last = pass_ck_inst_at(k, o, r, pass_ck_add(S, rho, pass_ck_mulc(S, j, p)));
 	return pass_ck_ite(S, has, pass_ck_wait_g(k, &last), pass_ck_num(S, 0));
+}
+
+/* As loop_wait_final_at; an index not known is split into the barriers of the array (each a
+ * known residue class when the loop's index depends on the iteration only), kept per barrier. */
+static Z3_ast
+loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
+{
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (e->role == (const void *)o->loop && e->bar == o && e->r == r && e->idx == idx)
+			return e->lo;
+	}
+	int64_t n = bar_size(o), x;
+	Z3_ast lo;
+	if (pass_ck_is_num(S, idx, &x) || n > 64) {
+		lo = loop_wait_final_at(k, o, r, idx);
+	} else {
+		lo = pass_ck_num(S, 0);
+		for (int64_t b = n - 1; b >= 0; b--) {
+			Z3_ast bi = pass_ck_num(S, b);
+			lo = pass_ck_ite(S, pass_ck_eq(S, idx, bi), loop_wait_final(k, o, r, bi), lo);
+		}
+	}
+	CkLoMemo e = {o->loop, o, NULL, r, idx, lo};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return lo;
 }
 
 /* The phases of bar[idx] that role replica r's waits on `bar` guarantee before site `w` (NULL:
