@@ -1505,10 +1505,11 @@ pass_ck_phases(Ck *k)
 				              "loop");
 			CkSite *top = o->loop ? w : o, *in = o->loop ? o : w;
 			if (top->seg <= in->seg)
-				return beyond(k, top->op,
-				              "a wait on a barrier array before the loop that waits "
-				              "on it again (only waits after the loop, a drain, "
-				              "are understood)");
+				return beyond(
+				    k, top->op,
+				    "a wait on a barrier array before the loop that waits "
+				    "on it again (only waits after the loop, a drain, "
+				    "are understood)");
 		}
 		if (w->loop && !wait_form(k, w))
 			return false;
@@ -1573,10 +1574,11 @@ loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 	Z3_ast trip = trip_count(k, pass_ck_role_env(k, o->role, r), o->loop);
 	if (!trip)
 		return pass_ck_num(S, 0);
-	Z3_ast has = pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)), pass_ck_lt(S, rho, trip));
+	Z3_ast has =
+	    pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)), pass_ck_lt(S, rho, trip));
 	/* The last iteration on bar[idx]: rho + p * j, j = (trip - 1 - rho) floordiv p. */
-	Z3_ast j = pass_ck_floordiv(
-	    S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho), p);
+	Z3_ast j =
+	    pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho), p);
 	if (pass_ck_is_num(S, rho, &c)) {
 		/* A known residue class: the wait form's guarantee at occurrence j, directly. */
 		if (c >= p)
@@ -1607,7 +1609,8 @@ loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 		lo = pass_ck_num(S, 0);
 		for (int64_t b = n - 1; b >= 0; b--) {
 			Z3_ast bi = pass_ck_num(S, b);
-			lo = pass_ck_ite(S, pass_ck_eq(S, idx, bi), loop_wait_final(k, o, r, bi), lo);
+			lo = pass_ck_ite(S, pass_ck_eq(S, idx, bi), loop_wait_final(k, o, r, bi),
+			                 lo);
 		}
 	}
 	CkLoMemo e = {o->loop, o, NULL, r, idx, lo};
@@ -1642,8 +1645,8 @@ distinct_waits(Ck *k, CkSite *o, CkSite *w)
 	}
 	CkInst wi = pass_ck_inst(k, w, "t");
 	CkInst oi = pass_ck_inst_at(k, o, wi.r, NULL);
-	bool d = valid(k, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi),
-	                                            pass_ck_bar_index(k, &wi))));
+	bool d = valid(
+	    k, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), pass_ck_bar_index(k, &wi))));
 	CkLoMemo e = {NULL, o, w, NULL, NULL, d ? pass_ck_num(S, 1) : NULL};
 	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
 	return d;

@@ -671,7 +671,8 @@ in_flight_from(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n)
 		if (!first)
 			continue;
 		for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
-			Z3_ast g = pass_ck_waited_before(k, w->role, bar, NULL, pass_ck_num(S, q), i);
+			Z3_ast g =
+			    pass_ck_waited_before(k, w->role, bar, NULL, pass_ck_num(S, q), i);
 			Z3_ast ge = pass_ck_le(S, g, n);
 			ir_vec_push(k->c->al, &parts, &ge, sizeof ge);
 		}
@@ -740,7 +741,8 @@ check_in_flight_at_exit(Ck *k)
 		}
 		if (!fail) {
 			if (unknown)
-				undecided(k, at->op, "that no copy is in flight when the kernel exits");
+				undecided(k, at->op,
+				          "that no copy is in flight when the kernel exits");
 			continue;
 		}
 		if (drain && !pass_ck_error_once(k, at->op))
@@ -751,7 +753,8 @@ check_in_flight_at_exit(Ck *k)
 		IrVec fix = {0};
 		for (int d = 0; d < 3; d++)
 			if (k->pid[d]) {
-				Z3_ast e = pass_ck_eq(S, k->pid[d], pass_ck_num(S, ev(k, m, k->pid[d])));
+				Z3_ast e =
+				    pass_ck_eq(S, k->pid[d], pass_ck_num(S, ev(k, m, k->pid[d])));
 				ir_vec_push(k->c->al, &fix, &e, sizeof e);
 			}
 		IrBlock *kb = k->kernel->reg[0].block;
@@ -768,7 +771,8 @@ check_in_flight_at_exit(Ck *k)
 		ir_vec_free(k->c->al, &fix, sizeof(Z3_ast));
 		int64_t phases = 0;
 		for (int b = 0; b < nb; b++)
-			phases += pass_ck_check(S, pass_ck_and2(S, fails[b], fixed), NULL) == CK_SAT;
+			phases +=
+			    pass_ck_check(S, pass_ck_and2(S, fails[b], fixed), NULL) == CK_SAT;
 		if (!phases)
 			phases = 1;
 		int ncopy = 0;
@@ -782,14 +786,16 @@ check_in_flight_at_exit(Ck *k)
 					continue;
 				ncopy++;
 				if (len < (int)sizeof rings - 64)
-					len += snprintf(rings + len, sizeof rings - (size_t)len, "%s%%%s",
-					                len ? ", " : "", pass_ck_vname(c->mem));
+					len += snprintf(rings + len, sizeof rings - (size_t)len,
+					                "%s%%%s", len ? ", " : "",
+					                pass_ck_vname(c->mem));
 			}
 		}
 		int64_t total = phases * (ncopy ? ncopy : 1);
 		IrDiag *d = ir_diag_begin(
 		    k->c, drain ? IR_SEV_ERROR : IR_SEV_WARNING, at->op->loc,
-		    "%lld cop%s into %s may still be in flight when the kernel exits: nothing waits "
+		    "%lld cop%s into %s may still be in flight when the kernel exits: nothing "
+		    "waits "
 		    "for phase %lld of %s%s",
 		    (long long)total, total == 1 ? "y" : "ies", len ? rings : "shared memory",
 		    (long long)ev(k, m, n), bar_str(k, m, g->bar, i),

@@ -177,9 +177,9 @@ pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c)
 				Z3_ast qx = pass_ck_floordiv(s, x, c);
 				Z3_ast rx = pass_ck_sub(s, x, pass_ck_mulc(s, qx, c));
 				int64_t dq = ir_floordiv(d, c), dr = ir_mod(d, c);
-				Z3_ast carry = pass_ck_ite(
-				    s, pass_ck_le(s, pass_ck_num(s, c - dr), rx), pass_ck_num(s, 1),
-				    pass_ck_num(s, 0));
+				Z3_ast carry =
+				    pass_ck_ite(s, pass_ck_le(s, pass_ck_num(s, c - dr), rx),
+				                pass_ck_num(s, 1), pass_ck_num(s, 0));
 				q = pass_ck_add(s, pass_ck_add(s, qx, pass_ck_num(s, dq)),
 				                dr ? carry : pass_ck_num(s, 0));
 				DivKey *k = ir_arena_alloc(&s->arena, sizeof *k);

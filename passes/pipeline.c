@@ -657,8 +657,9 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 			it->coord[0].e = V(m, ds);
 			it->coord[0].len = -1;
 			IrExpr *v2 = B(m, IR_EX_ADD, V(m, tail), C(m, j));
-			ir_group_add_expr(m, ir_state_group(m, &ws, c->kw.parity),
-			                  B(m, IR_EX_MOD, B(m, IR_EX_FLOORDIV, v2, C(m, N)), C(m, 2)));
+			ir_group_add_expr(
+			    m, ir_state_group(m, &ws, c->kw.parity),
+			    B(m, IR_EX_MOD, B(m, IR_EX_FLOORDIV, v2, C(m, N)), C(m, 2)));
 			ir_b_insert(&db, ir_op_build(m, &ws));
 		}
 	}
