@@ -98,6 +98,12 @@ typedef struct CkRole {
 } CkRole;
 
 typedef struct CkGroup CkGroup;
+
+/* A term of pass_ck_waited_before, kept: the guarantees of a drain's waits build on each other. */
+typedef struct CkLoMemo {
+	const void *role, *bar, *w;
+	Z3_ast r, idx, lo;
+} CkLoMemo;
 typedef struct CkWaitForm CkWaitForm;
 
 typedef struct CkSite {
@@ -190,6 +196,7 @@ typedef struct Ck {
 	IrVec envs;      /* CkEnv* (their memo maps are freed at the end) */
 	IrMap loopforms; /* ave.for -> its closed forms */
 	IrVec groups;    /* CkGroup* */
+	IrVec lomemo;    /* CkLoMemo: pass_ck_waited_before's terms */
 	IrMap reported;  /* IrOp* -> that op already carries an error */
 	Z3_ast pid[3], npid[3], rank, world;
 	IrValue *pid_val[3];
@@ -240,6 +247,9 @@ CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
 bool pass_ck_phases(Ck *k);
 /* Completed phases of its barrier that the wait instance guarantees on return. */
 Z3_ast pass_ck_wait_g(Ck *k, const CkInst *in);
+/* The phases of bar[idx] that role replica r's waits on `bar` guarantee before site w (NULL: at
+ * the role's end), a drain's waits after the loop included. */
+Z3_ast pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx);
 /* Does the wait instance wait at all (rather than return at once)? */
 Z3_ast pass_ck_wait_advances(Ck *k, const CkInst *in);
 /* Phase of its barrier that a group site's instance contributes to. */

@@ -82,6 +82,7 @@ pass_ck_end(Ck *k)
 	ir_vec_free(k->c->al, &k->envs, sizeof(CkEnv *));
 	ir_vec_free(k->c->al, &k->sites, sizeof(CkSite *));
 	ir_vec_free(k->c->al, &k->groups, sizeof(CkGroup *));
+	ir_vec_free(k->c->al, &k->lomemo, sizeof(CkLoMemo));
 	ir_map_free(&k->loopforms);
 	ir_map_free(&k->reported);
 	ir_arena_free(&k->arena);
@@ -1684,14 +1685,25 @@ pass_ck_phases(Ck *k)
 			                        "trip count, beyond the checker's linear arithmetic; "
 			                        "a 'persistent = N' kernel, whose barriers are "
 			                        "initialized again for every tile, is checked)");
+		/* A loop wait may be followed by top-level waits of its role on its array after
+		 * the loop (tail waits, a drain): their guarantee starts from the loop's last
+		 * wait on each barrier (top_wait_lo). */
 		for (int j = 0; j < k->sites.len; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
-			if (o != w && o->kind == CK_WAIT && o->role == w->role && same_bar(o, w) &&
-			    (o->loop || w->loop))
+			if (o == w || o->kind != CK_WAIT || o->role != w->role || !same_bar(o, w) ||
+			    (!o->loop && !w->loop))
+				continue;
+			if (o->loop && w->loop)
+				return beyond(k, o->op,
+				              "several waits of one role on one barrier array in a "
+				              "loop");
+			CkSite *top = o->loop ? w : o, *in = o->loop ? o : w;
+			if (top->seg <= in->seg)
 				return beyond(
-				    k, o->op,
-				    "several waits of one role on one barrier array, one of "
-				    "them in a loop");
+				    k, top->op,
+				    "a wait on a barrier array before the loop that waits "
+				    "on it again (only waits after the loop, a drain, "
+				    "are understood)");
 		}
 		if (w->loop && !wait_form(k, w))
 			return false;
@@ -1775,22 +1787,141 @@ pass_ck_phases(Ck *k)
 	return !k->broken;
 }
 
-/* Top-level waits: the guarantee of one, from the earlier ones of its role on its barrier. */
+static Z3_ast residue_of(Ck *k, CkSite *s, Z3_ast r, Z3_ast i, int64_t p);
+static Z3_ast trip_count(Ck *k, CkEnv *parent, IrOp *loop);
+static Z3_ast waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx);
+
+/* The phases of bar[idx] a loop wait `o` (replica r) guarantees once its loop has ended: the
+ * guarantee of its last instance on that barrier, 0 when none names it. */
 static Z3_ast
-top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
+loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
+{
+	CkWaitForm *f = o->wf;
+	int64_t p = f->period, c;
+	Z3_ast rho = residue_of(k, o, r, idx, p);
+	Z3_ast trip = trip_count(k, pass_ck_role_env(k, o->role, r), o->loop);
+	if (!trip)
+		return pass_ck_num(S, 0);
+	Z3_ast has =
+	    pass_ck_and2(S, pass_ck_lt(S, rho, pass_ck_num(S, p)), pass_ck_lt(S, rho, trip));
+	/* The last iteration on bar[idx]: rho + p * j, j = (trip - 1 - rho) floordiv p. */
+	Z3_ast j =
+	    pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho), p);
+	if (pass_ck_is_num(S, rho, &c)) {
+		/* A known residue class: the wait form's guarantee at occurrence j, directly. */
+		if (c >= p)
+			return pass_ck_num(S, 0);
+		Z3_ast g = f->lin[c] ? pass_ck_add(S, j, pass_ck_num(S, f->val[c]))
+		                     : pass_ck_num(S, f->val[c]);
+		return pass_ck_ite(S, has, g, pass_ck_num(S, 0));
+	}
+	CkInst last = pass_ck_inst_at(k, o, r, pass_ck_add(S, rho, pass_ck_mulc(S, j, p)));
+	return pass_ck_ite(S, has, pass_ck_wait_g(k, &last), pass_ck_num(S, 0));
+}
+
+/* As loop_wait_final_at; an index not known is split into the barriers of the array (each a
+ * known residue class when the loop's index depends on the iteration only), kept per barrier. */
+static Z3_ast
+loop_wait_final(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
+{
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (e->role == (const void *)o->loop && e->bar == o && e->r == r && e->idx == idx)
+			return e->lo;
+	}
+	int64_t n = bar_size(o), x;
+	Z3_ast lo;
+	if (pass_ck_is_num(S, idx, &x) || n > 64) {
+		lo = loop_wait_final_at(k, o, r, idx);
+	} else {
+		lo = pass_ck_num(S, 0);
+		for (int64_t b = n - 1; b >= 0; b--) {
+			Z3_ast bi = pass_ck_num(S, b);
+			lo = pass_ck_ite(S, pass_ck_eq(S, idx, bi), loop_wait_final(k, o, r, bi),
+			                 lo);
+		}
+	}
+	CkLoMemo e = {o->loop, o, NULL, r, idx, lo};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return lo;
+}
+
+/* The phases of bar[idx] that role replica r's waits on `bar` guarantee before site `w` (NULL:
+ * at the role's end). */
+Z3_ast
+pass_ck_waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx)
+{
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (e->role == role && e->bar == bar && e->w == w && e->r == r && e->idx == idx)
+			return e->lo;
+	}
+	Z3_ast lo = waited_before(k, role, bar, w, r, idx);
+	CkLoMemo e = {role, bar, w, r, idx, lo};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return lo;
+}
+
+/* Do top-level waits o and w (one role) name different barriers in every replica? */
+static bool
+distinct_waits(Ck *k, CkSite *o, CkSite *w)
+{
+	for (int i = 0; i < k->lomemo.len; i++) {
+		CkLoMemo *e = &IR_VEC_AT(k->lomemo, CkLoMemo, i);
+		if (!e->role && e->bar == o && e->w == w)
+			return e->lo != NULL;
+	}
+	CkInst wi = pass_ck_inst(k, w, "t");
+	CkInst oi = pass_ck_inst_at(k, o, wi.r, NULL);
+	bool d = valid(
+	    k, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), pass_ck_bar_index(k, &wi))));
+	CkLoMemo e = {NULL, o, w, NULL, NULL, d ? pass_ck_num(S, 1) : NULL};
+	ir_vec_push(k->c->al, &k->lomemo, &e, sizeof e);
+	return d;
+}
+
+static Z3_ast
+waited_before(Ck *k, CkRole *role, IrValue *bar, CkSite *w, Z3_ast r, Z3_ast idx)
 {
 	Z3_ast lo = pass_ck_num(S, 0);
+	bool drain = false;
 	for (int i = 0; i < k->sites.len; i++) { /* sites are in program order */
 		CkSite *o = IR_VEC_AT(k->sites, CkSite *, i);
 		if (o == w)
 			break;
-		if (o->kind != CK_WAIT || o->role != w->role || !same_bar(o, w))
+		if (o->kind != CK_WAIT || o->role != role || o->bar != bar)
+			continue;
+		if (o->loop) {
+			/* A drain: waits after the loop continue from its last wait. */
+			lo = loop_wait_final(k, o, r, idx);
+			drain = true;
+			continue;
+		}
+		/* A drain's waits name distinct barriers, as a rule: then one does not build on
+		 * another (a smaller term, one query per pair to know). */
+		if (drain && w && distinct_waits(k, o, w))
 			continue;
 		CkInst oi = pass_ck_inst_at(k, o, r, NULL);
-		Z3_ast g = pass_ck_wait_g(k, &oi);
+		Z3_ast g;
+		if (drain) {
+			/* Where o names bar[idx], its guarantee is that of bar[idx] before it:
+			 * built at idx, the terms of one query share one index. */
+			Z3_ast lo_o = pass_ck_waited_before(k, role, bar, o, r, idx);
+			Z3_ast adv = pass_ck_eq(S, pass_ck_mod(S, lo_o, 2), pass_ck_parity(k, &oi));
+			g = pass_ck_add(S, lo_o, pass_ck_b2i(S, adv));
+		} else {
+			g = pass_ck_wait_g(k, &oi);
+		}
 		lo = pass_ck_ite(S, pass_ck_eq(S, pass_ck_bar_index(k, &oi), idx), g, lo);
 	}
 	return lo;
+}
+
+/* Top-level waits: the guarantee of one, from the earlier ones of its role on its barrier. */
+static Z3_ast
+top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
+{
+	return pass_ck_waited_before(k, w->role, w->bar, w, r, idx);
 }
 
 Z3_ast

@@ -670,6 +670,159 @@ check_waits_complete(Ck *k)
 	}
 }
 
+/* Phases of bar[i] every waiting role (every replica, up to 8) has seen complete by its end. */
+static Z3_ast
+in_flight_from(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n)
+{
+	IrVec parts = {0};
+	for (int ri = 0; ri < k->sites.len; ri++) {
+		CkSite *w = site_at(k, ri);
+		bool first = w->kind == CK_WAIT && w->bar == bar;
+		for (int o = 0; o < ri && first; o++)
+			first = !(site_at(k, o)->kind == CK_WAIT && site_at(k, o)->bar == bar &&
+			          site_at(k, o)->role == w->role);
+		if (!first)
+			continue;
+		for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+			Z3_ast g =
+			    pass_ck_waited_before(k, w->role, bar, NULL, pass_ck_num(S, q), i);
+			Z3_ast ge = pass_ck_le(S, g, n);
+			ir_vec_push(k->c->al, &parts, &ge, sizeof ge);
+		}
+	}
+	Z3_ast res = pass_ck_and(S, parts.len, (Z3_ast *)parts.data);
+	ir_vec_free(k->c->al, &parts, sizeof(Z3_ast));
+	return res;
+}
+
+/* Nothing is in flight when the kernel exits: every phase of a barrier that copies land on is
+ * waited for by some thread (a CTA whose threads have all exited may not have copies into its
+ * shared memory outstanding). A role that waits on the array after its loop (a drain) makes a
+ * copy left in flight an error; without a drain it is a warning. */
+static void
+check_in_flight_at_exit(Ck *k)
+{
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (!g->copy_bytes)
+			continue;
+		bool done = false, drain = false;
+		for (int o = 0; o < gi && !done; o++)
+			done = IR_VEC_AT(k->groups, CkGroup *, o)->bar == g->bar &&
+			       IR_VEC_AT(k->groups, CkGroup *, o)->copy_bytes;
+		if (done)
+			continue;
+		for (int si = 0; si < k->sites.len; si++) {
+			CkSite *w = site_at(k, si);
+			drain |= w->kind == CK_WAIT && w->bar == g->bar && !w->loop &&
+			         w->role->sync_loop && w->seg > w->role->sync_seg;
+		}
+		Z3_ast n = pass_ck_fresh(S, "n");
+		int64_t size = g->bar->type->kind == IR_TY_MBAR ? g->bar->type->n : 1;
+		CkSite *at = g->site[0];
+		for (int s = 0; s < g->nsite; s++)
+			if (g->site[s]->kind == CK_COPY) {
+				at = g->site[s];
+				break;
+			}
+		/* One query per barrier of the array (a constant index keeps them small). */
+		Z3_ast fails[64], i = NULL, fail = NULL;
+		int nb = size < 64 ? (int)size : 64;
+		bool unknown = false;
+		for (int b = 0; b < nb; b++) {
+			Z3_ast bi = pass_ck_num(S, b);
+			IrVec alts = {0};
+			for (int hi = gi; hi < k->groups.len; hi++) {
+				CkGroup *h = IR_VEC_AT(k->groups, CkGroup *, hi);
+				if (h->bar != g->bar || !h->copy_bytes)
+					continue;
+				for (int64_t q = 0; q < h->role->nrep && q < 8; q++) {
+					Z3_ast ok;
+					pass_ck_group_iter(k, h, pass_ck_num(S, q), bi, n, &ok);
+					ir_vec_push(k->c->al, &alts, &ok, sizeof ok);
+				}
+			}
+			Z3_ast issued = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+			ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+			fails[b] = pass_ck_and2(S, issued, in_flight_from(k, g->bar, bi, n));
+			CkRes r = pass_ck_check(S, fails[b], NULL);
+			unknown |= r == CK_UNKNOWN;
+			if (r == CK_SAT && !fail) {
+				fail = fails[b];
+				i = bi;
+			}
+		}
+		if (!fail) {
+			if (unknown)
+				undecided(k, at->op,
+				          "that no copy is in flight when the kernel exits");
+			continue;
+		}
+		if (drain && !pass_ck_error_once(k, at->op))
+			continue;
+		Z3_model m = solve_min(k, fail, NULL, 0, (Z3_ast[]){n}, 1);
+		/* How many: the barriers with a phase in flight for these kernel arguments and
+		 * program ids (one phase each in a drained-but-short ring; at least one). */
+		IrVec fix = {0};
+		for (int d = 0; d < 3; d++)
+			if (k->pid[d]) {
+				Z3_ast e =
+				    pass_ck_eq(S, k->pid[d], pass_ck_num(S, ev(k, m, k->pid[d])));
+				ir_vec_push(k->c->al, &fix, &e, sizeof e);
+			}
+		IrBlock *kb = k->kernel->reg[0].block;
+		for (int a = 0; a < kb->narg; a++) {
+			Z3_ast v = ir_type_is_int(kb->arg[a]->type)
+			               ? pass_ck_value(k, k->root, kb->arg[a])
+			               : NULL;
+			if (v) {
+				Z3_ast e = pass_ck_eq(S, v, pass_ck_num(S, ev(k, m, v)));
+				ir_vec_push(k->c->al, &fix, &e, sizeof e);
+			}
+		}
+		Z3_ast fixed = pass_ck_and(S, fix.len, (Z3_ast *)fix.data);
+		ir_vec_free(k->c->al, &fix, sizeof(Z3_ast));
+		int64_t phases = 0;
+		for (int b = 0; b < nb; b++)
+			phases +=
+			    pass_ck_check(S, pass_ck_and2(S, fails[b], fixed), NULL) == CK_SAT;
+		if (!phases)
+			phases = 1;
+		int ncopy = 0;
+		char rings[256] = "";
+		int len = 0;
+		for (int hi = gi; hi < k->groups.len; hi++) {
+			CkGroup *h = IR_VEC_AT(k->groups, CkGroup *, hi);
+			for (int s = 0; h->bar == g->bar && s < h->nsite; s++) {
+				CkSite *c = h->site[s];
+				if (c->kind != CK_COPY || !c->mem)
+					continue;
+				ncopy++;
+				if (len < (int)sizeof rings - 64)
+					len += snprintf(rings + len, sizeof rings - (size_t)len,
+					                "%s%%%s", len ? ", " : "",
+					                pass_ck_vname(c->mem));
+			}
+		}
+		int64_t total = phases * (ncopy ? ncopy : 1);
+		IrDiag *d = ir_diag_begin(
+		    k->c, drain ? IR_SEV_ERROR : IR_SEV_WARNING, at->op->loc,
+		    "%lld cop%s into %s may still be in flight when the kernel exits: nothing "
+		    "waits "
+		    "for phase %lld of %s%s",
+		    (long long)total, total == 1 ? "y" : "ies", len ? rings : "shared memory",
+		    (long long)ev(k, m, n), bar_str(k, m, g->bar, i),
+		    drain ? "" : " (drain it: wait for the last copies after the loop)");
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_globals(k, cx, m, fail);
+		cex_show(k, cx, m, "phase", n);
+		cx->role = at->role->name;
+		cx->culprit = "no wait after the last copies";
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
 /* Per phase: no more arrivals than the count, and expect_tx bytes equal the copies' bytes. */
 static void
 check_phase_totals(Ck *k)
@@ -2531,7 +2684,7 @@ pass_ck_check_kernel(Ck *k)
 	static void (*const checks[])(Ck *) = {
 	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
-	    check_fences,
+	    check_fences,       check_in_flight_at_exit,
 	};
 	check_ranges(k);
 	if (pass_ck_overflowed(k) || k->broken || !pass_ck_phases(k) || pass_ck_overflowed(k))

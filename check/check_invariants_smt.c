@@ -167,6 +167,35 @@ pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c)
 	Z3_ast q = ir_map_get(&s->divs, h, &key, div_eq);
 	if (q)
 		return q;
+	/* floordiv(x + d, c) with a constant d: from floordiv(x, c), so that x + 1, x + 2, ...
+	 * share one quotient (the solver need not relate their quotients itself). */
+	if (c > 1 && Z3_get_ast_kind(s->z, a) == Z3_APP_AST) {
+		Z3_app app = Z3_to_app(s->z, a);
+		if (Z3_get_decl_kind(s->z, Z3_get_app_decl(s->z, app)) == Z3_OP_ADD &&
+		    Z3_get_app_num_args(s->z, app) == 2) {
+			Z3_ast l = Z3_get_app_arg(s->z, app, 0), r = Z3_get_app_arg(s->z, app, 1);
+			int64_t d;
+			Z3_ast x = NULL;
+			if (pass_ck_is_num(s, r, &d))
+				x = l;
+			else if (pass_ck_is_num(s, l, &d))
+				x = r;
+			if (x) {
+				Z3_ast qx = pass_ck_floordiv(s, x, c);
+				Z3_ast rx = pass_ck_sub(s, x, pass_ck_mulc(s, qx, c));
+				int64_t dq = ir_floordiv(d, c), dr = ir_mod(d, c);
+				Z3_ast carry =
+				    pass_ck_ite(s, pass_ck_le(s, pass_ck_num(s, c - dr), rx),
+				                pass_ck_num(s, 1), pass_ck_num(s, 0));
+				q = pass_ck_add(s, pass_ck_add(s, qx, pass_ck_num(s, dq)),
+				                dr ? carry : pass_ck_num(s, 0));
+				DivKey *k = ir_arena_alloc(&s->arena, sizeof *k);
+				*k = key;
+				ir_map_put(&s->divs, h, k, (void *)q, div_eq);
+				return q;
+			}
+		}
+	}
 	q = pass_ck_fresh(s, "fd");
 	Z3_ast cq = pass_ck_mulc(s, q, c);
 	pass_ck_side(s, q,

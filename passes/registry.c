@@ -1,8 +1,8 @@
 /* registry.c — the table of passes that ave-opt, the driver and libave run by name, and the
  * default pipeline they all compile with.
  *
- *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ prefetch ─▶ check-invariants
- *                                                                             │
+ *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ pipeline ─▶ prefetch ─▶ check-invariants
+ *                                                                                          │
  *        lower/ (LLVM IR, backend hooks) ◀── smem-alloc ◀──────────────────────┘
  *
  * On the host target the interpreter runs the program as written: only the checker runs. */
@@ -26,7 +26,7 @@ static const struct {
 	bool check; /* the invariant checker (dropped by --no-check) */
 } pipeline[] = {
     {"canonicalize", false, false}, {"cse", false, false},		{"dce", false, false},
-    {"prefetch", false, false},	    {"check-invariants", true, true}, {"smem-alloc", false, false},
+    {"pipeline", false, false},	    {"prefetch", false, false},	    {"check-invariants", true, true}, {"smem-alloc", false, false},
 };
 
 char *
