@@ -33,6 +33,7 @@ usage(FILE *f)
 	      "  --print-locations           append '// line:col' to each op\n"
 	      "  -o FILE                     write the output to FILE\n"
 	      "  -h, --help                  this help\n"
+	      "  --version                   print the version\n"
 	      "\n"
 	      "passes:\n",
 	      f);
@@ -111,6 +112,9 @@ main(int argc, char **argv)
 			o.output = argv[++i];
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("ave-opt %s\n", AVE_VERSION);
 			return 0;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "ave-opt: unknown option '%s'\n", a);

@@ -14,7 +14,8 @@ usage(FILE *f, int rc)
 	fputs("usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
 	      "                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
 	      "                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
-	      "                  [--schedules=N] [--seed=S]   (host device)\n",
+	      "                  [--schedules=N] [--seed=S]   (host device)\n"
+	      "       ave-rt-run --version\n",
 	      f);
 	return rc;
 }
@@ -67,6 +68,9 @@ main(int argc, char **argv)
 			r.flops = strtod(a + 8, NULL);
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			return usage(stdout, 0);
+		} else if (!strcmp(a, "--version")) {
+			printf("ave-rt-run %s\n", AVE_VERSION);
+			return 0;
 		} else if (a[0] != '-' && !bundle) {
 			bundle = a;
 		} else {
