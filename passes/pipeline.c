@@ -389,6 +389,13 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		                    : "the loop is not at the kernel's top level";
 	else if (t && t->copy == TARGET_COPY_NONE)
 		why = ir_ctx_printf(c, "target '%s' has no asynchronous copy", t->name);
+	else if (t && t->copy == TARGET_COPY_BUFFER)
+		/* docs/amdgpu.md: the copy completes within the issuing wave, so a ring would not
+		 * overlap a wave's loads with its own compute; prefetch's loads a stage ahead into
+		 * registers do. */
+		why = ir_ctx_printf(c, "on target '%s' ave.copy.async completes within the issuing "
+				    "wave, so a ring overlaps nothing; 'prefetch' loads the next tiles "
+				    "into registers instead", t->name);
 	else if (!ir_expr_eval_const(f->item[2].e, &step) || step <= 0)
 		why = "its step is not a positive constant";
 	Scan sc = {why};
