@@ -44,37 +44,30 @@ typedef struct SymmScan {
 	IrVec syms; /* IrOp* */
 } SymmScan;
 
+/* Adds the symmetric buffer an item names, once. */
+static void
+note_symm(SymmScan *s, IrOp *op, const IrItem *it)
+{
+	if (it->kind != IR_IT_SYMBOL)
+		return;
+	IrOp *d = ir_symbol_lookup(s->L->c, op, it->s);
+	if (!d || d->code != IR_OP_SYMM_ALLOC)
+		return;
+	for (int k = 0; k < s->syms.len; k++)
+		if (IR_VEC_AT(s->syms, IrOp *, k) == d)
+			return;
+	ir_vec_push(s->L->c->al, &s->syms, &d, sizeof d);
+}
+
 static bool
 scan_symm(IrOp *op, void *ud)
 {
 	SymmScan *s = ud;
-	for (int i = 0; i < op->nitem; i++) {
-		IrItem *it = &op->item[i];
-		if (it->kind != IR_IT_SYMBOL)
-			continue;
-		IrOp *d = ir_symbol_lookup(s->L->c, op, it->s);
-		if (!d || d->code != IR_OP_SYMM_ALLOC)
-			continue;
-		bool seen = false;
-		for (int k = 0; k < s->syms.len; k++)
-			seen |= IR_VEC_AT(s->syms, IrOp *, k) == d;
-		if (!seen)
-			ir_vec_push(s->L->c->al, &s->syms, &d, sizeof d);
-	}
+	for (int i = 0; i < op->nitem; i++)
+		note_symm(s, op, &op->item[i]);
 	for (int g = 0; g < op->ngroup; g++)
-		for (int i = 0; i < op->group[g].nitem; i++) {
-			IrItem *it = &op->group[g].item[i];
-			if (it->kind != IR_IT_SYMBOL)
-				continue;
-			IrOp *d = ir_symbol_lookup(s->L->c, op, it->s);
-			if (!d || d->code != IR_OP_SYMM_ALLOC)
-				continue;
-			bool seen = false;
-			for (int k = 0; k < s->syms.len; k++)
-				seen |= IR_VEC_AT(s->syms, IrOp *, k) == d;
-			if (!seen)
-				ir_vec_push(s->L->c->al, &s->syms, &d, sizeof d);
-		}
+		for (int i = 0; i < op->group[g].nitem; i++)
+			note_symm(s, op, &op->group[g].item[i]);
 	return true;
 }
 
