@@ -15,6 +15,12 @@ extern const int pass_registry_count;
 #include "passes.def"
 #undef PASS
 
+/* Calls fn on every ave.for of the module, inner loops before the loops around them, with the
+ * target its kernel compiles for (`target`, else the kernel's attribute, else NULL). fn may
+ * replace or erase the loop it is given. */
+typedef void (*PassLoopFn)(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud);
+void pass_for_each_loop(IrModule *m, const TargetInfo *target, PassLoopFn fn, void *ud);
+
 /* The default pipeline for target t (NULL: a GPU target), in the order of SPEC §1, without the
  * invariant checker unless `check`: the passes' names, comma-separated, into buf (n bytes). The
  * driver, ave-opt and libave compile with it. */

@@ -678,28 +678,18 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	return true;
 }
 
-static bool
-walk_block(IrModule *m, IrBlock *b, const IrPassOpts *o)
+static void
+visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 {
-	for (IrOp *op = b->first, *next; op; op = next) {
-		next = op->next;
-		for (int r = 0; r < op->nreg; r++)
-			if (!walk_block(m, op->reg[r].block, o))
-				return false;
-		if (op->code == IR_OP_FOR) {
-			const TargetInfo *t =
-			    pass_kernel_target(m->ctx, ir_kernel_of(op), o ? o->target : NULL);
-			int64_t stages;
-			if (!ir_pass_arg_int(m->ctx, o, "pipeline", "stages", 0, 2, 16, &stages))
-				return false;
-			pipeline_loop(m, op, t, stages);
-		}
-	}
-	return true;
+	pipeline_loop(m, loop, t, *(const int64_t *)ud);
 }
 
 bool
 pass_pipeline(IrModule *m, const IrPassOpts *o)
 {
-	return walk_block(m, m->body, o);
+	int64_t stages;
+	if (!ir_pass_arg_int(m->ctx, o, "pipeline", "stages", 0, 2, 16, &stages))
+		return false;
+	pass_for_each_loop(m, o ? o->target : NULL, visit, &stages);
+	return true;
 }

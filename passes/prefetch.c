@@ -242,28 +242,20 @@ prefetch_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t max_regs)
 	return true;
 }
 
-static bool
-walk_block(IrModule *m, IrBlock *b, const IrPassOpts *o)
+/* max-regs given as an option, else -1: the target's ra_prefetch_regs. */
+static void
+visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 {
-	for (IrOp *op = b->first, *next; op; op = next) {
-		next = op->next;
-		for (int r = 0; r < op->nreg; r++)
-			if (!walk_block(m, op->reg[r].block, o))
-				return false;
-		if (op->code == IR_OP_FOR) {
-			const TargetInfo *t = pass_kernel_target(m->ctx, ir_kernel_of(op), o ? o->target : NULL);
-			int64_t max;
-			if (!ir_pass_arg_int(m->ctx, o, "prefetch", "max-regs", ra_prefetch_regs(t), 0, 1024,
-					     &max))
-				return false;
-			prefetch_loop(m, op, t, max);
-		}
-	}
-	return true;
+	int64_t given = *(const int64_t *)ud;
+	prefetch_loop(m, loop, t, given >= 0 ? given : ra_prefetch_regs(t));
 }
 
 bool
 pass_prefetch(IrModule *m, const IrPassOpts *o)
 {
-	return walk_block(m, m->body, o);
+	int64_t given;
+	if (!ir_pass_arg_int(m->ctx, o, "prefetch", "max-regs", -1, 0, 1024, &given))
+		return false;
+	pass_for_each_loop(m, o ? o->target : NULL, visit, &given);
+	return true;
 }
