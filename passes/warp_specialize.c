@@ -1,0 +1,610 @@
+/* warp_specialize.c — the `warp-specialize` pass (SPEC 5.7, docs/passes.md): on a target with
+ * per-role register budgets (setmaxnreg: sm_90a), a loop with `stages = N` at a kernel's top
+ * level whose body is tile loads feeding one ave.mma into a carried accumulator becomes the
+ * producer/consumer kernel of examples/gemm_ws.ave:
+ *
+ *   %x.ring = ave.smem.alloc : !ave.ring<N x tile>       (one per load, swizzled for the MMA)
+ *   %k.full = ave.mbar.alloc count(1), %k.empty = ave.mbar.alloc count(C) : !ave.mbar<N>
+ *   ave.tag.func @x.tile(%i0: index, ...)                (one per load: its coordinates)
+ *   ave.warp_specialize {
+ *     ave.role @producer warps(4) regs(40) issue(1) {
+ *       for %u = 0 to T { s = u mod N
+ *         wait %k.empty[s] parity((u floordiv N + 1) mod 2); expect_tx %k.full[s] bytes(B)
+ *         copy.async tile(k) into(%x.ring[s]) arrive(%k.full[s]) tag(@x.tile(coords(k))) } }
+ *     ave.role @consumer warps(4) regs(R) replicate(C) {
+ *       %wg = ave.replica_id; acc = zeros (M/C rows)
+ *       for %u = 0 to T { s = u mod N; wait %k.full[s] parity((u floordiv N) mod 2)
+ *         tag.assert holds(%x.ring[s], @x.tile(coords(k)))
+ *         t = mma.async slice(A slot, rows wg*M/C) , B slot, acc
+ *         inflight 0: acc = mma.wait t pending(0); arrive %k.empty[s]
+ *         inflight 1: acc = mma.wait t pending(u == T-1 ? 0 : 1); if u > 0: arrive %k.empty[(u-1) mod N] }
+ *       inflight 1: if T > 0: arrive %k.empty[(T-1) mod N]
+ *       the loop's epilogue (elementwise ops and stores of the accumulator), its rows split }
+ *   }
+ *
+ * with k = lb + u * step and T the trip count. The kernel's threads become 128 * (C + 1): its
+ * C warpgroups (threads / 128 unless `consumers` says otherwise) consume, a new one produces.
+ * The budgets are the producer's 40 and what the pool rule leaves each consumer, a multiple of
+ * 8 (at most 256). The result is checked at once (check-invariants): a specialized kernel that
+ * does not prove is an internal error, never a kernel compiled anyway. A loop it does not take
+ * gets a remark saying why, and `pipeline` may still take it. */
+#include <string.h>
+
+#include "../regalloc/regalloc.h"
+#include "ring.h"
+
+#define PRODUCER_REGS 40
+
+typedef struct WsOpts {
+	int64_t consumers; /* 0: the kernel's threads / 128 */
+	int64_t inflight;  /* async MMAs left in flight across an iteration: 0 or 1 */
+	const TargetInfo *target;
+	bool changed;
+	bool failed;
+} WsOpts;
+
+/* Marks which ops after loop f depend on its results (`dep`, by op number in the kernel's top
+ * block) and says why they cannot move into the consumers with their rows split, or NULL. */
+typedef struct Epi {
+	IrOp *op[256];
+	int n;
+} Epi;
+
+static bool
+in_epi(const Epi *e, const IrValue *v, const IrValue *res)
+{
+	if (v == res)
+		return true;
+	if (v->kind != IR_VAL_RESULT)
+		return false;
+	for (int i = 0; i < e->n; i++)
+		if (e->op[i] == v->op)
+			return true;
+	return false;
+}
+
+/* True when v is defined before loop f (a kernel argument, or an op of the kernel's top block
+ * ahead of f): visible where the roles are placed. */
+static bool
+before_loop(const IrValue *v, IrOp *f)
+{
+	if (v->kind == IR_VAL_ARG)
+		return ir_block_parent_op(v->block) == ir_kernel_of(f);
+	if (v->kind != IR_VAL_RESULT || v->op->parent != f->parent)
+		return false;
+	for (IrOp *o = v->op; o; o = o->next)
+		if (o == f)
+			return true;
+	return false;
+}
+
+static const char *
+epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
+{
+	IrValue *res = &f->res[0];
+	for (IrOp *op = f->next; op; op = op->next) {
+		if (op->code == IR_OP_RETURN)
+			break;
+		bool dep = false;
+		for (int i = 0; i < op->nopnd; i++)
+			dep |= in_epi(e, ir_op_value(op, i), res);
+		if (!dep) {
+			if (!ir_op_has_trait(c, op, IR_TRAIT_PURE))
+				return ir_ctx_printf(c, "'%s' after the loop has effects and does not "
+						     "use its result", ir_opinfo(c, op->code)->name);
+			continue;
+		}
+		bool ew = ir_op_has_trait(c, op, IR_TRAIT_ELEMWISE) && op->nreg == 0;
+		if (!ew && op->code != IR_OP_STORE)
+			return ir_ctx_printf(c, "the loop's result feeds '%s', which cannot be split "
+					     "by rows", ir_opinfo(c, op->code)->name);
+		for (int i = 0; i < op->nopnd; i++) {
+			IrValue *v = ir_op_value(op, i);
+			if (in_epi(e, v, res))
+				continue;
+			if (ir_type_is_reg_tile(v->type))
+				return ir_ctx_printf(c, "'%s' after the loop combines its result with "
+						     "another tile", ir_opinfo(c, op->code)->name);
+			if (!before_loop(v, f))
+				return ir_ctx_printf(c, "'%s' after the loop uses a value defined after "
+						     "it", ir_opinfo(c, op->code)->name);
+		}
+		for (int i = 0; i < op->nres; i++) {
+			IrType *t = op->res[i].type;
+			if (ir_type_is_reg_tile(t) &&
+			    (t->layout || t->rank != 2 || t->dims[0] != rows))
+				return "the epilogue has a tile with a layout or another shape";
+		}
+		if (op->code == IR_OP_STORE) {
+			IrGroup *into = ir_op_group(op, c->kw.into);
+			if (!into || into->nitem != 1 || into->item[0].ncoord != 2 ||
+			    into->item[0].coord[0].len >= 0)
+				return "a store of the result does not name two coordinates";
+		}
+		if (e->n == (int)(sizeof e->op / sizeof e->op[0]))
+			return "the epilogue is too long";
+		e->op[e->n++] = op;
+	}
+	return NULL;
+}
+
+/* Why the plan's loop cannot be split into roles, or NULL; fills what the rewrite needs. */
+typedef struct Shape {
+	IrOp *mma;
+	int a, b;        /* the loads feeding the MMA's A and B */
+	IrOp *init;      /* ave.zeros of the accumulator */
+	int64_t consumers, rows; /* C, and the rows each consumer owns */
+	Epi epi;
+} Shape;
+
+static const char *
+shape(IrModule *m, const RingPlan *p, const WsOpts *o, Shape *s)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop;
+	IrBlock *body = f->reg[0].block;
+	memset(s, 0, sizeof *s);
+	s->a = s->b = -1;
+	for (IrOp *op = body->first; op; op = op->next) {
+		if (op->code == IR_OP_LOAD || op->code == IR_OP_YIELD)
+			continue;
+		if (op->code != IR_OP_MMA || s->mma)
+			return ir_ctx_printf(c, "its body has '%s' besides its loads and one ave.mma",
+					     ir_opinfo(c, op->code)->name);
+		s->mma = op;
+	}
+	if (!s->mma)
+		return "its body has no ave.mma";
+	for (int i = 0; i < p->nload; i++) {
+		if (!p->direct[i])
+			return "a loaded tile is used other than as an ave.mma operand";
+		IrValue *v = &p->load[i]->res[0];
+		if (ir_op_value(s->mma, s->mma->item[0].opnd) == v)
+			s->a = i;
+		else if (ir_op_value(s->mma, s->mma->item[1].opnd) == v)
+			s->b = i;
+	}
+	if (s->a < 0 || s->b < 0 || p->nload != 2)
+		return "the MMA's operands are not two loads of the loop";
+	if (body->narg != 2 || f->nres != 1)
+		return "it carries values besides the accumulator";
+	IrOp *y = body->last;
+	if (ir_op_value(s->mma, s->mma->item[2].opnd) != body->arg[1] || y->nopnd != 1 ||
+	    ir_op_value(y, 0) != &s->mma->res[0])
+		return "the MMA does not accumulate into the carried value";
+	IrValue *init = ir_op_value(f, f->item[3].opnd);
+	if (init->kind != IR_VAL_RESULT || init->op->code != IR_OP_ZEROS)
+		return "the accumulator does not start from ave.zeros";
+	s->init = init->op;
+	IrType *acc = f->res[0].type;
+	if (acc->layout || acc->rank != 2)
+		return "the accumulator has a layout attribute";
+	int64_t threads = 0;
+	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
+	if (th && th->kind == IR_ATTR_INT)
+		threads = th->i;
+	s->consumers = o->consumers ? o->consumers : threads / 128;
+	if (!o->consumers && (threads % 128 || !s->consumers))
+		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
+				     (long long)threads);
+	s->rows = acc->dims[0] / s->consumers;
+	if (acc->dims[0] % s->consumers || s->rows % 64)
+		return ir_ctx_printf(c, "its %lld accumulator rows do not split into %lld "
+				     "consumer%s of a multiple of 64 rows", (long long)acc->dims[0],
+				     (long long)s->consumers, s->consumers == 1 ? "" : "s");
+	return epilogue(c, f, acc->dims[0], &s->epi);
+}
+
+/* The budgets: the producer's, and what the pool rule leaves each consumer (a multiple of 8,
+ * at most 256). */
+static int64_t
+consumer_regs(const TargetInfo *t, int64_t consumers)
+{
+	int64_t entry = ra_entry_regs(t, 128 * (consumers + 1));
+	int64_t r = (entry * (consumers + 1) - PRODUCER_REGS) / consumers / 8 * 8;
+	return r > 256 ? 256 : r;
+}
+
+static IrOp *
+role(IrModule *m, IrBlock *ws, const char *name, int64_t regs, int64_t issue, int64_t replicate,
+     IrRegion *body, IrLoc loc)
+{
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_ROLE, loc);
+	ir_state_item(m, &s, IR_IT_SYMBOL)->s = ir_intern_cstr(c, name);
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.warps), ring_C(m, 4));
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.regs), ring_C(m, regs));
+	if (issue)
+		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.issue), ring_C(m, issue));
+	if (replicate > 1)
+		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.replicate), ring_C(m, replicate));
+	ir_state_region(m, &s, body);
+	IrOp *r = ir_op_build(m, &s);
+	ir_block_append(ws, r);
+	return r;
+}
+
+/* `ave.for %u = 0 to T step 1` with `ninit` carried values; its block is returned in *blk. */
+static IrOpState
+loop_state(IrModule *m, const RingPlan *p, IrRegion **reg, IrValue **u, const char *uname)
+{
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_FOR, p->loop->loc);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_C(m, 0);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_trip(m, p);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_C(m, 1);
+	*reg = ir_region_new(m);
+	*u = ir_block_add_arg(m, (*reg)->block, c->t_index,
+	                      ring_fresh(c, p->kernel, p->iv->name, uname), p->loop->loc);
+	return s;
+}
+
+/* %k = lb + u * step, or u itself. */
+static IrValue *
+loop_k(IrBuilder *b, const RingPlan *p, IrValue *u)
+{
+	IrExpr *e = ring_k(b->m, p, ring_V(b->m, u));
+	if (e->kind == IR_EX_VAL)
+		return u;
+	return ring_named(ir_b_index(b, e), ring_fresh(b->m->ctx, p->kernel, p->iv->name, "k"));
+}
+
+/* (u floordiv N + add) mod 2 */
+static IrExpr *
+parity(IrModule *m, IrValue *u, int64_t N, int64_t add)
+{
+	return ring_B(m, IR_EX_MOD,
+	              ring_B(m, IR_EX_ADD,
+	                     ring_B(m, IR_EX_FLOORDIV, ring_V(m, u), ring_C(m, N)), ring_C(m, add)),
+	              ring_C(m, 2));
+}
+
+static void
+tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags)
+{
+	IrCtx *c = m->ctx;
+	IrBuilder b;
+	ir_builder_before(&b, m, p->loop);
+	for (int i = 0; i < p->nload; i++) {
+		IrOp *ld = p->load[i];
+		IrStr base = ld->res[0].name ? ld->res[0].name : "x";
+		tags[i] = NULL;
+		for (int n = 0; !tags[i]; n++) {
+			IrStr t = ir_intern_cstr(c, n ? ir_ctx_printf(c, "%s.tile%d", base, n)
+			                              : ir_ctx_printf(c, "%s.tile", base));
+			if (!ir_symbol_lookup(c, p->loop, t))
+				tags[i] = t;
+		}
+		IrOpState s;
+		ir_state_init(&s, IR_OP_TAG_FUNC, ld->loc);
+		IrItem *it = ir_state_item(m, &s, IR_IT_DECL);
+		it->s = tags[i];
+		it->nparam = ld->item[0].ncoord;
+		it->param = ir_arena_alloc(&m->arena, sizeof(IrValue *) * (size_t)it->nparam);
+		for (int j = 0; j < it->nparam; j++) {
+			it->param[j] = ir_param_new(m, c->t_index,
+			                            ir_intern_cstr(c, ir_ctx_printf(c, "i%d", j)), ld->loc);
+			it->param[j]->index = j;
+		}
+		ir_b_insert(&b, ir_op_build(m, &s));
+	}
+}
+
+/* ave.tag.assert holds(%ring[slot], @tag(coordinates at k)) */
+static void
+holds(IrBuilder *b, IrOp *ld, const RingPlan *p, IrValue *k, IrValue *ring, IrValue *slot,
+      IrStr tag)
+{
+	IrModule *m = b->m;
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_TAG_ASSERT, ld->loc);
+	IrGroup *g = ir_state_group(m, &s, c->kw.holds);
+	ring_slot_item(m, g, ring, slot);
+	IrItem *it = ir_group_add(m, g, IR_IT_CALL);
+	const IrItem *src = &ld->item[0];
+	it->s = tag;
+	it->ncoord = src->ncoord;
+	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)src->ncoord);
+	for (int j = 0; j < src->ncoord; j++) {
+		it->coord[j].e = ring_copy_expr(m, ld, src->coord[j].e, p->iv, k);
+		it->coord[j].len = -1;
+	}
+	ir_b_insert(b, ir_op_build(m, &s));
+}
+
+/* %d = ave.mma.wait %t pending(n) */
+static IrValue *
+mma_wait(IrBuilder *b, IrValue *t, int64_t n)
+{
+	IrModule *m = b->m;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_MMA_WAIT, b->loc);
+	ir_state_value(m, &s, t);
+	ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.pending), ring_C(m, n));
+	ir_state_result(m, &s, t->type, NULL);
+	return &ir_b_insert(b, ir_op_build(m, &s))->res[0];
+}
+
+/* ave.if %cond { ave.mbar.arrive %bar[e] count(1) } */
+static void
+arrive_if(IrBuilder *b, IrValue *cond, IrValue *bar, IrExpr *slot)
+{
+	IrModule *m = b->m;
+	IrRegion *then = ir_region_new(m);
+	IrBuilder tb;
+	ir_builder_at_end(&tb, m, then->block, b->loc);
+	ring_arrive(&tb, bar, ir_b_index(&tb, slot));
+	ir_b_yield(&tb, 0, NULL, false);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_IF, b->loc);
+	ir_state_value(m, &s, cond);
+	ir_state_region(m, &s, then);
+	ir_b_insert(b, ir_op_build(m, &s));
+}
+
+/* Rebuilds store `op` with `off` added to its row coordinate. */
+static void
+shift_rows(IrModule *m, IrOp *op, IrExpr *off)
+{
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, op->code, op->loc);
+	for (int i = 0; i < op->nitem; i++)
+		ring_copy_item(m, op, &op->item[i], ir_state_item(m, &s, op->item[i].kind), NULL, NULL);
+	for (int g = 0; g < op->ngroup; g++) {
+		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
+		for (int i = 0; i < op->group[g].nitem; i++) {
+			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
+			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
+			if (op->group[g].kw == c->kw.into)
+				it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
+		}
+	}
+	for (int i = 0; i < op->nattr; i++)
+		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
+	IrOp *nop = ir_op_build(m, &s);
+	ir_op_insert_before(op, nop);
+	ir_op_erase(op);
+}
+
+static bool
+specialize(IrModule *m, IrOp *f, WsOpts *o)
+{
+	IrCtx *c = m->ctx;
+	const TargetInfo *t = pass_kernel_target(c, ir_kernel_of(f), o->target);
+	RingPlan p;
+	if (!ring_plan(m, f, t, 0, &p))
+		return false;
+	const char *why = NULL;
+	Shape sh;
+	if (!t)
+		why = "no target is named (--target or the kernel's attribute)";
+	else if (!t->setmaxnreg)
+		why = ir_ctx_printf(c, "target '%s' has no per-role register budgets (setmaxnreg); "
+				    "'pipeline' runs the loop in one role", t->name);
+	else if (t->copy != TARGET_COPY_TMA)
+		why = ir_ctx_printf(c, "target '%s' has no bulk tensor copy", t->name);
+	else
+		why = p.why;
+	if (!why) {
+		IrOp *found = NULL;
+		for (IrOp *op = p.kernel->reg[0].block->first; op && !found; op = op->next)
+			if (op->code == IR_OP_WARP_SPECIALIZE)
+				found = op;
+		if (found)
+			why = "the kernel already has warp roles";
+	}
+	if (!why)
+		why = shape(m, &p, o, &sh);
+	if (!why && o->consumers && 128 * (o->consumers + 1) > 1024)
+		why = "too many consumers for one CTA";
+	if (why) {
+		ir_remark(c, f->loc, "warp-specialize: loop '%%%s' not specialized: %s", p.ivname,
+		          why);
+		return false;
+	}
+	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
+	int64_t regs = consumer_regs(t, C);
+	IrOp *kernel = p.kernel;
+	IrValue *ring[RING_MAX_LOADS];
+	IrStr tags[RING_MAX_LOADS];
+	ring_alloc(m, &p, ring);
+	IrValue *full = ring_mbar(m, &p, 1, "full");
+	IrValue *empty = ring_mbar(m, &p, C, "empty");
+	tag_funcs(m, &p, tags);
+
+	IrRegion *wsr = ir_region_new(m);
+	/* The producer. */
+	{
+		IrRegion *lr;
+		IrValue *u;
+		IrOpState ls = loop_state(m, &p, &lr, &u, "p");
+		IrBuilder b;
+		ir_builder_at_end(&b, m, lr->block, f->loc);
+		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+		                        ring_fresh(c, kernel, p.iv->name, "ps"));
+		ring_wait(&b, empty, s, parity(m, u, N, 1));
+		ring_expect_tx(&b, full, s, p.bytes);
+		ring_copies(&b, &p, loop_k(&b, &p, u), ring, full, s, tags);
+		ir_b_yield(&b, 0, NULL, false);
+		ir_state_region(m, &ls, lr);
+		IrRegion *pr = ir_region_new(m);
+		ir_block_append(pr->block, ir_op_build(m, &ls));
+		role(m, wsr->block, "producer", PRODUCER_REGS, 1, 1, pr, f->loc);
+	}
+	/* The consumers. */
+	IrRegion *cr = ir_region_new(m);
+	IrBuilder cb;
+	ir_builder_at_end(&cb, m, cr->block, f->loc);
+	IrValue *wg = NULL;
+	if (C > 1) {
+		IrType *ity = c->t_index;
+		wg = ring_named(&ir_b_op(&cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+		                ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "id"));
+	}
+	IrType *acc = f->res[0].type;
+	int64_t adims[2] = {R, acc->dims[1]};
+	IrType *racc = ir_type_tile_with_shape(c, acc, 2, adims);
+	IrValue *z = &ir_b_op(&cb, IR_OP_ZEROS, 1, &racc, 0, NULL)->res[0];
+	IrValue *d;
+	{
+		IrRegion *lr;
+		IrValue *u;
+		IrOpState ls = loop_state(m, &p, &lr, &u, "c");
+		IrBlock *lb = lr->block;
+		IrValue *cacc = ir_block_add_arg(m, lb, racc, f->reg[0].block->arg[1]->name, f->loc);
+		ir_state_value(m, &ls, z);
+		ir_state_result(m, &ls, racc, f->res[0].name);
+		IrBuilder b;
+		ir_builder_at_end(&b, m, lb, f->loc);
+		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+		                        ring_fresh(c, kernel, p.iv->name, "cs"));
+		ring_wait(&b, full, s, parity(m, u, N, 0));
+		IrValue *k = loop_k(&b, &p, u);
+		for (int i = 0; i < p.nload; i++)
+			holds(&b, p.load[i], &p, k, ring[i], s, tags[i]);
+		/* A's rows of this consumer, or the whole slot. */
+		IrOpState ms;
+		ir_state_init(&ms, IR_OP_MMA_ASYNC, sh.mma->loc);
+		if (wg) {
+			IrType *slot = ring[sh.a]->type->elem;
+			int64_t dims[2] = {R, slot->dims[1]};
+			IrType *st = ir_type_tile(c, 2, dims, slot->elem, IR_SPACE_SMEM, slot->layout);
+			IrOpState ss;
+			ir_state_init(&ss, IR_OP_SLICE, f->loc);
+			ring_slot_state_item(m, &ss, ring[sh.a], s);
+			IrGroup *g = ir_state_group(m, &ss, c->kw.rows);
+			ir_group_add_expr(m, g, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
+			ir_group_add_expr(m, g, ring_C(m, R));
+			ir_state_result(m, &ss, st, NULL);
+			IrValue *a = &ir_b_insert(&b, ir_op_build(m, &ss))->res[0];
+			ir_state_value(m, &ms, a);
+		} else {
+			ring_slot_state_item(m, &ms, ring[sh.a], s);
+		}
+		ring_slot_state_item(m, &ms, ring[sh.b], s);
+		ir_state_value(m, &ms, cacc);
+		for (int g = 0; g < sh.mma->ngroup; g++)
+			ir_state_group(m, &ms, sh.mma->group[g].kw);
+		ir_state_result(m, &ms, racc, NULL);
+		IrValue *tok = &ir_b_insert(&b, ir_op_build(m, &ms))->res[0];
+		IrValue *nd;
+		IrExpr *trip = ring_trip(m, &p);
+		if (o->inflight == 0) {
+			nd = mma_wait(&b, tok, 0);
+			ring_arrive(&b, empty, s);
+		} else {
+			/* pending(0) at the last iteration, so the accumulator is final after the
+			 * loop; pending(1) before it, and the slot of the previous iteration, whose
+			 * MMA has now retired, goes back to the producer. */
+			IrValue *last = ring_pred(
+			    &b,
+			    ir_expr_bin(m, IR_EX_EQ, ring_V(m, u),
+			                ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1))),
+			    ring_fresh(c, kernel, p.iv->name, "last"));
+			IrOpState is;
+			ir_state_init(&is, IR_OP_IF, f->loc);
+			ir_state_value(m, &is, last);
+			ir_state_result(m, &is, racc, NULL);
+			for (int br = 0; br < 2; br++) {
+				IrRegion *r = ir_region_new(m);
+				IrBuilder rb;
+				ir_builder_at_end(&rb, m, r->block, f->loc);
+				IrValue *w = mma_wait(&rb, tok, br);
+				ir_b_yield(&rb, 1, &w, true);
+				ir_state_region(m, &is, r);
+			}
+			nd = &ir_b_insert(&b, ir_op_build(m, &is))->res[0];
+			IrValue *prev = ring_pred(&b, ir_expr_bin(m, IR_EX_GT, ring_V(m, u), ring_C(m, 0)),
+			                          ring_fresh(c, kernel, p.iv->name, "prev"));
+			arrive_if(&b, prev, empty,
+			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, u), ring_C(m, 1)),
+			                 ring_C(m, N)));
+		}
+		ir_b_yield(&b, 1, &nd, true);
+		ir_state_region(m, &ls, lr);
+		d = &ir_b_insert(&cb, ir_op_build(m, &ls))->res[0];
+		if (o->inflight) {
+			IrValue *ran = ring_pred(&cb, ir_expr_bin(m, IR_EX_GT, trip, ring_C(m, 0)),
+			                         ring_fresh(c, kernel, p.iv->name, "ran"));
+			arrive_if(&cb, ran, empty,
+			          ring_B(m, IR_EX_MOD,
+			                 ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1)),
+			                 ring_C(m, N)));
+		}
+	}
+	/* The epilogue, its rows split among the consumers. */
+	ir_replace_all_uses(&f->res[0], d);
+	for (int i = 0; i < sh.epi.n; i++) {
+		IrOp *op = sh.epi.op[i];
+		ir_op_unlink(op);
+		ir_block_append(cr->block, op);
+		for (int r = 0; r < op->nres; r++)
+			if (ir_type_is_reg_tile(op->res[r].type))
+				op->res[r].type = ir_type_tile_with_shape(c, op->res[r].type, 2,
+				                                          (int64_t[]){R, op->res[r].type->dims[1]});
+		if (op->code == IR_OP_STORE && wg)
+			shift_rows(m, op, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
+	}
+	role(m, wsr->block, "consumer", regs, 0, C, cr, f->loc);
+	IrOpState ws;
+	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
+	ir_state_region(m, &ws, wsr);
+	ir_op_insert_before(f, ir_op_build(m, &ws));
+	ir_op_erase(f);
+	if (!ir_value_has_uses(&sh.init->res[0]))
+		ir_op_erase(sh.init);
+	ir_op_set_attr(m, kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
+	ir_remark(c, kernel->loc,
+	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
+	          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld bytes, "
+	          "%lld MMA%s in flight",
+	          p.ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
+	          (long long)R, (long long)N, (long long)(N * p.bytes), (long long)o->inflight,
+	          o->inflight == 1 ? "" : "s");
+	return true;
+}
+
+static void
+visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
+{
+	WsOpts *o = ud;
+	(void)t; /* specialize asks pass_kernel_target itself */
+	o->changed |= specialize(m, loop, o);
+}
+
+bool
+pass_warp_specialize(IrModule *m, const IrPassOpts *o)
+{
+	IrCtx *c = m->ctx;
+	WsOpts w = {0, 1, o ? o->target : NULL, false, false};
+	const char *mode = ir_pass_arg(o, "mode");
+	if (mode && strcmp(mode, "cooperative") != 0) {
+		if (strcmp(mode, "pingpong") == 0)
+			ir_error(c, (IrLoc){0}, "warp-specialize{mode=pingpong}: ping-pong consumers "
+				 "take alternate tiles of a persistent tile loop, which this pass does "
+				 "not build yet; use mode=cooperative");
+		else
+			ir_error(c, (IrLoc){0}, "warp-specialize: unknown mode '%s' (cooperative, "
+				 "pingpong)", mode);
+		return false;
+	}
+	if (!ir_pass_arg_int(c, o, "warp-specialize", "consumers", 0, 1, 7, &w.consumers) ||
+	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 1, 0, 1, &w.inflight))
+		return false;
+	pass_for_each_loop(m, w.target, visit, &w);
+	if (!w.changed)
+		return true;
+	/* The output proves, or it is not compiled (docs/passes.md). */
+	int before = c->nerrors;
+	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
+		ir_error(c, (IrLoc){0}, "internal error: warp-specialize built a kernel that "
+			 "check-invariants does not prove (%d errors above); please report it with "
+			 "the input", c->nerrors - before);
+		return false;
+	}
+	return true;
+}
