@@ -1,8 +1,9 @@
 /* check_invariants.c — the check-invariants pass (SPEC §5.8): for each kernel with something to
  * prove, builds the model (roles, sites, phase structure) and runs the checks. It never changes
  * the IR; a failure is an error with a counterexample (docs/invariants.md). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
 
 #include "check_internal.h"
 
@@ -13,10 +14,43 @@ typedef struct Run {
 	bool smt_made;
 } Run;
 
+/* FNV-1a of the kernel as printed: equal for the same program. 0 when it cannot be printed. */
+static uint64_t
+kernel_hash(IrModule *m, IrOp *kernel)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return 0;
+	ir_op_print(m, kernel, f, 0);
+	fclose(f);
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+	free(buf);
+	return h ? h : 1;
+}
+
+static bool
+proved_before(IrModule *m, uint64_t h)
+{
+	for (int i = 0; h && i < m->proved.len; i++)
+		if (IR_VEC_AT(m->proved, uint64_t, i) == h)
+			return true;
+	return false;
+}
+
 static void
 check_kernel(IrModule *m, IrOp *kernel, Run *run)
 {
 	const PassCkOpts *co = run->co;
+	/* A kernel proved already (by the pass that built it) and unchanged since is not proved
+	 * again; the strict mode of `ave check` always proves. */
+	uint64_t h = co->gstore_strict || co->stats ? 0 : kernel_hash(m, kernel);
+	if (proved_before(m, h))
+		return;
+	int errs = m->ctx->nerrors;
 	Ck k;
 	memset(&k, 0, sizeof k);
 	k.m = m;
@@ -39,6 +73,8 @@ check_kernel(IrModule *m, IrOp *kernel, Run *run)
 		pass_ck_check_kernel(&k);
 	}
 	pass_ck_end(&k);
+	if (h && m->ctx->nerrors == errs)
+		ir_vec_push(m->ctx->al, &m->proved, &h, sizeof h);
 }
 
 static void

@@ -22,6 +22,7 @@ ir_module_free(IrModule *m)
 		return;
 	const IrAllocator *al = m->ctx->al;
 	ir_vec_free(al, &m->aliases, sizeof(IrAlias));
+	ir_vec_free(al, &m->proved, sizeof(uint64_t));
 	ir_arena_free(&m->arena);
 	ir_xfree(al, m, sizeof *m);
 }

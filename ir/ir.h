@@ -503,6 +503,8 @@ struct IrModule {
 	IrBlock *body; /* top-level ops (ave.kernel, ave.module, ...) */
 	IrVec aliases;    /* IrAlias, in definition order */
 	IrStr name;       /* file name */
+	IrVec proved;     /* uint64_t: hashes of the printed kernels check-invariants proved, so
+	                     a kernel a pass proved and nothing changed since is not proved twice */
 };
 
 IrModule *ir_module_new(IrCtx *c, const char *name);
