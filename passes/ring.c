@@ -135,6 +135,8 @@ scan_body(IrOp *op, void *ud)
 
 typedef struct Usage {
 	int64_t bufs, scratch;
+	IrOp *const *skip; /* ops whose tiles need no scratch (with their regions) */
+	int nskip;
 } Usage;
 
 static int64_t
@@ -149,6 +151,10 @@ static bool
 usage_op(IrOp *op, void *ud)
 {
 	Usage *u = ud;
+	for (int i = 0; i < u->nskip; i++)
+		for (IrOp *o = op; o; o = ir_op_parent_op(o))
+			if (o == u->skip[i])
+				return true;
 	for (int i = 0; i < op->nres; i++) {
 		const IrType *t = op->res[i].type;
 		if (op->code == IR_OP_SMEM_ALLOC)
@@ -160,15 +166,23 @@ usage_op(IrOp *op, void *ud)
 	return true;
 }
 
-/* Shared memory the kernel uses besides a new ring: its buffers, and as much as its largest
- * register tile for the lowering's scratch (layout conversions, reductions), which is placed
- * only later (docs/targets.md). */
-static int64_t
-other_smem(IrOp *kernel)
+const char *
+ring_smem_check(IrModule *m, const RingPlan *p, const TargetInfo *t, int nbars, IrOp *const *skip,
+		int nskip)
 {
-	Usage u = {0, 0};
-	ir_walk(kernel->reg[0].block, usage_op, &u);
-	return u.bufs + u.scratch;
+	/* Shared memory the kernel uses besides the ring: its buffers, and as much as its largest
+	 * register tile outside `skip` for the lowering's scratch (layout conversions,
+	 * reductions), which is placed only later (docs/targets.md). */
+	Usage u = {0, 0, skip, nskip};
+	ir_walk(p->kernel->reg[0].block, usage_op, &u);
+	int64_t other = u.bufs + u.scratch, N = p->stages;
+	if (N * p->bytes + nbars * N * t->mbar_bytes + other <= t->smem_limit)
+		return NULL;
+	return ir_ctx_printf(m->ctx,
+	                     "its %lld-byte ring and %lld bytes of other buffers and scratch "
+	                     "exceed the %lld bytes of shared memory of '%s'",
+	                     (long long)(N * p->bytes), (long long)other,
+	                     (long long)t->smem_limit, t->name);
 }
 
 typedef struct NameFind {
@@ -404,14 +418,8 @@ ring_plan(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages, RingPlan *p
 		why = "it loads no tile";
 	if (!why && body->narg - 1 > RING_MAX_CARRIED)
 		why = "it carries too many values";
-	int64_t N = p->stages;
-	int64_t other = why || !t ? 0 : other_smem(p->kernel);
-	if (!why && t && N * p->bytes + 2 * N * t->mbar_bytes + other > t->smem_limit)
-		why = ir_ctx_printf(
-		    c,
-		    "its %lld-byte ring and %lld bytes of other buffers and scratch "
-		    "exceed the %lld bytes of shared memory of '%s'",
-		    (long long)(N * p->bytes), (long long)other, (long long)t->smem_limit, t->name);
+	if (!why && t)
+		why = ring_smem_check(m, p, t, 1, NULL, 0);
 	p->why = why;
 	return true;
 }

@@ -31,6 +31,12 @@ typedef struct RingPlan {
  * loop's attribute. */
 bool ring_plan(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages, RingPlan *p);
 
+/* Why the ring with `nbars` barrier arrays, the kernel's other buffers and the lowering's scratch
+ * for its largest register tile outside the ops `skip` (and their regions) do not fit the shared
+ * memory of target t, or NULL. */
+const char *ring_smem_check(IrModule *m, const RingPlan *p, const TargetInfo *t, int nbars,
+			    IrOp *const *skip, int nskip);
+
 /* Expression builders: v, c, and `l k r` with `x + 0`, `0 + x`, `x - 0`, `x * 1` left out. */
 IrExpr *ring_V(IrModule *m, IrValue *v);
 IrExpr *ring_C(IrModule *m, int64_t c);

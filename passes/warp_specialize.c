@@ -16,13 +16,17 @@
  *       for %u = 0 to T { s = u mod N; wait %k.full[s] parity((u floordiv N) mod 2)
  *         tag.assert holds(%x.ring[s], @x.tile(coords(k)))
  *         t = mma.async slice(A slot, rows wg*M/C) , B slot, acc
- *         inflight 0: acc = mma.wait t pending(0); arrive %k.empty[s]
+ *         inflight 0 (default): acc = mma.wait t pending(0); arrive %k.empty[s]
  *         inflight 1: acc = mma.wait t pending(u == T-1 ? 0 : 1); if u > 0: arrive %k.empty[(u-1) mod N] }
  *       inflight 1: if T > 0: arrive %k.empty[(T-1) mod N]
  *       the loop's epilogue (elementwise ops and stores of the accumulator), its rows split }
  *   }
  *
- * with k = lb + u * step and T the trip count. The kernel's threads become 128 * (C + 1): its
+ * with k = lb + u * step and T the trip count. `inflight=1` is the form that keeps one wgmma
+ * group in flight where an MMA may accumulate into a pending tile; SPEC 5.5 lets only
+ * ave.mma.wait use one, so each MMA needs the finished result of the one before, its pending(1)
+ * retires it at once (wgmma.wait_group 0) and the form only releases each slot an iteration
+ * later. It is built on request and proved, not by default. The kernel's threads become 128 * (C + 1): its
  * C warpgroups (threads / 128 unless `consumers` says otherwise) consume, a new one produces.
  * The budgets are the producer's 40 and what the pool rule leaves each consumer, a multiple of
  * 8 (at most 256). The result is checked at once (check-invariants): a specialized kernel that
@@ -38,6 +42,7 @@
 typedef struct WsOpts {
 	int64_t consumers; /* 0: the kernel's threads / 128 */
 	int64_t inflight;  /* async MMAs left in flight across an iteration: 0 or 1 */
+	int64_t fault;     /* tests only: 1 builds the consumers' waits with the wrong parity */
 	const TargetInfo *target;
 	bool changed;
 	bool failed;
@@ -376,7 +381,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	IrCtx *c = m->ctx;
 	const TargetInfo *t = pass_kernel_target(c, ir_kernel_of(f), o->target);
 	RingPlan p;
-	if (!ring_plan(m, f, t, 0, &p))
+	if (!ring_plan(m, f, NULL, 0, &p)) /* its shared memory is checked below */
 		return false;
 	const char *why = NULL;
 	Shape sh;
@@ -399,6 +404,13 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	}
 	if (!why)
 		why = shape(m, &p, o, &sh);
+	if (!why) {
+		/* The loop and its epilogue become the roles: their tiles are the consumers'
+		 * registers and need no scratch (the accumulator's layout is the one stored). */
+		IrOp *skip[2 + sizeof sh.epi.op / sizeof sh.epi.op[0]] = {f, sh.init};
+		memcpy(skip + 2, sh.epi.op, sizeof(IrOp *) * (size_t)sh.epi.n);
+		why = ring_smem_check(m, &p, t, 2, skip, 2 + sh.epi.n);
+	}
 	if (!why && o->consumers && 128 * (o->consumers + 1) > 1024)
 		why = "too many consumers for one CTA";
 	if (why) {
@@ -462,7 +474,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		ir_builder_at_end(&b, m, lb, f->loc);
 		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
 		                        ring_fresh(c, kernel, p.iv->name, "cs"));
-		ring_wait(&b, full, s, parity(m, u, N, 0));
+		ring_wait(&b, full, s, parity(m, u, N, o->fault ? 1 : 0));
 		IrValue *k = loop_k(&b, &p, u);
 		for (int i = 0; i < p.nload; i++)
 			holds(&b, p.load[i], &p, k, ring[i], s, tags[i]);
@@ -560,11 +572,10 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	ir_op_set_attr(m, kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
 	ir_remark(c, kernel->loc,
 	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
-	          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld bytes, "
-	          "%lld MMA%s in flight",
+	          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld bytes%s",
 	          p.ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
-	          (long long)R, (long long)N, (long long)(N * p.bytes), (long long)o->inflight,
-	          o->inflight == 1 ? "" : "s");
+	          (long long)R, (long long)N, (long long)(N * p.bytes),
+	          o->inflight ? ", each slot released after the next MMA (inflight=1)" : "");
 	return true;
 }
 
@@ -580,7 +591,7 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 1, o ? o->target : NULL, false, false};
+	WsOpts w = {0, 0, 0, o ? o->target : NULL, false, false};
 	const char *mode = ir_pass_arg(o, "mode");
 	if (mode && strcmp(mode, "cooperative") != 0) {
 		if (strcmp(mode, "pingpong") == 0)
@@ -593,7 +604,8 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 		return false;
 	}
 	if (!ir_pass_arg_int(c, o, "warp-specialize", "consumers", 0, 1, 7, &w.consumers) ||
-	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 1, 0, 1, &w.inflight))
+	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 0, 0, 1, &w.inflight) ||
+	    !ir_pass_arg_int(c, o, "warp-specialize", "fault", 0, 0, 1, &w.fault))
 		return false;
 	pass_for_each_loop(m, w.target, visit, &w);
 	if (!w.changed)
