@@ -542,3 +542,57 @@ ring_pred(IrBuilder *b, IrExpr *e, IrStr name)
 	ir_state_result(b->m, &s, b->m->ctx->t_i1, name);
 	return &ir_b_insert(b, ir_op_build(b->m, &s))->res[0];
 }
+
+void
+ring_tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags)
+{
+	IrCtx *c = m->ctx;
+	IrBuilder b;
+	ir_builder_before(&b, m, p->loop);
+	for (int i = 0; i < p->nload; i++) {
+		IrOp *ld = p->load[i];
+		IrStr base = ld->res[0].name ? ld->res[0].name : "x";
+		tags[i] = NULL;
+		for (int n = 0; !tags[i]; n++) {
+			IrStr t = ir_intern_cstr(c, n ? ir_ctx_printf(c, "%s.tile%d", base, n)
+			                              : ir_ctx_printf(c, "%s.tile", base));
+			if (!ir_symbol_lookup(c, p->loop, t))
+				tags[i] = t;
+		}
+		IrOpState s;
+		ir_state_init(&s, IR_OP_TAG_FUNC, ld->loc);
+		IrItem *it = ir_state_item(m, &s, IR_IT_DECL);
+		it->s = tags[i];
+		it->nparam = ld->item[0].ncoord;
+		it->param = ir_arena_alloc(&m->arena, sizeof(IrValue *) * (size_t)it->nparam);
+		for (int j = 0; j < it->nparam; j++) {
+			it->param[j] = ir_param_new(m, c->t_index,
+			                            ir_intern_cstr(c, ir_ctx_printf(c, "i%d", j)), ld->loc);
+			it->param[j]->index = j;
+		}
+		ir_b_insert(&b, ir_op_build(m, &s));
+	}
+}
+
+void
+ring_holds(IrBuilder *b, const RingPlan *p, int i, IrValue *k, IrValue *ring, IrValue *slot,
+	   IrStr tag)
+{
+	IrOp *ld = p->load[i];
+	IrModule *m = b->m;
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_TAG_ASSERT, ld->loc);
+	IrGroup *g = ir_state_group(m, &s, c->kw.holds);
+	ring_slot_item(m, g, ring, slot);
+	IrItem *it = ir_group_add(m, g, IR_IT_CALL);
+	const IrItem *src = &ld->item[0];
+	it->s = tag;
+	it->ncoord = src->ncoord;
+	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)src->ncoord);
+	for (int j = 0; j < src->ncoord; j++) {
+		it->coord[j].e = ring_copy_expr(m, ld, src->coord[j].e, p->iv, k);
+		it->coord[j].len = -1;
+	}
+	ir_b_insert(b, ir_op_build(m, &s));
+}

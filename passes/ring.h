@@ -76,6 +76,12 @@ void ring_copies(IrBuilder *b, const RingPlan *p, IrValue *k, IrValue **ring, Ir
 		 IrValue *slot, IrStr *tags);
 /* Rebuilds `op` with every value item that names v replaced by `ring[slot]`. */
 void ring_read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot);
+/* Before the loop: one `ave.tag.func @<load>.tile(%i0: index, ...)` per load (a name no symbol
+ * of the kernel has), its parameters the load's coordinates; their names into tags. */
+void ring_tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags);
+/* ave.tag.assert holds(%ring[slot], @tag(load i's coordinates at k)): slot holds tile k. */
+void ring_holds(IrBuilder *b, const RingPlan *p, int i, IrValue *k, IrValue *ring, IrValue *slot,
+		IrStr tag);
 /* `ave.index e : i1` (a predicate). */
 IrValue *ring_pred(IrBuilder *b, IrExpr *e, IrStr name);
 

@@ -266,60 +266,6 @@ parity(IrModule *m, IrValue *u, int64_t N, int64_t add)
 	              ring_C(m, 2));
 }
 
-static void
-tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags)
-{
-	IrCtx *c = m->ctx;
-	IrBuilder b;
-	ir_builder_before(&b, m, p->loop);
-	for (int i = 0; i < p->nload; i++) {
-		IrOp *ld = p->load[i];
-		IrStr base = ld->res[0].name ? ld->res[0].name : "x";
-		tags[i] = NULL;
-		for (int n = 0; !tags[i]; n++) {
-			IrStr t = ir_intern_cstr(c, n ? ir_ctx_printf(c, "%s.tile%d", base, n)
-			                              : ir_ctx_printf(c, "%s.tile", base));
-			if (!ir_symbol_lookup(c, p->loop, t))
-				tags[i] = t;
-		}
-		IrOpState s;
-		ir_state_init(&s, IR_OP_TAG_FUNC, ld->loc);
-		IrItem *it = ir_state_item(m, &s, IR_IT_DECL);
-		it->s = tags[i];
-		it->nparam = ld->item[0].ncoord;
-		it->param = ir_arena_alloc(&m->arena, sizeof(IrValue *) * (size_t)it->nparam);
-		for (int j = 0; j < it->nparam; j++) {
-			it->param[j] = ir_param_new(m, c->t_index,
-			                            ir_intern_cstr(c, ir_ctx_printf(c, "i%d", j)), ld->loc);
-			it->param[j]->index = j;
-		}
-		ir_b_insert(&b, ir_op_build(m, &s));
-	}
-}
-
-/* ave.tag.assert holds(%ring[slot], @tag(coordinates at k)) */
-static void
-holds(IrBuilder *b, IrOp *ld, const RingPlan *p, IrValue *k, IrValue *ring, IrValue *slot,
-      IrStr tag)
-{
-	IrModule *m = b->m;
-	IrCtx *c = m->ctx;
-	IrOpState s;
-	ir_state_init(&s, IR_OP_TAG_ASSERT, ld->loc);
-	IrGroup *g = ir_state_group(m, &s, c->kw.holds);
-	ring_slot_item(m, g, ring, slot);
-	IrItem *it = ir_group_add(m, g, IR_IT_CALL);
-	const IrItem *src = &ld->item[0];
-	it->s = tag;
-	it->ncoord = src->ncoord;
-	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)src->ncoord);
-	for (int j = 0; j < src->ncoord; j++) {
-		it->coord[j].e = ring_copy_expr(m, ld, src->coord[j].e, p->iv, k);
-		it->coord[j].len = -1;
-	}
-	ir_b_insert(b, ir_op_build(m, &s));
-}
-
 /* %d = ave.mma.wait %t pending(n) */
 static IrValue *
 mma_wait(IrBuilder *b, IrValue *t, int64_t n)
@@ -426,7 +372,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	ring_alloc(m, &p, ring);
 	IrValue *full = ring_mbar(m, &p, 1, "full");
 	IrValue *empty = ring_mbar(m, &p, C, "empty");
-	tag_funcs(m, &p, tags);
+	ring_tag_funcs(m, &p, tags);
 
 	IrRegion *wsr = ir_region_new(m);
 	/* The producer. */
@@ -477,7 +423,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		ring_wait(&b, full, s, parity(m, u, N, o->fault ? 1 : 0));
 		IrValue *k = loop_k(&b, &p, u);
 		for (int i = 0; i < p.nload; i++)
-			holds(&b, p.load[i], &p, k, ring[i], s, tags[i]);
+			ring_holds(&b, &p, i, k, ring[i], s, tags[i]);
 		/* A's rows of this consumer, or the whole slot. */
 		IrOpState ms;
 		ir_state_init(&ms, IR_OP_MMA_ASYNC, sh.mma->loc);
