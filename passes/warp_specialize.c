@@ -56,12 +56,12 @@ typedef struct Epi {
 } Epi;
 
 static bool
-in_epi(const Epi *e, const IrValue *v, const IrValue *res)
+in_epi(const Epi *e, const IrValue *v, const IrOp *f)
 {
-	if (v == res)
-		return true;
 	if (v->kind != IR_VAL_RESULT)
 		return false;
+	if (v->op == f)
+		return true;
 	for (int i = 0; i < e->n; i++)
 		if (e->op[i] == v->op)
 			return true;
@@ -83,29 +83,61 @@ before_loop(const IrValue *v, IrOp *f)
 	return false;
 }
 
+static bool
+rows_tile(const IrType *t, int64_t rows)
+{
+	return ir_type_is_reg_tile(t) && !t->layout && t->rank == 2 && t->dims[0] == rows;
+}
+
+/* True when op computes each row of its tile results from the same rows of its tile operands
+ * (all of `rows` rows), so each consumer can run it on its own rows: elementwise ops, ave.zeros
+ * and ave.full, ave.reduce and ave.bcast along dim 1. */
+static bool
+keeps_rows(IrCtx *c, IrOp *op, int64_t rows)
+{
+	if (op->nreg)
+		return false;
+	bool ew = ir_op_has_trait(c, op, IR_TRAIT_ELEMWISE) || op->code == IR_OP_ZEROS ||
+	          op->code == IR_OP_FULL;
+	if (op->code == IR_OP_REDUCE || op->code == IR_OP_BCAST) {
+		IrGroup *d = ir_op_group(op, c->kw.dim);
+		int64_t dim;
+		ew = d && d->nitem == 1 && ir_expr_eval_const(d->item[0].e, &dim) && dim == 1;
+	}
+	if (!ew)
+		return false;
+	for (int i = 0; i < op->nopnd; i++) {
+		IrType *t = ir_op_value(op, i)->type;
+		if (t->kind == IR_TY_TILE && !rows_tile(t, rows))
+			return false;
+	}
+	for (int i = 0; i < op->nres; i++)
+		if (op->res[i].type->kind == IR_TY_TILE && !rows_tile(op->res[i].type, rows))
+			return false;
+	return true;
+}
+
 static const char *
 epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
 {
-	IrValue *res = &f->res[0];
 	for (IrOp *op = f->next; op; op = op->next) {
 		if (op->code == IR_OP_RETURN)
 			break;
 		bool dep = false;
 		for (int i = 0; i < op->nopnd; i++)
-			dep |= in_epi(e, ir_op_value(op, i), res);
+			dep |= in_epi(e, ir_op_value(op, i), f);
 		if (!dep) {
 			if (!ir_op_has_trait(c, op, IR_TRAIT_PURE))
 				return ir_ctx_printf(c, "'%s' after the loop has effects and does not "
 						     "use its result", ir_opinfo(c, op->code)->name);
 			continue;
 		}
-		bool ew = ir_op_has_trait(c, op, IR_TRAIT_ELEMWISE) && op->nreg == 0;
-		if (!ew && op->code != IR_OP_STORE)
+		if (op->code != IR_OP_STORE && !keeps_rows(c, op, rows))
 			return ir_ctx_printf(c, "the loop's result feeds '%s', which cannot be split "
 					     "by rows", ir_opinfo(c, op->code)->name);
 		for (int i = 0; i < op->nopnd; i++) {
 			IrValue *v = ir_op_value(op, i);
-			if (in_epi(e, v, res))
+			if (in_epi(e, v, f))
 				continue;
 			if (ir_type_is_reg_tile(v->type))
 				return ir_ctx_printf(c, "'%s' after the loop combines its result with "
@@ -296,29 +328,403 @@ arrive_if(IrBuilder *b, IrValue *cond, IrValue *bar, IrExpr *slot)
 	ir_b_insert(b, ir_op_build(m, &s));
 }
 
-/* Rebuilds store `op` with `off` added to its row coordinate. */
+/* Rebuilds ave.store or ave.load `op` with `off` added to the row coordinate of the tensor it
+ * writes or reads. */
 static void
 shift_rows(IrModule *m, IrOp *op, IrExpr *off)
 {
 	IrCtx *c = m->ctx;
 	IrOpState s;
 	ir_state_init(&s, op->code, op->loc);
-	for (int i = 0; i < op->nitem; i++)
-		ring_copy_item(m, op, &op->item[i], ir_state_item(m, &s, op->item[i].kind), NULL, NULL);
+	for (int i = 0; i < op->nitem; i++) {
+		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
+		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
+		if (op->code == IR_OP_LOAD && i == 0)
+			it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
+	}
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
 		for (int i = 0; i < op->group[g].nitem; i++) {
 			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
 			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
-			if (op->group[g].kw == c->kw.into)
+			if (op->code == IR_OP_STORE && op->group[g].kw == c->kw.into)
 				it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
 		}
 	}
 	for (int i = 0; i < op->nattr; i++)
 		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
+	for (int i = 0; i < op->nres; i++)
+		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
 	IrOp *nop = ir_op_build(m, &s);
 	ir_op_insert_before(op, nop);
+	for (int i = 0; i < op->nres; i++)
+		ir_replace_all_uses(&op->res[i], &nop->res[i]);
 	ir_op_erase(op);
+}
+
+/* The producer role into ws: for each tile, wait for its slot to be empty, expect its bytes,
+ * issue the tagged copies. */
+static void
+producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue *empty,
+	 IrStr *tags, IrRegion *wsr)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop, *kernel = p->kernel;
+	int64_t N = p->stages;
+	IrRegion *lr;
+	IrValue *u;
+	IrOpState ls = loop_state(m, p, &lr, &u, "p");
+	IrBuilder b;
+	ir_builder_at_end(&b, m, lr->block, f->loc);
+	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+	                        ring_fresh(c, kernel, p->iv->name, "ps"));
+	ring_wait(&b, empty, s, parity(m, u, N, 1));
+	ring_expect_tx(&b, full, s, p->bytes);
+	ring_copies(&b, p, loop_k(&b, p, u), ring, full, s, tags);
+	ir_b_yield(&b, 0, NULL, false);
+	ir_state_region(m, &ls, lr);
+	IrRegion *pr = ir_region_new(m);
+	ir_block_append(pr->block, ir_op_build(m, &ls));
+	role(m, wsr->block, "producer", PRODUCER_REGS, 1, 1, pr, f->loc);
+}
+
+/* ---- the general form: any body whose ops keep rows apart ----
+ *
+ * A body with more than one MMA and elementwise work between them (attention's online softmax)
+ * runs in the consumers as written, on each consumer's rows: the loads become ring slots (an
+ * MMA's B operand whole, its A operand the consumer's rows of the slot), every register tile has
+ * the loop's M rows and each consumer owns M/C of them, ave.mma stays synchronous (it reads the
+ * slot and completes), and after the body the consumer gives the slot back. The tiles the loop
+ * uses from before it (its carried values' starts, Q loaded once) move into the consumers with
+ * their rows split; a load among them reads the consumer's rows. */
+
+typedef struct Rows {
+	int64_t consumers, rows, M;
+	IrOp *pro[64]; /* ops before the loop that move into the consumers, in order */
+	int npro;
+	Epi epi;
+} Rows;
+
+static bool
+is_ring_load(const RingPlan *p, const IrValue *v)
+{
+	for (int i = 0; i < p->nload; i++)
+		if (v == &p->load[i]->res[0])
+			return true;
+	return false;
+}
+
+static bool
+in_pro(const Rows *r, const IrOp *op)
+{
+	for (int i = 0; i < r->npro; i++)
+		if (r->pro[i] == op)
+			return true;
+	return false;
+}
+
+/* Why body op `op` cannot run on a consumer's rows, or NULL. */
+static const char *
+body_op(IrCtx *c, const RingPlan *p, IrOp *op, int64_t M)
+{
+	if (op->code == IR_OP_LOAD || op->code == IR_OP_YIELD)
+		return NULL;
+	if (op->code == IR_OP_MMA) {
+		IrValue *a = ir_op_value(op, op->item[0].opnd);
+		IrValue *b = ir_op_value(op, op->item[1].opnd);
+		IrValue *acc = ir_op_value(op, op->item[2].opnd);
+		if (!is_ring_load(p, b))
+			return "an ave.mma's B operand is not a tile the loop loads";
+		if (!is_ring_load(p, a) && !rows_tile(a->type, M))
+			return "an ave.mma's A operand has other rows than the loop's tiles";
+		if (!rows_tile(acc->type, M) || !rows_tile(op->res[0].type, M))
+			return "an ave.mma's accumulator has other rows than the loop's tiles";
+		return NULL;
+	}
+	bool scalar = op->nreg == 0 && ir_op_has_trait(c, op, IR_TRAIT_PURE);
+	for (int i = 0; i < op->nopnd && scalar; i++)
+		scalar = ir_op_value(op, i)->type->kind != IR_TY_TILE;
+	for (int i = 0; i < op->nres && scalar; i++)
+		scalar = op->res[i].type->kind != IR_TY_TILE;
+	if (scalar || keeps_rows(c, op, M))
+		return NULL;
+	return ir_ctx_printf(c, "'%s' in its body mixes rows or tiles of other shapes",
+			     ir_opinfo(c, op->code)->name);
+}
+
+/* Marks the tile ops before loop f that the loop or the marked ops use, in order. */
+static const char *
+prologue(IrCtx *c, IrOp *f, Rows *r)
+{
+	/* Backwards: an op moves when a moved op, the loop or its body uses its tile result. */
+	for (IrOp *op = f->prev; op; op = op->prev) {
+		bool tile = false, used = false;
+		for (int i = 0; i < op->nres; i++) {
+			if (op->res[i].type->kind != IR_TY_TILE)
+				continue;
+			tile = true;
+			for (IrUse *u = op->res[i].uses; u; u = u->next)
+				used |= u->user == f || ir_op_is_ancestor(f, u->user) ||
+				        in_pro(r, u->user);
+		}
+		if (!tile || !used)
+			continue;
+		for (int i = 0; i < op->nres; i++)
+			for (IrUse *u = op->res[i].uses; u; u = u->next)
+				if (u->user != f && !ir_op_is_ancestor(f, u->user) &&
+				    !in_pro(r, u->user))
+					return ir_ctx_printf(c, "'%s' before the loop is also used "
+							     "outside it", ir_opinfo(c, op->code)->name);
+		bool ok = op->code == IR_OP_LOAD ? rows_tile(op->res[0].type, r->M)
+		                                 : keeps_rows(c, op, r->M);
+		if (op->code == IR_OP_LOAD && ok) {
+			const IrItem *it = &op->item[0];
+			ok = it->ncoord == 2 && it->coord[0].len < 0;
+		}
+		if (!ok)
+			return ir_ctx_printf(c, "'%s' before the loop makes a tile that cannot be "
+					     "split by rows", ir_opinfo(c, op->code)->name);
+		if (r->npro == (int)(sizeof r->pro / sizeof r->pro[0]))
+			return "too many tiles are made before the loop";
+		memmove(r->pro + 1, r->pro, sizeof(IrOp *) * (size_t)r->npro);
+		r->pro[0] = op;
+		r->npro++;
+	}
+	return NULL;
+}
+
+static const char *
+rows_shape(IrModule *m, const RingPlan *p, const WsOpts *o, Rows *r)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop;
+	IrBlock *body = f->reg[0].block;
+	memset(r, 0, sizeof *r);
+	for (int i = 0; i < p->nload; i++)
+		if (!p->direct[i])
+			return "a loaded tile is used other than as an ave.mma operand";
+	if (f->nres < 1)
+		return "it carries no tile";
+	r->M = f->res[0].type->kind == IR_TY_TILE ? f->res[0].type->dims[0] : 0;
+	for (int i = 0; i < f->nres; i++)
+		if (!rows_tile(f->res[i].type, r->M))
+			return "its carried values are not tiles of the same rows";
+	for (IrOp *op = body->first; op; op = op->next) {
+		if (op->nreg)
+			return ir_ctx_printf(c, "its body has '%s' with regions",
+					     ir_opinfo(c, op->code)->name);
+		const char *why = body_op(c, p, op, r->M);
+		if (why)
+			return why;
+	}
+	int64_t threads = 0;
+	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
+	if (th && th->kind == IR_ATTR_INT)
+		threads = th->i;
+	r->consumers = o->consumers ? o->consumers : threads / 128;
+	if (!o->consumers && (threads % 128 || !r->consumers))
+		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
+				     (long long)threads);
+	r->rows = r->M / r->consumers;
+	if (r->M % r->consumers || r->rows % 64)
+		return ir_ctx_printf(c, "its %lld rows do not split into %lld consumer%s of a "
+				     "multiple of 64 rows", (long long)r->M, (long long)r->consumers,
+				     r->consumers == 1 ? "" : "s");
+	const char *why = epilogue(c, f, r->M, &r->epi);
+	if (!why)
+		why = prologue(c, f, r);
+	return why;
+}
+
+/* Rebuilds `op` with its value operand v replaced by nv. */
+static void
+use_value(IrModule *m, IrOp *op, IrValue *v, IrValue *nv)
+{
+	IrOpState s;
+	ir_state_init(&s, op->code, op->loc);
+	s.mode = op->mode;
+	for (int i = 0; i < op->nitem; i++) {
+		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
+		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
+		if (it->kind == IR_IT_VALUE && it->pv == v)
+			it->pv = nv;
+	}
+	for (int g = 0; g < op->ngroup; g++) {
+		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
+		for (int i = 0; i < op->group[g].nitem; i++)
+			ring_copy_item(m, op, &op->group[g].item[i],
+			               ir_group_add(m, ng, op->group[g].item[i].kind), NULL, NULL);
+	}
+	for (int i = 0; i < op->nattr; i++)
+		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
+	for (int i = 0; i < op->nres; i++)
+		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
+	IrOp *nop = ir_op_build(m, &s);
+	ir_op_insert_before(op, nop);
+	for (int i = 0; i < op->nres; i++)
+		ir_replace_all_uses(&op->res[i], &nop->res[i]);
+	ir_op_erase(op);
+}
+
+typedef struct Retype {
+	IrCtx *c;
+	int64_t M, R;
+} Retype;
+
+static IrType *
+retyped(const Retype *rt, IrType *t)
+{
+	if (!rows_tile(t, rt->M))
+		return t;
+	int64_t d[2] = {rt->R, t->dims[1]};
+	return ir_type_tile_with_shape(rt->c, t, 2, d);
+}
+
+static bool
+retype_op(IrOp *op, void *ud)
+{
+	Retype *rt = ud;
+	for (int i = 0; i < op->nres; i++)
+		op->res[i].type = retyped(rt, op->res[i].type);
+	for (int i = 0; i < op->ntype; i++) /* a yield's declared types */
+		op->type[i] = retyped(rt, op->type[i]);
+	for (int r = 0; r < op->nreg; r++)
+		for (int a = 0; a < op->reg[r].block->narg; a++)
+			op->reg[r].block->arg[a]->type = retyped(rt, op->reg[r].block->arg[a]->type);
+	return true;
+}
+
+/* The consumers' loop: the body of f on each consumer's rows, over slots of the rings. */
+static IrOp *
+rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue *empty,
+	  IrStr *tags, IrValue *wg, int64_t R)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop;
+	IrBlock *body = f->reg[0].block;
+	int64_t N = p->stages;
+	IrRegion *lr;
+	IrValue *u;
+	IrOpState ls = loop_state(m, p, &lr, &u, "c");
+	IrBlock *lb = lr->block;
+	for (int i = 3; i < f->nitem; i++)
+		ring_copy_item(m, f, &f->item[i], ir_state_item(m, &ls, f->item[i].kind), NULL, NULL);
+	for (int i = 0; i < f->nres; i++)
+		ir_state_result(m, &ls, f->res[i].type, f->res[i].name);
+	for (int i = 1; i < body->narg; i++) {
+		IrValue *a = ir_block_add_arg(m, lb, body->arg[i]->type, body->arg[i]->name,
+		                              body->arg[i]->loc);
+		ir_replace_all_uses(body->arg[i], a);
+	}
+	IrBuilder b;
+	ir_builder_at_end(&b, m, lb, f->loc);
+	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+	                        ring_fresh(c, p->kernel, p->iv->name, "cs"));
+	ring_wait(&b, full, s, parity(m, u, N, 0));
+	IrValue *k = loop_k(&b, p, u);
+	for (int i = 0; i < p->nload; i++)
+		ring_holds(&b, p, i, k, ring[i], s, tags[i]);
+	ir_replace_all_uses(p->iv, k);
+	/* The body, its loads read from the slots. */
+	IrOp *y = body->last;
+	while (body->first != y) {
+		IrOp *op = body->first;
+		ir_op_unlink(op);
+		ir_block_append(lb, op);
+	}
+	for (int i = 0; i < p->nload; i++) {
+		IrValue *v = &p->load[i]->res[0];
+		while (v->uses) {
+			IrOp *user = v->uses->user;
+			if (wg && ir_op_value(user, user->item[0].opnd) == v) {
+				IrType *slot = ring[i]->type->elem;
+				int64_t dims[2] = {R, slot->dims[1]};
+				IrType *st = ir_type_tile(c, 2, dims, slot->elem, IR_SPACE_SMEM, slot->layout);
+				IrOpState ss;
+				ir_state_init(&ss, IR_OP_SLICE, user->loc);
+				ring_slot_state_item(m, &ss, ring[i], s);
+				IrGroup *g = ir_state_group(m, &ss, c->kw.rows);
+				ir_group_add_expr(m, g, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
+				ir_group_add_expr(m, g, ring_C(m, R));
+				ir_state_result(m, &ss, st, NULL);
+				IrOp *sl = ir_op_build(m, &ss);
+				ir_op_insert_before(user, sl);
+				use_value(m, user, v, &sl->res[0]);
+			} else {
+				ring_read_slot(m, user, v, ring[i], s);
+			}
+		}
+		ir_op_erase(p->load[i]);
+	}
+	/* The MMAs that read the slots have completed: give them back. */
+	ring_arrive(&b, empty, s);
+	ir_op_unlink(y);
+	ir_block_append(lb, y);
+	ir_state_region(m, &ls, lr);
+	return ir_op_build(m, &ls);
+}
+
+static bool
+specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows *r,
+		WsOpts *o)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop, *kernel = p->kernel;
+	int64_t N = p->stages, C = r->consumers, R = r->rows;
+	int64_t regs = consumer_regs(t, C);
+	IrValue *ring[RING_MAX_LOADS];
+	IrStr tags[RING_MAX_LOADS];
+	ring_alloc(m, p, ring);
+	IrValue *full = ring_mbar(m, p, 1, "full");
+	IrValue *empty = ring_mbar(m, p, C, "empty");
+	ring_tag_funcs(m, p, tags);
+	IrRegion *wsr = ir_region_new(m);
+	producer(m, p, ring, full, empty, tags, wsr);
+	IrRegion *cr = ir_region_new(m);
+	IrBuilder cb;
+	ir_builder_at_end(&cb, m, cr->block, f->loc);
+	IrValue *wg = NULL;
+	if (C > 1) {
+		IrType *ity = c->t_index;
+		wg = ring_named(&ir_b_op(&cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+		                ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "id"));
+	}
+	IrExpr *off = wg ? ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)) : NULL;
+	for (int i = 0; i < r->npro; i++) {
+		IrOp *op = r->pro[i];
+		ir_op_unlink(op);
+		ir_block_append(cr->block, op);
+		if (op->code == IR_OP_LOAD && off)
+			shift_rows(m, op, ir_expr_clone(m, off));
+	}
+	IrOp *nl = rows_loop(m, p, ring, full, empty, tags, wg, R);
+	ir_block_append(cr->block, nl);
+	for (int i = 0; i < f->nres; i++)
+		ir_replace_all_uses(&f->res[i], &nl->res[i]);
+	for (int i = 0; i < r->epi.n; i++) {
+		IrOp *op = r->epi.op[i];
+		ir_op_unlink(op);
+		ir_block_append(cr->block, op);
+		if (op->code == IR_OP_STORE && off)
+			shift_rows(m, op, ir_expr_clone(m, off));
+	}
+	Retype rt = {c, r->M, R};
+	ir_walk(cr->block, retype_op, &rt);
+	role(m, wsr->block, "consumer", regs, 0, C, cr, f->loc);
+	IrOpState ws;
+	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
+	ir_state_region(m, &ws, wsr);
+	ir_op_insert_before(f, ir_op_build(m, &ws));
+	ir_op_erase(f);
+	ir_op_set_attr(m, kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
+	ir_remark(c, kernel->loc,
+	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
+	          "consumer warpgroup%s (regs %lld, %lld rows each) running its body on their "
+	          "rows, %lld stages, ring %lld bytes",
+	          p->ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
+	          (long long)R, (long long)N, (long long)(N * p->bytes));
+	(void)o;
+	return true;
 }
 
 static bool
@@ -348,9 +754,26 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		if (found)
 			why = "the kernel already has warp roles";
 	}
-	if (!why)
-		why = shape(m, &p, o, &sh);
+	Rows rows;
+	bool general = false;
 	if (!why) {
+		why = shape(m, &p, o, &sh);
+		if (why && o->inflight == 0) {
+			/* Not one MMA into one accumulator: the body as written, on each consumer's
+			 * rows, where its ops allow it. */
+			const char *gwhy = rows_shape(m, &p, o, &rows);
+			if (!gwhy) {
+				IrOp *skip[1 + 64 + sizeof rows.epi.op / sizeof rows.epi.op[0]] = {f};
+				memcpy(skip + 1, rows.pro, sizeof(IrOp *) * (size_t)rows.npro);
+				memcpy(skip + 1 + rows.npro, rows.epi.op,
+				       sizeof(IrOp *) * (size_t)rows.epi.n);
+				gwhy = ring_smem_check(m, &p, t, 2, skip, 1 + rows.npro + rows.epi.n);
+			}
+			general = !gwhy;
+			why = gwhy;
+		}
+	}
+	if (!why && !general) {
 		/* The loop and its epilogue become the roles: their tiles are the consumers'
 		 * registers and need no scratch (the accumulator's layout is the one stored). */
 		IrOp *skip[2 + sizeof sh.epi.op / sizeof sh.epi.op[0]] = {f, sh.init};
@@ -364,6 +787,8 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		          why);
 		return false;
 	}
+	if (general)
+		return specialize_rows(m, &p, t, &rows, o);
 	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
 	int64_t regs = consumer_regs(t, C);
 	IrOp *kernel = p.kernel;
@@ -375,24 +800,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	ring_tag_funcs(m, &p, tags);
 
 	IrRegion *wsr = ir_region_new(m);
-	/* The producer. */
-	{
-		IrRegion *lr;
-		IrValue *u;
-		IrOpState ls = loop_state(m, &p, &lr, &u, "p");
-		IrBuilder b;
-		ir_builder_at_end(&b, m, lr->block, f->loc);
-		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
-		                        ring_fresh(c, kernel, p.iv->name, "ps"));
-		ring_wait(&b, empty, s, parity(m, u, N, 1));
-		ring_expect_tx(&b, full, s, p.bytes);
-		ring_copies(&b, &p, loop_k(&b, &p, u), ring, full, s, tags);
-		ir_b_yield(&b, 0, NULL, false);
-		ir_state_region(m, &ls, lr);
-		IrRegion *pr = ir_region_new(m);
-		ir_block_append(pr->block, ir_op_build(m, &ls));
-		role(m, wsr->block, "producer", PRODUCER_REGS, 1, 1, pr, f->loc);
-	}
+	producer(m, &p, ring, full, empty, tags, wsr);
 	/* The consumers. */
 	IrRegion *cr = ir_region_new(m);
 	IrBuilder cb;
