@@ -1,6 +1,7 @@
 """Generated gemm kernels through warp-specialize: random tile (M 64 or 128, N 16 to 128, K 16 to
 64), stages 2 to 5, transpose_b or not, lower bound 0 or 3, step 1 or 2, consumers 1 or 2,
-inflight 0 or 1, with or without an epilogue (scale by a scalar, convert to f16), and ragged
+inflight 0 or 1, with or without an epilogue (scale by a scalar, convert to f16), with or
+without the general form's shapes (an elementwise op after the MMA, C loaded as the start), ragged
 M, N, K (K from 0 to 6 tiles). Each specialized kernel must prove (the pass checks it; ave check
 again), agree with the kernel as written in the interpreter element for element over 8
 schedules, and, with --compile, compile for sm_90a with no spill and no ptxas diagnostic.
@@ -20,12 +21,12 @@ KERNEL = """ave.kernel @g(%A: !ave.tensor<?x?xbf16, global, [?, 1]>, %B: !ave.te
   %pn = ave.program_id dim(1) : index
   %nk = ave.cdiv %K, {bk} : index
   %two = ave.const 0.5 : f32
-  %z = ave.zeros : !ave.tile<{bm}x{bn}xf32, reg>
+{init}
   %acc = ave.for %k = {lb} to %nk + {lb} step {step} iter_args(%c = %z) -> (!ave.tile<{bm}x{bn}xf32, reg>) {{stages = {stages}}} {{
     %a = ave.load %A[%pm * {bm}, (%k - {lb}) * {bk}] : !ave.tile<{bm}x{bk}xbf16, reg>
     %b = ave.load %B[{bcoord}] : !ave.tile<{btile}xbf16, reg>
     %d = ave.mma %a, %b, %c{tb} : !ave.tile<{bm}x{bn}xf32, reg>
-    ave.yield %d : !ave.tile<{bm}x{bn}xf32, reg>
+{bodyew}    ave.yield {yv} : !ave.tile<{bm}x{bn}xf32, reg>
   }}
 {epi}  ave.store {out} into(%C[%pm * {bm}, %pn * {bn}])
   ave.return
@@ -52,10 +53,15 @@ def case(work, name, r, compile_too):
     cons = r.choice([1, 2]) if bm == 128 else 1
     inflight = r.choice([0, 1])
     epi = r.random() < 0.4
+    # The general form (the body as written on each consumer's rows): an elementwise op after
+    # the MMA, and the accumulator started from a loaded tile instead of zeros.
+    bodyew = inflight == 0 and r.random() < 0.3
+    warm = inflight == 0 and not epi and r.random() < 0.3
     k = r.choice([0, r.randint(1, bk), r.randint(1, 6 * bk)])
     m, n = r.randint(1, 2 * bm), r.randint(1, 2 * bn)
     desc = "bm=%d bn=%d bk=%d trans=%d stages=%d lb=%d step=%d consumers=%d inflight=%d epi=%d " \
-           "m=%d n=%d k=%d" % (bm, bn, bk, trans, stages, lb, step, cons, inflight, epi, m, n, k)
+           "bodyew=%d warm=%d m=%d n=%d k=%d" % (bm, bn, bk, trans, stages, lb, step, cons,
+                                                 inflight, epi, bodyew, warm, m, n, k)
     if trans:
         bcoord, btile = "%%pn * %d, (%%k - %d) * %d" % (bn, lb, bk), "%dx%d" % (bn, bk)
     else:
@@ -63,7 +69,12 @@ def case(work, name, r, compile_too):
     src = KERNEL.format(bm=bm, bn=bn, bk=bk, lb=lb, step=step, stages=stages, bcoord=bcoord,
                         btile=btile, tb=" transpose_b" if trans else "", threads=128 * cons,
                         ct="f16" if epi else "f32", epi=EPI.format(bm=bm, bn=bn) if epi else "",
-                        out="%h" if epi else "%acc")
+                        out="%h" if epi else "%acc",
+                        bodyew="    %%e = ave.mul %%d, %%two : !ave.tile<%dx%dxf32, reg>\n" %
+                        (bm, bn) if bodyew else "", yv="%e" if bodyew else "%d",
+                        init=("  %%z = ave.load %%C[%%pm * %d, %%pn * %d] : !ave.tile<%dx%dxf32, reg>"
+                              % (bm, bn, bm, bn)) if warm else
+                        "  %%z = ave.zeros : !ave.tile<%dx%dxf32, reg>" % (bm, bn))
     orig = os.path.join(work, name + ".ave")
     ws = os.path.join(work, name + ".ws.ave")
     with open(orig, "w") as f:
@@ -83,7 +94,9 @@ def case(work, name, r, compile_too):
         rc, out = run(["ave", "run", f, "--kernel=@g", "--grid=" + grid,
                        "--arg", "A=rand:%dx%d:bf16:%d" % (m, k, 1),
                        "--arg", "B=rand:%s:bf16:%d" % (b, 2),
-                       "--arg", "C=zeros:%dx%d:%s" % (m, n, "f16" if epi else "f32"),
+                       "--arg", "C=%s:%dx%d:%s" % ("rand" if warm else "zeros", m, n,
+                                                   "f16" if epi else "f32") +
+                       (":3" if warm else ""),
                        "--arg", "K=%d" % k, "--out", "C=" + c, "--schedules=%d" % sch])
         if rc:
             return "FAIL %s (%s): %s (%s)" % (name, tag, out.strip(), desc)
