@@ -226,7 +226,7 @@ shape(IrModule *m, const RingPlan *p, const WsOpts *o, Shape *s)
 				     (long long)threads);
 	s->rows = acc->dims[0] / s->consumers;
 	if (acc->dims[0] % s->consumers || s->rows % 64)
-		return ir_ctx_printf(c, "its %lld accumulator rows do not split into %lld "
+		return ir_ctx_printf(c, "its %lld rows do not split into %lld "
 				     "consumer%s of a multiple of 64 rows", (long long)acc->dims[0],
 				     (long long)s->consumers, s->consumers == 1 ? "" : "s");
 	return epilogue(c, f, acc->dims[0], &s->epi);
