@@ -1840,6 +1840,13 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 	Z3_ast alive = live(k, &rd->in);
 	ir_vec_push(k->c->al, &conj, &alive, sizeof alive);
 	ir_vec_push(k->c->al, &conj, &in_region, sizeof in_region);
+	/* Only where the assertion runs: under its `ave.if`s (a pipelined loop asserts what a
+	 * slot holds only in the iterations that consume a tile). A guard the solver cannot
+	 * express is left out: the assertion is then checked on more instances, never fewer. */
+	bool known = true;
+	Z3_ast runs = pass_ck_guard(k, &rd->in, &known);
+	if (known)
+		ir_vec_push(k->c->al, &conj, &runs, sizeof runs);
 	Z3_ast fail = pass_ck_and(S, conj.len, (Z3_ast *)conj.data);
 	ir_vec_free(k->c->al, &conj, sizeof(Z3_ast));
 	bool proven, done = attempt(k, as, fail, "this 'holds' assertion", &proven);

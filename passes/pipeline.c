@@ -8,14 +8,16 @@
  *   for %u = 0 to T + N - 1 step 1 iter_args(...) {
  *     ave.barrier                                       // every thread is done with slot u mod N
  *     ave.mbar.expect_tx %full[u mod N] bytes(B)
- *     ave.copy.async X(lb + u * step) into(%sX[u mod N]) arrive(%full[u mod N])
+ *     ave.copy.async X(lb + u * step) into(%sX[u mod N]) arrive(%full[u mod N]) tag(@x.tile(..))
  *     ave.mbar.wait %full[(u + 1) mod N] parity(((u + 1) floordiv N + 1) mod 2)
- *     if u >= N - 1 { %x = ave.smem.load %sX[(u + 1) mod N]; body at %k = lb + t * step }
+ *     if u >= N - 1 { ave.tag.assert holds(%sX[(u + 1) mod N], @x.tile(.. at %k))
+ *                     %x = ave.smem.load %sX[(u + 1) mod N]; body at %k = lb + t * step }
  *   }
  *   %tail = ave.max T, 1 - N                            // the drain: uses tail .. tail + N - 2
  *   ave.mbar.wait %full[(tail + j) mod N] parity((tail + j) floordiv N mod 2)   (j < N - 1)
  *
- * A tile used only as an ave.mma's A or B operand needs no ave.smem.load: the MMA reads the slot
+ * The tag functions (one per load, its coordinates) state what the pass intends, slot k holds
+ * tile k, for check-invariants to prove. A tile used only as an ave.mma's A or B operand needs no ave.smem.load: the MMA reads the slot
  * (SPEC 5.5), and its ring is swizzled as gemm_ws's are.
  *
  * The first N-1 waits have parity 1 on fresh barriers and return at once (t < 0: no tile yet), so
@@ -58,6 +60,8 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	IrValue *ring[RING_MAX_LOADS];
 	ring_alloc(m, &p, ring);
 	IrValue *full = ring_mbar(m, &p, 1, "full");
+	IrStr tags[RING_MAX_LOADS];
+	ring_tag_funcs(m, &p, tags);
 
 	/* The new loop's block: %u and the carried values. */
 	IrRegion *nr = ir_region_new(m);
@@ -80,7 +84,7 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 	IrValue *sn = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
 	                         ring_fresh(c, kernel, iv->name, "in"));
 	ring_expect_tx(&b, full, sn, p.bytes);
-	ring_copies(&b, &p, ki, ring, full, sn, NULL);
+	ring_copies(&b, &p, ki, ring, full, sn, tags);
 	/* Wait for tile t = u - (N-1) in slot (u + 1) mod N (at once while t < 0). */
 	IrExpr *u1 = ring_B(m, IR_EX_ADD, ring_V(m, u), ring_C(m, 1));
 	IrValue *sc_ = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, u1, ring_C(m, N))),
@@ -113,6 +117,22 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_op_unlink(op);
 		ir_block_append(then->block, op);
 	}
+	{
+		/* The tile consumed, k = lb + (u - N + 1) * step (the old loop variable's name,
+		 * free once it is gone), and what its slots hold. */
+		IrBuilder kb2;
+		if (then->block->first)
+			ir_builder_before(&kb2, m, then->block->first);
+		else
+			ir_builder_at_end(&kb2, m, then->block, f->loc);
+		kb2.loc = f->loc;
+		IrValue *kc = ir_b_index(
+		    &kb2, ring_k(m, &p, ring_B(m, IR_EX_SUB, ring_V(m, u), ring_C(m, N - 1))));
+		kc_val = ring_named(kc, iv->name);
+		for (int i = 0; i < n; i++)
+			ring_holds(&kb2, &p, i, kc, ring[i], sc_, tags[i]);
+		ir_replace_all_uses(iv, kc_val);
+	}
 	for (int i = 0; i < n; i++) {
 		IrOp *ld = p.load[i];
 		if (p.direct[i]) {
@@ -131,20 +151,6 @@ pipeline_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages_opt)
 		ir_replace_all_uses(&ld->res[0], &sl->res[0]);
 		ir_op_erase(ld);
 	}
-	if (ir_value_has_uses(iv)) {
-		IrBuilder kb2;
-		if (then->block->first)
-			ir_builder_before(&kb2, m, then->block->first);
-		else
-			ir_builder_at_end(&kb2, m, then->block, f->loc);
-		kb2.loc = f->loc;
-		IrValue *kc = ir_b_index(
-		    &kb2, ring_k(m, &p, ring_B(m, IR_EX_SUB, ring_V(m, u), ring_C(m, N - 1))));
-		/* the old loop variable's name, free once it is gone */
-		kc_val = ring_named(kc, iv->name);
-	}
-	if (kc_val)
-		ir_replace_all_uses(iv, kc_val);
 	for (int i = 0; i < ncar; i++)
 		ir_replace_all_uses(body->arg[i + 1], carried[i]);
 	IrValue *yv[RING_MAX_CARRIED];
