@@ -1,0 +1,181 @@
+"""The kernel library's manifest: for each kernel of kernels/, how to build inputs, launch it on
+the host interpreter, and its NumPy reference; the shapes it is run on (ragged: not multiples of
+the kernel's tiles); the tolerance per output dtype; and the diagnostics expected per target.
+
+An entry's `run(k, rng, **shape)` launches the compiled kernel `k` (an `ave.Kernel`, or an
+`ave.Module` when the file holds several kernels) and returns a list of
+(output name, result, reference, (rtol, atol)). `xfail` maps a target (or "host") to
+(a substring of the expected error message, the reason); run_suite.py fails the kernel if that
+target compiles, or fails with another message.
+"""
+import numpy as np
+
+import ave
+
+# Tolerances by output dtype, for results computed in f32 and rounded once to the output type.
+# Interpreter transcendental functions are libm's; the reference is float64.
+TOL = {
+    "f32": (2e-5, 2e-6),
+    "f16": (2e-3, 1e-3),
+    "bf16": (1.6e-2, 1e-2),
+}
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def bf16(x):
+    """float32 values rounded to bf16: (bits for the kernel, exact float64 values)."""
+    bits = ave.bf16_bits(np.asarray(x, np.float32))
+    return bits, ave.bf16_to_float32(bits).astype(np.float64)
+
+
+def from_bf16(bits):
+    return ave.bf16_to_float32(bits).astype(np.float64)
+
+
+def f16(x):
+    h = np.asarray(x, np.float32).astype(np.float16)
+    return h, h.astype(np.float64)
+
+
+def _e4m3_table():
+    """The 256 f8e4m3 (OCP E4M3FN) values by bit pattern; 0x7f and 0xff are NaN."""
+    v = np.zeros(256)
+    for b in range(256):
+        s = -1.0 if b & 0x80 else 1.0
+        e = (b >> 3) & 0xF
+        m = b & 7
+        if e == 15 and m == 7:
+            v[b] = np.nan
+        elif e == 0:
+            v[b] = s * m / 8.0 * 2.0 ** -6
+        else:
+            v[b] = s * (1 + m / 8.0) * 2.0 ** (e - 7)
+    return v
+
+
+E4M3 = _e4m3_table()
+
+
+def f8e4m3(x):
+    """Values rounded to the nearest f8e4m3 (saturating): (bits as uint8, float64 values)."""
+    x = np.asarray(x, np.float64)
+    finite = np.where(np.isnan(E4M3), np.inf, E4M3)
+    order = np.argsort(finite, kind="stable")
+    vals = finite[order]
+    keep = np.isfinite(vals)
+    vals, order = vals[keep], order[keep]
+    # Nearest value; ties do not occur for continuous random inputs.
+    idx = np.clip(np.searchsorted(vals, x), 1, len(vals) - 1)
+    lo, hi = vals[idx - 1], vals[idx]
+    pick = np.where(np.abs(x - lo) <= np.abs(hi - x), idx - 1, idx)
+    bits = order[pick].astype(np.uint8)
+    return bits, E4M3[bits]
+
+
+class Entry:
+    def __init__(self, name, file, what, dtypes, shapes, run, xfail=None):
+        self.name, self.file, self.what, self.dtypes = name, file, what, dtypes
+        self.shapes, self.run, self.xfail = shapes, run, xfail or {}
+
+
+ENTRIES = []
+
+
+def entry(name, what, dtypes, shapes, file=None, xfail=None):
+    def deco(fn):
+        ENTRIES.append(Entry(name, file or name + ".ave", what, dtypes, shapes, fn, xfail))
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise: one 32x128 tile per CTA.
+
+EW_SHAPES = [dict(M=77, N=45), dict(M=130, N=300)]
+
+
+def ew_grid(M, N):
+    return (cdiv(M, 32), cdiv(N, 128))
+
+
+def unary_f32(fn):
+    def run(k, rng, M, N, extra=()):
+        x = (rng.standard_normal((M, N)) * 3).astype(np.float32)
+        y = np.full((M, N), np.nan, np.float32)
+        k[ew_grid(M, N)](x, y, *extra)
+        return [("Y", y, fn(x.astype(np.float64)), TOL["f32"])]
+    return run
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+entry("relu", "max(x, 0)", "f32", EW_SHAPES)(unary_f32(lambda x: np.maximum(x, 0)))
+entry("gelu_tanh", "GELU, tanh approximation", "f32", EW_SHAPES)(unary_f32(_gelu_tanh))
+entry("sigmoid", "1 / (1 + exp(-x))", "f32", EW_SHAPES)(unary_f32(_sigmoid))
+entry("softplus", "log(1 + exp(x)), stable form", "f32", EW_SHAPES)(
+    unary_f32(lambda x: np.logaddexp(0, x)))
+
+
+@entry("clamp", "min(max(x, lo), hi)", "f32", EW_SHAPES)
+def _(k, rng, M, N):
+    return unary_f32(lambda x: np.clip(x, -1.25, 2.5))(k, rng, M, N, (np.float32(-1.25), 2.5))
+
+
+@entry("leaky_relu", "x > 0 ? x : alpha x", "f16", EW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = f16(rng.standard_normal((M, N)) * 3)
+    y = np.zeros((M, N), np.float16)
+    k[ew_grid(M, N)](x, y, 0.1)
+    return [("Y", y, np.where(xr > 0, xr, 0.1 * xr), TOL["f16"])]
+
+
+@entry("scale_bias", "alpha x + beta (scalars)", "f16", EW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = f16(rng.standard_normal((M, N)))
+    y = np.zeros((M, N), np.float16)
+    k[ew_grid(M, N)](x, y, 1.5, -0.25)
+    return [("Y", y, 1.5 * xr - 0.25, TOL["f16"])]
+
+
+@entry("silu", "x sigmoid(x)", "bf16", EW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = bf16(rng.standard_normal((M, N)) * 3)
+    y = np.zeros((M, N), np.uint16)
+    k[ew_grid(M, N)](x, y)
+    return [("Y", from_bf16(y), xr * _sigmoid(xr), TOL["bf16"])]
+
+
+@entry("swiglu", "silu(g) u (SwiGLU gate)", "bf16", EW_SHAPES)
+def _(k, rng, M, N):
+    g, gr = bf16(rng.standard_normal((M, N)) * 2)
+    u, ur = bf16(rng.standard_normal((M, N)))
+    y = np.zeros((M, N), np.uint16)
+    k[ew_grid(M, N)](g, u, y)
+    return [("Y", from_bf16(y), gr * _sigmoid(gr) * ur, TOL["bf16"])]
+
+
+@entry("add_bias", "x + b, b (1 x N) broadcast over rows", "f32", EW_SHAPES)
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    b = rng.standard_normal((1, N)).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[ew_grid(M, N)](x, b, y)
+    return [("Y", y, x.astype(np.float64) + b, TOL["f32"])]
+
+
+@entry("mul_col", "x s, s (M x 1) broadcast over columns", "f32", EW_SHAPES)
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    s = rng.standard_normal((M, 1)).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[ew_grid(M, N)](x, s, y)
+    return [("Y", y, x.astype(np.float64) * s, TOL["f32"])]

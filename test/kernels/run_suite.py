@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Runs the kernel library (kernels/*.ave, described in manifest.py) and prints one line per kernel.
+
+For each kernel: run it on the host interpreter on every shape of its manifest entry (ragged
+sizes, random inputs) and compare with its NumPy reference; compile it with `ave compile` for
+sm_90a, sm_80, gfx942 and gfx90a and compare the outcome with the entry's expected diagnostics.
+A kernel passes when every shape matches and every target behaves as the manifest says (a compile
+that fails unexpectedly, or that passes where a diagnostic is expected, is a failure).
+
+    python3 test/kernels/run_suite.py [--ave build/tools/ave] [--only NAME,...] [--no-compile]
+        [--targets sm_90a,...] [-j N] [--json FILE] [--perturb NAME]
+
+The last line is `N passed, N failed`; the exit status is 1 when anything failed. `--perturb NAME`
+scales NAME's reference by 1.01, to show that the comparison catches a wrong result.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+
+import ave  # noqa: E402
+import manifest  # noqa: E402
+
+TARGETS = ["sm_90a", "sm_80", "gfx942", "gfx90a"]
+
+
+def find_ptxas():
+    for p in (os.environ.get("AVE_PTXAS"), shutil.which("ptxas"), "/usr/local/cuda/bin/ptxas"):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def first_error(text):
+    """The first `error:` line of a compile's output, without the file and position."""
+    for line in text.splitlines():
+        m = re.search(r"\berror: (.*)$", line)
+        if m:
+            return m.group(1).strip()
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[0].strip() if lines else "failed without a message"
+
+
+def compile_one(tool, entry, target, outdir, emit):
+    """Compiles one kernel file for one target; returns (ok, message, seconds)."""
+    src = os.path.join(ROOT, "kernels", entry.file)
+    out = os.path.join(outdir, "%s.%s.%s" % (entry.name, target, emit))
+    cmd = [tool, "compile", src, "--target=" + target, "--emit=" + emit, "-o", out]
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    dt = time.time() - t0
+    if p.returncode == 0:
+        return True, "", dt
+    return False, first_error(p.stdout), dt
+
+
+def judge_compile(entry, target, ok, msg):
+    """(passed, text) for one target's compile against the manifest's expectation."""
+    exp = entry.xfail.get(target)
+    if exp is None:
+        return (True, "ok") if ok else (False, "FAIL: " + msg)
+    pattern, reason = exp
+    if ok:
+        return False, "FAIL: compiled, but the manifest expects '%s' (%s)" % (pattern, reason)
+    if pattern in msg:
+        return True, "xfail: " + msg
+    return False, "FAIL: %s (expected '%s')" % (msg, pattern)
+
+
+def compare(got, ref, tol):
+    """(ok, max abs error, max allowed) for got against ref with (rtol, atol)."""
+    rtol, atol = tol
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        return False, float("inf"), 0.0
+    err = np.abs(got - ref)
+    lim = atol + rtol * np.abs(ref)
+    bad = ~(err <= lim)  # NaN in either is a mismatch
+    same_nan = np.isnan(got) & np.isnan(ref)
+    bad &= ~same_nan
+    e = float(np.nanmax(np.where(same_nan, 0, err))) if err.size else 0.0
+    return not bad.any(), e, float(np.max(lim)) if lim.size else 0.0
+
+
+def run_host(entry, perturb):
+    """Runs every shape of the entry on the host interpreter; returns (ok, text)."""
+    if "host" in entry.xfail:
+        return True, "xfail: " + entry.xfail["host"][1]
+    try:
+        k = ave.compile(os.path.join(ROOT, "kernels", entry.file), target="host")
+    except ave.CompileError as e:
+        return False, "FAIL: host compile: " + str(e).splitlines()[0]
+    worst = 0.0
+    for i, shape in enumerate(entry.shapes):
+        rng = np.random.default_rng(1234 + i)
+        try:
+            checks = entry.run(k, rng, **shape)
+        except ave.Error as e:
+            return False, "FAIL: %s: %s" % (shape, str(e).splitlines()[0])
+        for name, got, ref, tol in checks:
+            if perturb:
+                ref = np.asarray(ref, np.float64) * 1.01
+            ok, err, lim = compare(got, ref, tol)
+            worst = max(worst, err)
+            if not ok:
+                return False, "FAIL: %s %s: max error %.3g over tolerance" % (shape, name, err)
+    return True, "%d shapes ok (max err %.2g)" % (len(entry.shapes), worst)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ave", default=os.path.join(ROOT, "build", "tools", "ave"))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--perturb", default="")
+    args = ap.parse_args()
+
+    entries = manifest.ENTRIES
+    names = [e.name for e in entries]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        sys.exit("run_suite.py: duplicate manifest names: %s" % ", ".join(sorted(dup)))
+    if args.only:
+        want = set(args.only.split(","))
+        unknown = want - set(names)
+        if unknown:
+            sys.exit("run_suite.py: unknown kernel(s): %s" % ", ".join(sorted(unknown)))
+        entries = [e for e in entries if e.name in want]
+    targets = [] if args.no_compile else [t for t in args.targets.split(",") if t]
+    ptxas = find_ptxas()
+
+    t0 = time.time()
+    results = {e.name: {"targets": {}} for e in entries}
+    with tempfile.TemporaryDirectory(prefix="ave-kernels-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as pool:
+        futs = {}
+        for e in entries:
+            for t in targets:
+                emit = ("cubin" if ptxas else "ptx") if t.startswith("sm_") else "hsaco"
+                futs[(e.name, t)] = pool.submit(compile_one, args.ave, e, t, tmp, emit)
+        # The interpreter runs here while the compiles run in the pool.
+        for e in entries:
+            t1 = time.time()
+            ok, text = run_host(e, args.perturb == e.name)
+            results[e.name]["host"] = (ok, text, time.time() - t1)
+        for (name, t), f in futs.items():
+            results[name]["targets"][t] = f.result()
+
+    passed = failed = 0
+    report = []
+    for e in entries:
+        r = results[e.name]
+        ok, text, _ = r["host"]
+        parts = ["host: " + text]
+        row = {"name": e.name, "file": e.file, "what": e.what, "dtypes": e.dtypes,
+               "host": text, "targets": {}}
+        for t in targets:
+            cok, msg, dt = r["targets"][t]
+            good, ttext = judge_compile(e, t, cok, msg)
+            ok = ok and good
+            parts.append("%s: %s" % (t, ttext))
+            row["targets"][t] = ttext
+            row.setdefault("compile_s", {})[t] = round(dt, 2)
+        row["ok"] = ok
+        report.append(row)
+        passed += ok
+        failed += not ok
+        print("%s %-22s %s" % ("PASS" if ok else "FAIL", e.name, " | ".join(parts)), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"kernels": report, "seconds": round(time.time() - t0, 1),
+                       "ptxas": bool(ptxas)}, f, indent=1)
+    print("time: %.1f s (%d kernels, %d compiles%s)" % (
+        time.time() - t0, len(entries), len(entries) * len(targets),
+        "" if ptxas or not targets else "; no ptxas: NVIDIA targets checked to PTX only"))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
