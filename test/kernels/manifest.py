@@ -179,3 +179,153 @@ def _(k, rng, M, N):
     y = np.zeros((M, N), np.float32)
     k[ew_grid(M, N)](x, s, y)
     return [("Y", y, x.astype(np.float64) * s, TOL["f32"])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions and normalizations over rows: 16 rows per CTA, 16x256 blocks along the row.
+
+ROW_SHAPES = [dict(M=77, N=45), dict(M=37, N=600)]
+
+
+def rows_grid(M):
+    return (cdiv(M, 16),)
+
+
+@entry("row_sum", "sum over each row", "f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros((M, 1), np.float32)
+    k[rows_grid(M)](x, y, N)
+    return [("Y", y, x.astype(np.float64).sum(1, keepdims=True), (1e-5, 1e-5))]
+
+
+@entry("row_max", "max over each row", "f16", ROW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = f16(rng.standard_normal((M, N)) * 4 - 6)
+    y = np.zeros((M, 1), np.float16)
+    k[rows_grid(M)](x, y, N)
+    return [("Y", y, xr.max(1, keepdims=True), (0, 0))]
+
+
+@entry("row_mean", "mean over each row", "bf16 -> f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = bf16(rng.standard_normal((M, N)) + 0.5)
+    y = np.zeros((M, 1), np.float32)
+    k[rows_grid(M)](x, y, N)
+    return [("Y", y, xr.mean(1, keepdims=True), (1e-5, 1e-6))]
+
+
+@entry("row_argmax", "index of the first maximum of each row", "f32 -> i32", ROW_SHAPES)
+def _(k, rng, M, N):
+    # Coarse values so that ties occur and the first-index rule is exercised.
+    x = np.round(rng.standard_normal((M, N)) * 2).astype(np.float32)
+    cols = np.arange(N, dtype=np.int32).reshape(1, N)
+    y = np.full((M, 1), -7, np.int32)
+    k[rows_grid(M)](x, cols, y, N)
+    return [("Y", y, np.argmax(x, 1).reshape(M, 1), (0, 0))]
+
+
+@entry("col_sum", "sum over each column", "f32", [dict(M=77, N=45), dict(M=150, N=300)])
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros((1, N), np.float32)
+    k[(cdiv(N, 128),)](x, y, M)
+    return [("Y", y, x.astype(np.float64).sum(0, keepdims=True), (1e-5, 1e-5))]
+
+
+@entry("l2norm", "x / max(||x||_2, eps) per row", "f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[rows_grid(M)](x, y, N, 1e-12)
+    xr = x.astype(np.float64)
+    ref = xr / np.maximum(np.sqrt((xr * xr).sum(1, keepdims=True)), 1e-12)
+    return [("Y", y, ref, TOL["f32"])]
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def _lse(x):
+    m = x.max(1, keepdims=True)
+    return m + np.log(np.exp(x - m).sum(1, keepdims=True))
+
+
+@entry("softmax", "softmax over each row (online max/sum, two passes)", "f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[rows_grid(M)](x, y, N)
+    return [("Y", y, _softmax(x.astype(np.float64)), (1e-5, 1e-7))]
+
+
+@entry("log_softmax", "x - logsumexp(x) per row", "f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[rows_grid(M)](x, y, N)
+    xr = x.astype(np.float64)
+    return [("Y", y, xr - _lse(xr), (1e-5, 2e-5))]
+
+
+@entry("cross_entropy", "logsumexp(x) - x[target] per row (one pass)", "f32, i32 targets",
+       [dict(M=77, N=45), dict(M=37, N=1000)])
+def _(k, rng, M, N):
+    x = (rng.standard_normal((M, N)) * 3).astype(np.float32)
+    t = rng.integers(0, N, (M, 1)).astype(np.int32)
+    cols = np.arange(N, dtype=np.int32).reshape(1, N)
+    loss = np.zeros((M, 1), np.float32)
+    k[rows_grid(M)](x, t, cols, loss, N)
+    xr = x.astype(np.float64)
+    ref = _lse(xr) - np.take_along_axis(xr, t.astype(np.int64), 1)
+    return [("L", loss, ref, (1e-5, 2e-5))]
+
+
+@entry("layernorm", "(x - mean) / sqrt(var + eps) w + b per row", "f32", ROW_SHAPES)
+def _(k, rng, M, N):
+    x = (rng.standard_normal((M, N)) * 2 + 1).astype(np.float32)
+    w = rng.standard_normal((1, N)).astype(np.float32)
+    b = rng.standard_normal((1, N)).astype(np.float32)
+    y = np.zeros((M, N), np.float32)
+    k[rows_grid(M)](x, w, b, y, N, 1e-5)
+    xr = x.astype(np.float64)
+    mu = xr.mean(1, keepdims=True)
+    var = ((xr - mu) ** 2).mean(1, keepdims=True)
+    return [("Y", y, (xr - mu) / np.sqrt(var + 1e-5) * w + b, (1e-4, 1e-5))]
+
+
+@entry("rmsnorm", "x / sqrt(mean(x^2) + eps) w per row", "bf16", ROW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = bf16(rng.standard_normal((M, N)))
+    w, wr = bf16(rng.standard_normal((1, N)))
+    y = np.zeros((M, N), np.uint16)
+    k[rows_grid(M)](x, w, y, N, 1e-6)
+    ref = xr / np.sqrt((xr * xr).mean(1, keepdims=True) + 1e-6) * wr
+    return [("Y", from_bf16(y), ref, TOL["bf16"])]
+
+
+@entry("rotary", "rotary position embedding, rotate-half form, head dim 64", "bf16 (f32 cos/sin)",
+       [dict(T=77, H=3), dict(T=45, H=5)])
+def _(k, rng, T, H):
+    x, xr = bf16(rng.standard_normal((T, H * 64)))
+    inv = 1.0 / 10000 ** (np.arange(32) / 32)
+    ang = np.arange(T)[:, None] * inv[None, :]
+    c, s = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    y = np.zeros((T, H * 64), np.uint16)
+    k[(cdiv(T, 32), H)](x, c, s, y)
+    xh = xr.reshape(T, H, 64)
+    x1, x2 = xh[..., :32], xh[..., 32:]
+    cr, sr = c.astype(np.float64)[:, None, :], s.astype(np.float64)[:, None, :]
+    ref = np.concatenate([x1 * cr - x2 * sr, x2 * cr + x1 * sr], -1).reshape(T, H * 64)
+    return [("Y", from_bf16(y), ref, TOL["bf16"])]
+
+
+@entry("transpose", "x^T through registers (ave.trans)", "f32",
+       [dict(M=77, N=45), dict(M=130, N=200)])
+def _(k, rng, M, N):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros((N, M), np.float32)
+    k[(cdiv(M, 64), cdiv(N, 64))](x, y)
+    return [("Y", y, x.T, (0, 0))]
