@@ -329,3 +329,242 @@ def _(k, rng, M, N):
     y = np.zeros((N, M), np.float32)
     k[(cdiv(M, 64), cdiv(N, 64))](x, y)
     return [("Y", y, x.T, (0, 0))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrix multiplication: 128x128 output tiles, K steps of 64, f32 accumulation.
+
+MM_SHAPES = [dict(M=77, N=45, K=70), dict(M=130, N=200, K=150)]
+
+
+def mm_grid(M, N, bm=128, bn=128):
+    return (cdiv(M, bm), cdiv(N, bn))
+
+
+def mm_tol(K):
+    # Products of rounded inputs are exact in f32; the sum's rounding grows with K.
+    return (1e-5, 1e-5 * np.sqrt(K))
+
+
+@entry("matmul_f16", "A B (row-major B)", "f16 -> f32", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = f16(rng.standard_normal((M, K)))
+    b, br = f16(rng.standard_normal((K, N)))
+    c = np.zeros((M, N), np.float32)
+    k[mm_grid(M, N)](a, b, c, K)
+    return [("C", c, ar @ br, mm_tol(K))]
+
+
+@entry("matmul_bt_bf16", "A B^T", "bf16, f32 accumulate", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    b, br = bf16(rng.standard_normal((N, K)))
+    c = np.zeros((M, N), np.uint16)
+    k[mm_grid(M, N)](a, b, c, K)
+    return [("C", from_bf16(c), ar @ br.T, TOL["bf16"])]
+
+
+@entry("gemm_bias_relu", "relu(A W^T + b), fused epilogue", "bf16, f32 bias", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    w, wr = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
+    bias = rng.standard_normal((1, N)).astype(np.float32)
+    y = np.zeros((M, N), np.uint16)
+    k[mm_grid(M, N)](a, w, bias, y, K)
+    return [("Y", from_bf16(y), np.maximum(ar @ wr.T + bias, 0), TOL["bf16"])]
+
+
+@entry("gemm_residual", "alpha A W^T + beta R, fused epilogue", "f16", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = f16(rng.standard_normal((M, K)))
+    w, wr = f16(rng.standard_normal((N, K)) / np.sqrt(K))
+    r, rr = f16(rng.standard_normal((M, N)))
+    y = np.zeros((M, N), np.float16)
+    k[mm_grid(M, N)](a, w, r, y, K, 0.5, 2.0)
+    return [("Y", y, 0.5 * (ar @ wr.T) + 2.0 * rr, (4e-3, 2e-3))]
+
+
+@entry("gemm_swiglu", "silu(A Wg^T) (A Wu^T), two fused GEMMs", "bf16", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    wg, wgr = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
+    wu, wur = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
+    y = np.zeros((M, N), np.uint16)
+    k[mm_grid(M, N, 128, 64)](a, wg, wu, y, K)
+    g = ar @ wgr.T
+    return [("Y", from_bf16(y), g * _sigmoid(g) * (ar @ wur.T), TOL["bf16"])]
+
+
+@entry("gemm_splitk", "A B^T with K split S ways (partial + reduce kernels)", "bf16 -> f32",
+       [dict(M=77, N=45, K=300, S=3), dict(M=130, N=200, K=520, S=4)])
+def _(mod, rng, M, N, K, S):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    b, br = bf16(rng.standard_normal((N, K)))
+    nmt = cdiv(M, 128)
+    kps = cdiv(cdiv(K, 64), S)
+    p = np.full((S * nmt * 128, N), np.nan, np.float32)
+    c = np.zeros((M, N), np.float32)
+    mod["splitk_partial"][(S * nmt, cdiv(N, 128))](a, b, p, K, kps, nmt)
+    mod["splitk_reduce"][(cdiv(M, 64), cdiv(N, 128))](p, c, S, nmt)
+    return [("C", c, ar @ br.T, mm_tol(K))]
+
+
+@entry("bmm_f32", "batched A[b] B[b], FMA outer products (3-D tiles)", "f32",
+       [dict(Bt=3, M=77, N=45, K=20), dict(Bt=2, M=70, N=130, K=33)])
+def _(k, rng, Bt, M, N, K):
+    a = rng.standard_normal((Bt, M, K)).astype(np.float32)
+    b = rng.standard_normal((Bt, K, N)).astype(np.float32)
+    c = np.zeros((Bt, M, N), np.float32)
+    k[(cdiv(M, 64), cdiv(N, 64), Bt)](a, b, c, K)
+    return [("C", c, np.matmul(a.astype(np.float64), b), mm_tol(K))]
+
+
+@entry("gemm_f8_scaled", "sa sb (A B^T), per-tensor scales", "f8e4m3 -> bf16", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = f8e4m3(rng.standard_normal((M, K)) * 8)
+    b, br = f8e4m3(rng.standard_normal((N, K)) * 8)
+    sa, sb = 0.125, 0.0625
+    y = np.zeros((M, N), np.uint16)
+    k[mm_grid(M, N)](a, b, y, K, sa, sb)
+    return [("Y", from_bf16(y), sa * sb * (ar @ br.T), TOL["bf16"])]
+
+
+@entry("gemm_persistent", "A B^T, persistent (132 CTAs walk the tiles)", "bf16 -> f32",
+       [dict(M=77, N=45, K=70), dict(M=300, N=520, K=64)])
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    b, br = bf16(rng.standard_normal((N, K)))
+    c = np.zeros((M, N), np.float32)
+    k[mm_grid(M, N)](a, b, c, K)
+    return [("C", c, ar @ br.T, mm_tol(K))]
+
+
+@entry("moe_grouped_gemm", "per-expert A W_e^T over expert-sorted tokens (4 experts)",
+       "bf16, f32 accumulate", [dict(counts=(20, 0, 40, 17), N=45, K=70),
+                                dict(counts=(100, 57, 90, 53), N=130, K=64)])
+def _(k, rng, counts, N, K):
+    T = sum(counts)
+    offs = np.concatenate([[0], np.cumsum(counts)])
+    eid = np.repeat(np.arange(4), counts).astype(np.int32).reshape(T, 1)
+    a, ar = bf16(rng.standard_normal((T, K)))
+    w, wr = bf16(rng.standard_normal((4 * N, K)) / np.sqrt(K))
+    y = np.zeros((T, N), np.uint16)
+    k[mm_grid(T, N)](a, w, eid, y, K, N, T, int(offs[1]), int(offs[2]), int(offs[3]))
+    ref = np.zeros((T, N))
+    for e in range(4):
+        rows = slice(offs[e], offs[e + 1])
+        ref[rows] = ar[rows] @ wr[e * N:(e + 1) * N].T
+    return [("Y", from_bf16(y), ref, TOL["bf16"])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Flash attention forward: Q, O are S x (H D); K, V are S x (Hkv D); G = H / Hkv.
+
+def attention(k, rng, S, H, G, D, causal, bm=128):
+    Hkv = H // G
+    q, qr = bf16(rng.standard_normal((S, H * D)))
+    kk, kr = bf16(rng.standard_normal((S, Hkv * D)))
+    v, vr = bf16(rng.standard_normal((S, Hkv * D)))
+    pos = np.arange(S, dtype=np.int32).reshape(1, S)
+    o = np.zeros((S, H * D), np.uint16)
+    sm = 1 / np.sqrt(D)
+    k[(cdiv(S, bm), H)](q, kk, v, o, pos, S, G, sm * 1.4426950408889634)
+    ref = np.zeros((S, H * D))
+    for h in range(H):
+        hk = h // G
+        qh, kh, vh = (qr[:, h * D:(h + 1) * D], kr[:, hk * D:(hk + 1) * D],
+                      vr[:, hk * D:(hk + 1) * D])
+        s = (qh @ kh.T) * sm
+        if causal:
+            s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+        ref[:, h * D:(h + 1) * D] = _softmax(s) @ vh
+    return [("O", from_bf16(o), ref, (2e-2, 2e-2))]
+
+
+ATT_SHAPES = [dict(S=77, H=2, G=1), dict(S=200, H=4, G=2)]
+
+
+@entry("flash_attn_d64", "flash-attention forward, head dim 64 (MHA and GQA)", "bf16",
+       ATT_SHAPES)
+def _(k, rng, S, H, G):
+    return attention(k, rng, S, H, G, 64, False)
+
+
+@entry("flash_attn_d64_causal", "causal flash-attention forward, head dim 64", "bf16", ATT_SHAPES)
+def _(k, rng, S, H, G):
+    return attention(k, rng, S, H, G, 64, True)
+
+
+@entry("flash_attn_d128", "flash-attention forward, head dim 128 (MHA and GQA)", "bf16",
+       ATT_SHAPES)
+def _(k, rng, S, H, G):
+    return attention(k, rng, S, H, G, 128, False)
+
+
+@entry("flash_attn_d128_causal", "causal flash-attention forward, head dim 128", "bf16",
+       ATT_SHAPES)
+def _(k, rng, S, H, G):
+    return attention(k, rng, S, H, G, 128, True)
+
+
+@entry("gemm_ws_bf16", "A B^T, warp-specialized: TMA ring + 2 wgmma consumer warpgroups",
+       "bf16, f32 accumulate", [dict(M=77, N=45, K=70), dict(M=200, N=300, K=200)],
+       xfail={"sm_80": ("needs 196672 bytes of shared memory, but target 'sm_80' allows 166912",
+                        "written for Hopper: a 4-deep ring of 128x64 + 256x64 bf16 tiles is 192 KiB"),
+              "gfx942": ("but target 'gfx942' allows 65536 per CTA",
+                         "written for Hopper: the 192 KiB ring exceeds the 64 KiB of LDS"),
+              "gfx90a": ("but target 'gfx90a' allows 65536 per CTA",
+                         "written for Hopper: the 192 KiB ring exceeds the 64 KiB of LDS")})
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    b, br = bf16(rng.standard_normal((N, K)))
+    c = np.zeros((M, N), np.uint16)
+    k[mm_grid(M, N, 128, 256)](a, b, c, K)
+    return [("C", from_bf16(c), ar @ br.T, TOL["bf16"])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions and fused normalization.
+
+@entry("conv1d_causal_dw", "causal depthwise conv over time, width 4", "f32",
+       [dict(T=77, C=45), dict(T=130, C=300)])
+def _(k, rng, T, C):
+    x = rng.standard_normal((T, C)).astype(np.float32)
+    w = rng.standard_normal((4, C)).astype(np.float32)
+    y = np.zeros((T, C), np.float32)
+    k[(cdiv(T, 64), cdiv(C, 128))](x, w, y)
+    xr = np.concatenate([np.zeros((3, C)), x.astype(np.float64)])
+    ref = sum(w[j].astype(np.float64) * xr[3 - j:3 - j + T] for j in range(4))
+    return [("Y", y, ref, (1e-5, 1e-5))]
+
+
+@entry("conv2d_3x3_nhwc", "3x3 conv, stride 1, pad 1, implicit GEMM (NHWC)",
+       "bf16, f32 accumulate", [dict(Nb=1, H=9, W=11, C=45, F=37),
+                                dict(Nb=2, H=7, W=13, C=70, F=80)])
+def _(k, rng, Nb, H, W, C, F):
+    x, xr = bf16(rng.standard_normal((Nb * H * W, C)))
+    wt, wr = bf16(rng.standard_normal((9 * C, F)) / np.sqrt(9 * C))
+    hh, ww = np.meshgrid(np.arange(H), np.arange(W), indexing="ij")
+    pix = np.tile(np.stack([hh.ravel(), ww.ravel()], 1), (Nb, 1)).astype(np.int32)
+    P = Nb * H * W
+    y = np.zeros((P, F), np.uint16)
+    k[(cdiv(P, 128), cdiv(F, 64))](x, wt, pix, y, C, H, W)
+    xi = np.pad(xr.reshape(Nb, H, W, C), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    ref = np.zeros((Nb, H, W, F))
+    for r in range(3):
+        for s in range(3):
+            ref += xi[:, r:r + H, s:s + W, :] @ wr[(r * 3 + s) * C:(r * 3 + s + 1) * C]
+    return [("Y", from_bf16(y), ref.reshape(P, F), TOL["bf16"])]
+
+
+@entry("add_rmsnorm", "h = x + r; rmsnorm(h) w (fused residual add)", "bf16", ROW_SHAPES)
+def _(k, rng, M, N):
+    x, xr = bf16(rng.standard_normal((M, N)))
+    r, rr = bf16(rng.standard_normal((M, N)))
+    w, wr = bf16(rng.standard_normal((1, N)))
+    h = np.zeros((M, N), np.uint16)
+    y = np.zeros((M, N), np.uint16)
+    k[rows_grid(M)](x, r, w, h, y, N, 1e-6)
+    _, hr = bf16(xr + rr)
+    ref = hr / np.sqrt((hr * hr).mean(1, keepdims=True) + 1e-6) * wr
+    return [("H", from_bf16(h), hr, (0, 0)), ("Y", from_bf16(y), ref, TOL["bf16"])]
