@@ -76,17 +76,21 @@ def f8e4m3(x):
 
 
 class Entry:
-    def __init__(self, name, file, what, dtypes, shapes, run, xfail=None):
+    def __init__(self, name, file, what, dtypes, shapes, run, xfail=None, schedules=1):
         self.name, self.file, self.what, self.dtypes = name, file, what, dtypes
         self.shapes, self.run, self.xfail = shapes, run, xfail or {}
+        self.schedules = schedules
 
 
 ENTRIES = []
 
 
-def entry(name, what, dtypes, shapes, file=None, xfail=None):
+def entry(name, what, dtypes, shapes, file=None, xfail=None, schedules=1):
+    """Registers a kernel: `run` is the decorated function; `schedules` > 1 runs each shape
+    under that many interleavings of the kernel's warp roles."""
     def deco(fn):
-        ENTRIES.append(Entry(name, file or name + ".ave", what, dtypes, shapes, fn, xfail))
+        ENTRIES.append(Entry(name, file or name + ".ave", what, dtypes, shapes, fn, xfail,
+                             schedules))
         return fn
     return deco
 
@@ -514,7 +518,8 @@ def _(k, rng, S, H, G):
               "gfx942": ("but target 'gfx942' allows 65536 per CTA",
                          "written for Hopper: the 192 KiB ring exceeds the 64 KiB of LDS"),
               "gfx90a": ("but target 'gfx90a' allows 65536 per CTA",
-                         "written for Hopper: the 192 KiB ring exceeds the 64 KiB of LDS")})
+                         "written for Hopper: the 192 KiB ring exceeds the 64 KiB of LDS")},
+       schedules=3)
 def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     b, br = bf16(rng.standard_normal((N, K)))

@@ -8,10 +8,13 @@ A kernel passes when every shape matches and every target behaves as the manifes
 that fails unexpectedly, or that passes where a diagnostic is expected, is a failure).
 
     python3 test/kernels/run_suite.py [--ave build/tools/ave] [--only NAME,...] [--no-compile]
-        [--targets sm_90a,...] [-j N] [--json FILE] [--perturb NAME]
+        [--targets sm_90a,...] [-j N] [--json FILE] [--markdown FILE] [--perturb NAME]
+        [--run-target host|sm_90a|sm_80|gfx942|gfx90a]
 
 The last line is `N passed, N failed`; the exit status is 1 when anything failed. `--perturb NAME`
 scales NAME's reference by 1.01, to show that the comparison catches a wrong result.
+`--markdown FILE` writes the results as the table of docs/kernels.md. `--run-target` runs the
+NumPy comparisons on a GPU (the target's device) instead of the host interpreter.
 """
 import argparse
 import concurrent.futures
@@ -55,16 +58,29 @@ def first_error(text):
 
 
 def compile_one(tool, entry, target, outdir, emit):
-    """Compiles one kernel file for one target; returns (ok, message, seconds)."""
+    """Compiles one kernel file for one target; returns (ok, message, seconds, info) where info
+    holds, per kernel of the file, what the metadata says (registers, spills, shared memory)
+    and the compile's warnings."""
     src = os.path.join(ROOT, "kernels", entry.file)
     out = os.path.join(outdir, "%s.%s.%s" % (entry.name, target, emit))
-    cmd = [tool, "compile", src, "--target=" + target, "--emit=" + emit, "-o", out]
+    meta = out + ".json"
+    cmd = [tool, "compile", src, "--target=" + target, "--emit=" + emit, "-o", out,
+           "--emit-metadata=" + meta]
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     dt = time.time() - t0
-    if p.returncode == 0:
-        return True, "", dt
-    return False, first_error(p.stdout), dt
+    info = {"warnings": [m.group(1).strip() for m in re.finditer(r"\bwarning: (.*)", p.stdout)]}
+    if p.returncode != 0:
+        return False, first_error(p.stdout), dt, info
+    try:
+        with open(meta) as f:
+            doc = json.load(f)
+        info["kernels"] = {k["name"]: {x: k.get(x) for x in (
+            "registers", "spill_stores", "spill_loads", "stack_frame", "shared_bytes")}
+            for k in doc.get("kernels", [])}
+    except (OSError, ValueError) as e:
+        info["kernels"] = {"error": str(e)}
+    return True, "", dt, info
 
 
 def judge_compile(entry, target, ok, msg):
@@ -96,21 +112,30 @@ def compare(got, ref, tol):
     return not bad.any(), e, float(np.max(lim)) if lim.size else 0.0
 
 
-def run_host(entry, perturb):
-    """Runs every shape of the entry on the host interpreter; returns (ok, text)."""
-    if "host" in entry.xfail:
-        return True, "xfail: " + entry.xfail["host"][1]
+def run_host(entry, perturb, target="host"):
+    """Runs every shape of the entry on the host interpreter (or on the device of `target`);
+    returns (ok, text)."""
+    if target in entry.xfail:
+        return True, "xfail: " + entry.xfail[target][1]
     try:
-        k = ave.compile(os.path.join(ROOT, "kernels", entry.file), target="host")
+        k = ave.compile(os.path.join(ROOT, "kernels", entry.file), target=target)
     except ave.CompileError as e:
-        return False, "FAIL: host compile: " + str(e).splitlines()[0]
+        return False, "FAIL: %s compile: %s" % (target, str(e).splitlines()[0])
     worst = 0.0
+    host = ave.device("host") if target == "host" else None
     for i, shape in enumerate(entry.shapes):
         rng = np.random.default_rng(1234 + i)
+        # Kernels with warp roles run several interleavings of the roles on the interpreter
+        # (a race or a schedule-dependent result is an error).
+        if host:
+            host.set_schedules(entry.schedules, 1234 + i)
         try:
             checks = entry.run(k, rng, **shape)
         except ave.Error as e:
             return False, "FAIL: %s: %s" % (shape, str(e).splitlines()[0])
+        finally:
+            if host:
+                host.set_schedules(1, 0)
         for name, got, ref, tol in checks:
             if perturb:
                 ref = np.asarray(ref, np.float64) * 1.01
@@ -118,7 +143,34 @@ def run_host(entry, perturb):
             worst = max(worst, err)
             if not ok:
                 return False, "FAIL: %s %s: max error %.3g over tolerance" % (shape, name, err)
-    return True, "%d shapes ok (max err %.2g)" % (len(entry.shapes), worst)
+    sched = " x %d schedules" % entry.schedules if entry.schedules > 1 else ""
+    return True, "%d shapes%s ok (max err %.2g)" % (len(entry.shapes), sched, worst)
+
+
+def cell(t):
+    """A target's result for the docs table: ok with the registers per thread, or the
+    diagnostic."""
+    r = t["result"]
+    if r.startswith("xfail: "):
+        return "refused (expected): " + r[len("xfail: "):].replace("|", "\\|")
+    if r != "ok":
+        return r.replace("|", "\\|")
+    regs = [v.get("registers") for v in t.get("kernels", {}).values() if isinstance(v, dict)]
+    regs = [str(x) for x in regs if x]
+    w = len(t["warnings"])
+    return "ok" + (" (%s regs)" % "/".join(regs) if regs else "") + (
+        ", %d warning%s" % (w, "s"[:w != 1]) if w else "")
+
+
+def write_markdown(path, report, targets, run_target):
+    with open(path, "w") as f:
+        f.write("| kernel | computes | dtypes | %s | %s |\n" % (run_target, " | ".join(targets)))
+        f.write("|---" * (4 + len(targets)) + "|\n")
+        for r in report:
+            f.write("| [%s](../kernels/%s) | %s | %s | %s | %s |\n" % (
+                r["name"], r["file"], r["what"], r["dtypes"],
+                r["host"].replace("|", "\\|"),
+                " | ".join(cell(r["targets"][t]) for t in targets)))
 
 
 def main():
@@ -130,6 +182,8 @@ def main():
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--json", default="")
     ap.add_argument("--perturb", default="")
+    ap.add_argument("--markdown", default="")
+    ap.add_argument("--run-target", default="host")
     args = ap.parse_args()
 
     entries = manifest.ENTRIES
@@ -158,7 +212,7 @@ def main():
         # The interpreter runs here while the compiles run in the pool.
         for e in entries:
             t1 = time.time()
-            ok, text = run_host(e, args.perturb == e.name)
+            ok, text = run_host(e, args.perturb == e.name, args.run_target)
             results[e.name]["host"] = (ok, text, time.time() - t1)
         for (name, t), f in futs.items():
             results[name]["targets"][t] = f.result()
@@ -168,21 +222,24 @@ def main():
     for e in entries:
         r = results[e.name]
         ok, text, _ = r["host"]
-        parts = ["host: " + text]
+        parts = ["%s: %s" % (args.run_target, text)]
         row = {"name": e.name, "file": e.file, "what": e.what, "dtypes": e.dtypes,
                "host": text, "targets": {}}
         for t in targets:
-            cok, msg, dt = r["targets"][t]
+            cok, msg, dt, info = r["targets"][t]
             good, ttext = judge_compile(e, t, cok, msg)
             ok = ok and good
-            parts.append("%s: %s" % (t, ttext))
-            row["targets"][t] = ttext
-            row.setdefault("compile_s", {})[t] = round(dt, 2)
+            nw = len(info["warnings"])
+            parts.append("%s: %s%s" % (t, ttext, " (%d warning%s)" % (nw, "s"[:nw != 1])
+                                       if nw else ""))
+            row["targets"][t] = {"result": ttext, "seconds": round(dt, 2), **info}
         row["ok"] = ok
         report.append(row)
         passed += ok
         failed += not ok
         print("%s %-22s %s" % ("PASS" if ok else "FAIL", e.name, " | ".join(parts)), flush=True)
+    if args.markdown:
+        write_markdown(args.markdown, report, targets, args.run_target)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"kernels": report, "seconds": round(time.time() - t0, 1),
