@@ -237,7 +237,7 @@ def _(k, rng, M, N):
     return [("Y", y, x.astype(np.float64).sum(0, keepdims=True), (1e-5, 1e-5))]
 
 
-@entry("l2norm", "x / max(||x||_2, eps) per row", "f32", ROW_SHAPES)
+@entry("l2norm", "x / max(norm2(x), eps) per row", "f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
     y = np.zeros((M, N), np.float32)

@@ -147,6 +147,24 @@ def run_host(entry, perturb, target="host"):
     return True, "%d shapes%s ok (max err %.2g)" % (len(entry.shapes), sched, worst)
 
 
+def spill_bytes(info):
+    """Spill stores the code generator's report gives, over the kernels of a file."""
+    return sum((v.get("spill_stores") or 0) for v in info.get("kernels", {}).values()
+               if isinstance(v, dict))
+
+
+def notes(info):
+    """What the line says besides the result: warnings and spills (neither fails a kernel)."""
+    out = []
+    nw = len(info["warnings"])
+    if nw:
+        out.append("%d warning%s" % (nw, "s"[:nw != 1]))
+    sp = spill_bytes(info)
+    if sp:
+        out.append("spills %d B" % sp)
+    return " (%s)" % ", ".join(out) if out else ""
+
+
 def cell(t):
     """A target's result for the docs table: ok with the registers per thread, or the
     diagnostic."""
@@ -158,8 +176,9 @@ def cell(t):
     regs = [v.get("registers") for v in t.get("kernels", {}).values() if isinstance(v, dict)]
     regs = [str(x) for x in regs if x]
     w = len(t["warnings"])
+    sp = spill_bytes(t)
     return "ok" + (" (%s regs)" % "/".join(regs) if regs else "") + (
-        ", %d warning%s" % (w, "s"[:w != 1]) if w else "")
+        ", %d warning%s" % (w, "s"[:w != 1]) if w else "") + (", spills %d B" % sp if sp else "")
 
 
 def write_markdown(path, report, targets, run_target):
@@ -168,7 +187,7 @@ def write_markdown(path, report, targets, run_target):
         f.write("|---" * (4 + len(targets)) + "|\n")
         for r in report:
             f.write("| [%s](../kernels/%s) | %s | %s | %s | %s |\n" % (
-                r["name"], r["file"], r["what"], r["dtypes"],
+                r["name"], r["file"], r["what"].replace("|", "\\|"), r["dtypes"],
                 r["host"].replace("|", "\\|"),
                 " | ".join(cell(r["targets"][t]) for t in targets)))
 
@@ -229,9 +248,7 @@ def main():
             cok, msg, dt, info = r["targets"][t]
             good, ttext = judge_compile(e, t, cok, msg)
             ok = ok and good
-            nw = len(info["warnings"])
-            parts.append("%s: %s%s" % (t, ttext, " (%d warning%s)" % (nw, "s"[:nw != 1])
-                                       if nw else ""))
+            parts.append("%s: %s%s" % (t, ttext, notes(info)))
             row["targets"][t] = {"result": ttext, "seconds": round(dt, 2), **info}
         row["ok"] = ok
         report.append(row)
