@@ -240,10 +240,10 @@ def main():
     report = []
     for e in entries:
         r = results[e.name]
-        ok, text, _ = r["host"]
+        ok, text, host_s = r["host"]
         parts = ["%s: %s" % (args.run_target, text)]
         row = {"name": e.name, "file": e.file, "what": e.what, "dtypes": e.dtypes,
-               "host": text, "targets": {}}
+               "host": text, "host_s": round(host_s, 2), "targets": {}}
         for t in targets:
             cok, msg, dt, info = r["targets"][t]
             good, ttext = judge_compile(e, t, cok, msg)
