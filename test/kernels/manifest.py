@@ -31,6 +31,14 @@ def bf16(x):
     return bits, ave.bf16_to_float32(bits).astype(np.float64)
 
 
+def unwritten(shape, dtype):
+    """An output array filled with NaN (for bf16 bits, a NaN pattern), so that an element the
+    kernel fails to write never matches its reference."""
+    if dtype == np.uint16:
+        return np.full(shape, 0x7FC1, np.uint16)
+    return np.full(shape, np.nan, dtype)
+
+
 def from_bf16(bits):
     return ave.bf16_to_float32(bits).astype(np.float64)
 
@@ -137,7 +145,7 @@ def _(k, rng, M, N):
 @entry("leaky_relu", "x > 0 ? x : alpha x", "f16", EW_SHAPES)
 def _(k, rng, M, N):
     x, xr = f16(rng.standard_normal((M, N)) * 3)
-    y = np.zeros((M, N), np.float16)
+    y = unwritten((M, N), np.float16)
     k[ew_grid(M, N)](x, y, 0.1)
     return [("Y", y, np.where(xr > 0, xr, 0.1 * xr), TOL["f16"])]
 
@@ -145,7 +153,7 @@ def _(k, rng, M, N):
 @entry("scale_bias", "alpha x + beta (scalars)", "f16", EW_SHAPES)
 def _(k, rng, M, N):
     x, xr = f16(rng.standard_normal((M, N)))
-    y = np.zeros((M, N), np.float16)
+    y = unwritten((M, N), np.float16)
     k[ew_grid(M, N)](x, y, 1.5, -0.25)
     return [("Y", y, 1.5 * xr - 0.25, TOL["f16"])]
 
@@ -153,7 +161,7 @@ def _(k, rng, M, N):
 @entry("silu", "x sigmoid(x)", "bf16", EW_SHAPES)
 def _(k, rng, M, N):
     x, xr = bf16(rng.standard_normal((M, N)) * 3)
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[ew_grid(M, N)](x, y)
     return [("Y", from_bf16(y), xr * _sigmoid(xr), TOL["bf16"])]
 
@@ -162,7 +170,7 @@ def _(k, rng, M, N):
 def _(k, rng, M, N):
     g, gr = bf16(rng.standard_normal((M, N)) * 2)
     u, ur = bf16(rng.standard_normal((M, N)))
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[ew_grid(M, N)](g, u, y)
     return [("Y", from_bf16(y), gr * _sigmoid(gr) * ur, TOL["bf16"])]
 
@@ -171,7 +179,7 @@ def _(k, rng, M, N):
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
     b = rng.standard_normal((1, N)).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[ew_grid(M, N)](x, b, y)
     return [("Y", y, x.astype(np.float64) + b, TOL["f32"])]
 
@@ -180,7 +188,7 @@ def _(k, rng, M, N):
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
     s = rng.standard_normal((M, 1)).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[ew_grid(M, N)](x, s, y)
     return [("Y", y, x.astype(np.float64) * s, TOL["f32"])]
 
@@ -198,7 +206,7 @@ def rows_grid(M):
 @entry("row_sum", "sum over each row", "f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
-    y = np.zeros((M, 1), np.float32)
+    y = unwritten((M, 1), np.float32)
     k[rows_grid(M)](x, y, N)
     return [("Y", y, x.astype(np.float64).sum(1, keepdims=True), (1e-5, 1e-5))]
 
@@ -206,7 +214,7 @@ def _(k, rng, M, N):
 @entry("row_max", "max over each row", "f16", ROW_SHAPES)
 def _(k, rng, M, N):
     x, xr = f16(rng.standard_normal((M, N)) * 4 - 6)
-    y = np.zeros((M, 1), np.float16)
+    y = unwritten((M, 1), np.float16)
     k[rows_grid(M)](x, y, N)
     return [("Y", y, xr.max(1, keepdims=True), (0, 0))]
 
@@ -214,7 +222,7 @@ def _(k, rng, M, N):
 @entry("row_mean", "mean over each row", "bf16 -> f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x, xr = bf16(rng.standard_normal((M, N)) + 0.5)
-    y = np.zeros((M, 1), np.float32)
+    y = unwritten((M, 1), np.float32)
     k[rows_grid(M)](x, y, N)
     return [("Y", y, xr.mean(1, keepdims=True), (1e-5, 1e-6))]
 
@@ -232,7 +240,7 @@ def _(k, rng, M, N):
 @entry("col_sum", "sum over each column", "f32", [dict(M=77, N=45), dict(M=150, N=300)])
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
-    y = np.zeros((1, N), np.float32)
+    y = unwritten((1, N), np.float32)
     k[(cdiv(N, 128),)](x, y, M)
     return [("Y", y, x.astype(np.float64).sum(0, keepdims=True), (1e-5, 1e-5))]
 
@@ -240,7 +248,7 @@ def _(k, rng, M, N):
 @entry("l2norm", "x / max(norm2(x), eps) per row", "f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[rows_grid(M)](x, y, N, 1e-12)
     xr = x.astype(np.float64)
     ref = xr / np.maximum(np.sqrt((xr * xr).sum(1, keepdims=True)), 1e-12)
@@ -260,7 +268,7 @@ def _lse(x):
 @entry("softmax", "softmax over each row (online max/sum, two passes)", "f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[rows_grid(M)](x, y, N)
     return [("Y", y, _softmax(x.astype(np.float64)), (1e-5, 1e-7))]
 
@@ -268,7 +276,7 @@ def _(k, rng, M, N):
 @entry("log_softmax", "x - logsumexp(x) per row", "f32", ROW_SHAPES)
 def _(k, rng, M, N):
     x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[rows_grid(M)](x, y, N)
     xr = x.astype(np.float64)
     return [("Y", y, xr - _lse(xr), (1e-5, 2e-5))]
@@ -280,7 +288,7 @@ def _(k, rng, M, N):
     x = (rng.standard_normal((M, N)) * 3).astype(np.float32)
     t = rng.integers(0, N, (M, 1)).astype(np.int32)
     cols = np.arange(N, dtype=np.int32).reshape(1, N)
-    loss = np.zeros((M, 1), np.float32)
+    loss = unwritten((M, 1), np.float32)
     k[rows_grid(M)](x, t, cols, loss, N)
     xr = x.astype(np.float64)
     ref = _lse(xr) - np.take_along_axis(xr, t.astype(np.int64), 1)
@@ -292,7 +300,7 @@ def _(k, rng, M, N):
     x = (rng.standard_normal((M, N)) * 2 + 1).astype(np.float32)
     w = rng.standard_normal((1, N)).astype(np.float32)
     b = rng.standard_normal((1, N)).astype(np.float32)
-    y = np.zeros((M, N), np.float32)
+    y = unwritten((M, N), np.float32)
     k[rows_grid(M)](x, w, b, y, N, 1e-5)
     xr = x.astype(np.float64)
     mu = xr.mean(1, keepdims=True)
@@ -304,7 +312,7 @@ def _(k, rng, M, N):
 def _(k, rng, M, N):
     x, xr = bf16(rng.standard_normal((M, N)))
     w, wr = bf16(rng.standard_normal((1, N)))
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[rows_grid(M)](x, w, y, N, 1e-6)
     ref = xr / np.sqrt((xr * xr).mean(1, keepdims=True) + 1e-6) * wr
     return [("Y", from_bf16(y), ref, TOL["bf16"])]
@@ -317,7 +325,7 @@ def _(k, rng, T, H):
     inv = 1.0 / 10000 ** (np.arange(32) / 32)
     ang = np.arange(T)[:, None] * inv[None, :]
     c, s = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
-    y = np.zeros((T, H * 64), np.uint16)
+    y = unwritten((T, H * 64), np.uint16)
     k[(cdiv(T, 32), H)](x, c, s, y)
     xh = xr.reshape(T, H, 64)
     x1, x2 = xh[..., :32], xh[..., 32:]
@@ -330,7 +338,7 @@ def _(k, rng, T, H):
        [dict(M=77, N=45), dict(M=130, N=200)])
 def _(k, rng, M, N):
     x = rng.standard_normal((M, N)).astype(np.float32)
-    y = np.zeros((N, M), np.float32)
+    y = unwritten((N, M), np.float32)
     k[(cdiv(M, 64), cdiv(N, 64))](x, y)
     return [("Y", y, x.T, (0, 0))]
 
@@ -354,7 +362,7 @@ def mm_tol(K):
 def _(k, rng, M, N, K):
     a, ar = f16(rng.standard_normal((M, K)))
     b, br = f16(rng.standard_normal((K, N)))
-    c = np.zeros((M, N), np.float32)
+    c = unwritten((M, N), np.float32)
     k[mm_grid(M, N)](a, b, c, K)
     return [("C", c, ar @ br, mm_tol(K))]
 
@@ -363,7 +371,7 @@ def _(k, rng, M, N, K):
 def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     b, br = bf16(rng.standard_normal((N, K)))
-    c = np.zeros((M, N), np.uint16)
+    c = unwritten((M, N), np.uint16)
     k[mm_grid(M, N)](a, b, c, K)
     return [("C", from_bf16(c), ar @ br.T, TOL["bf16"])]
 
@@ -373,7 +381,7 @@ def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     w, wr = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
     bias = rng.standard_normal((1, N)).astype(np.float32)
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[mm_grid(M, N)](a, w, bias, y, K)
     return [("Y", from_bf16(y), np.maximum(ar @ wr.T + bias, 0), TOL["bf16"])]
 
@@ -383,7 +391,7 @@ def _(k, rng, M, N, K):
     a, ar = f16(rng.standard_normal((M, K)))
     w, wr = f16(rng.standard_normal((N, K)) / np.sqrt(K))
     r, rr = f16(rng.standard_normal((M, N)))
-    y = np.zeros((M, N), np.float16)
+    y = unwritten((M, N), np.float16)
     k[mm_grid(M, N)](a, w, r, y, K, 0.5, 2.0)
     return [("Y", y, 0.5 * (ar @ wr.T) + 2.0 * rr, (4e-3, 2e-3))]
 
@@ -393,7 +401,7 @@ def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     wg, wgr = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
     wu, wur = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[mm_grid(M, N, 128, 64)](a, wg, wu, y, K)
     g = ar @ wgr.T
     return [("Y", from_bf16(y), g * _sigmoid(g) * (ar @ wur.T), TOL["bf16"])]
@@ -407,7 +415,7 @@ def _(mod, rng, M, N, K, S):
     nmt = cdiv(M, 128)
     kps = cdiv(cdiv(K, 64), S)
     p = np.full((S * nmt * 128, N), np.nan, np.float32)
-    c = np.zeros((M, N), np.float32)
+    c = unwritten((M, N), np.float32)
     mod["splitk_partial"][(S * nmt, cdiv(N, 128))](a, b, p, K, kps, nmt)
     mod["splitk_reduce"][(cdiv(M, 64), cdiv(N, 128))](p, c, S, nmt)
     return [("C", c, ar @ br.T, mm_tol(K))]
@@ -418,7 +426,7 @@ def _(mod, rng, M, N, K, S):
 def _(k, rng, Bt, M, N, K):
     a = rng.standard_normal((Bt, M, K)).astype(np.float32)
     b = rng.standard_normal((Bt, K, N)).astype(np.float32)
-    c = np.zeros((Bt, M, N), np.float32)
+    c = unwritten((Bt, M, N), np.float32)
     k[(cdiv(M, 64), cdiv(N, 64), Bt)](a, b, c, K)
     return [("C", c, np.matmul(a.astype(np.float64), b), mm_tol(K))]
 
@@ -428,7 +436,7 @@ def _(k, rng, M, N, K):
     a, ar = f8e4m3(rng.standard_normal((M, K)) * 8)
     b, br = f8e4m3(rng.standard_normal((N, K)) * 8)
     sa, sb = 0.125, 0.0625
-    y = np.zeros((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[mm_grid(M, N)](a, b, y, K, sa, sb)
     return [("Y", from_bf16(y), sa * sb * (ar @ br.T), TOL["bf16"])]
 
@@ -438,7 +446,7 @@ def _(k, rng, M, N, K):
 def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     b, br = bf16(rng.standard_normal((N, K)))
-    c = np.zeros((M, N), np.float32)
+    c = unwritten((M, N), np.float32)
     k[mm_grid(M, N)](a, b, c, K)
     return [("C", c, ar @ br.T, mm_tol(K))]
 
@@ -452,7 +460,7 @@ def _(k, rng, counts, N, K):
     eid = np.repeat(np.arange(4), counts).astype(np.int32).reshape(T, 1)
     a, ar = bf16(rng.standard_normal((T, K)))
     w, wr = bf16(rng.standard_normal((4 * N, K)) / np.sqrt(K))
-    y = np.zeros((T, N), np.uint16)
+    y = unwritten((T, N), np.uint16)
     k[mm_grid(T, N)](a, w, eid, y, K, N, T, int(offs[1]), int(offs[2]), int(offs[3]))
     ref = np.zeros((T, N))
     for e in range(4):
@@ -470,7 +478,7 @@ def attention(k, rng, S, H, G, D, causal, bm=128):
     kk, kr = bf16(rng.standard_normal((S, Hkv * D)))
     v, vr = bf16(rng.standard_normal((S, Hkv * D)))
     pos = np.arange(S, dtype=np.int32).reshape(1, S)
-    o = np.zeros((S, H * D), np.uint16)
+    o = unwritten((S, H * D), np.uint16)
     sm = 1 / np.sqrt(D)
     k[(cdiv(S, bm), H)](q, kk, v, o, pos, S, G, sm * 1.4426950408889634)
     ref = np.zeros((S, H * D))
@@ -523,7 +531,7 @@ def _(k, rng, S, H, G):
 def _(k, rng, M, N, K):
     a, ar = bf16(rng.standard_normal((M, K)))
     b, br = bf16(rng.standard_normal((N, K)))
-    c = np.zeros((M, N), np.uint16)
+    c = unwritten((M, N), np.uint16)
     k[mm_grid(M, N, 128, 256)](a, b, c, K)
     return [("C", from_bf16(c), ar @ br.T, TOL["bf16"])]
 
@@ -536,7 +544,7 @@ def _(k, rng, M, N, K):
 def _(k, rng, T, C):
     x = rng.standard_normal((T, C)).astype(np.float32)
     w = rng.standard_normal((4, C)).astype(np.float32)
-    y = np.zeros((T, C), np.float32)
+    y = unwritten((T, C), np.float32)
     k[(cdiv(T, 64), cdiv(C, 128))](x, w, y)
     xr = np.concatenate([np.zeros((3, C)), x.astype(np.float64)])
     ref = sum(w[j].astype(np.float64) * xr[3 - j:3 - j + T] for j in range(4))
@@ -552,7 +560,7 @@ def _(k, rng, Nb, H, W, C, F):
     hh, ww = np.meshgrid(np.arange(H), np.arange(W), indexing="ij")
     pix = np.tile(np.stack([hh.ravel(), ww.ravel()], 1), (Nb, 1)).astype(np.int32)
     P = Nb * H * W
-    y = np.zeros((P, F), np.uint16)
+    y = unwritten((P, F), np.uint16)
     k[(cdiv(P, 128), cdiv(F, 64))](x, wt, pix, y, C, H, W)
     xi = np.pad(xr.reshape(Nb, H, W, C), ((0, 0), (1, 1), (1, 1), (0, 0)))
     ref = np.zeros((Nb, H, W, F))
@@ -567,8 +575,8 @@ def _(k, rng, M, N):
     x, xr = bf16(rng.standard_normal((M, N)))
     r, rr = bf16(rng.standard_normal((M, N)))
     w, wr = bf16(rng.standard_normal((1, N)))
-    h = np.zeros((M, N), np.uint16)
-    y = np.zeros((M, N), np.uint16)
+    h = unwritten((M, N), np.uint16)
+    y = unwritten((M, N), np.uint16)
     k[rows_grid(M)](x, r, w, h, y, N, 1e-6)
     _, hr = bf16(xr + rr)
     ref = hr / np.sqrt((hr * hr).mean(1, keepdims=True) + 1e-6) * wr
