@@ -1,5 +1,5 @@
-"""The kernel library's manifest: for each kernel of kernels/, how to build inputs, launch it on
-the host interpreter, and its NumPy reference; the shapes it is run on (ragged: not multiples of
+"""The kernel library's manifest: for each kernel of kernels/, how to build inputs, launch it (on
+the host interpreter, or a GPU with run_suite.py --run-target), and its NumPy reference; the shapes it is run on (ragged: not multiples of
 the kernel's tiles); the tolerance per output dtype; and the diagnostics expected per target.
 
 An entry's `run(k, rng, **shape)` launches the compiled kernel `k` (an `ave.Kernel`, or an
@@ -12,8 +12,8 @@ import numpy as np
 
 import ave
 
-# Tolerances by output dtype, for results computed in f32 and rounded once to the output type.
-# Interpreter transcendental functions are libm's; the reference is float64.
+# Tolerances by output dtype, for results computed in f32 and rounded once to the output type,
+# against a float64 reference computed from the same (rounded) inputs.
 TOL = {
     "f32": (2e-5, 2e-6),
     "f16": (2e-3, 1e-3),
