@@ -581,3 +581,42 @@ def _(k, rng, M, N):
     _, hr = bf16(xr + rr)
     ref = hr / np.sqrt((hr * hr).mean(1, keepdims=True) + 1e-6) * wr
     return [("H", from_bf16(h), hr, (0, 0)), ("Y", from_bf16(y), ref, TOL["bf16"])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantization and more fused GEMM epilogues.
+
+@entry("quant_rowwise_i8", "symmetric per-row int8 quantization (absmax / 127)", "f32 -> i8, f32",
+       ROW_SHAPES)
+def _(k, rng, M, N):
+    x = (rng.standard_normal((M, N)) * 2).astype(np.float32)
+    x[3] = 0  # a row of zeros: scale 0, values 0
+    q = np.full((M, N), 99, np.int8)
+    s = unwritten((M, 1), np.float32)
+    k[rows_grid(M)](x, q, s, N)
+    # The kernel's arithmetic in f32: S = max|x| / 127, x * (127 / max|x|), round half away.
+    mx = np.abs(x).max(1, keepdims=True)
+    inv = np.where(mx > 0, np.float32(127) / np.where(mx > 0, mx, 1), 0).astype(np.float32)
+    v = (x * inv).astype(np.float32)
+    ref_q = np.trunc(v + np.where(v < 0, -0.5, 0.5).astype(np.float32))
+    return [("Q", q, ref_q, (0, 0)), ("S", s, mx.astype(np.float64) / 127, TOL["f32"])]
+
+
+@entry("gemm_w8a16", "weight-only int8 GEMM: (A W^T) diag(s)", "bf16 x i8 -> bf16", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    w = rng.integers(-127, 128, (N, K)).astype(np.int8)
+    sc = (rng.random((1, N)) * 0.02 + 0.001).astype(np.float32)
+    y = unwritten((M, N), np.uint16)
+    k[mm_grid(M, N)](a, w, sc, y, K)
+    return [("Y", from_bf16(y), (ar @ w.astype(np.float64).T) * sc, TOL["bf16"])]
+
+
+@entry("gemm_bias_gelu", "gelu_tanh(A W^T + b) s, fused epilogue", "bf16, f32 bias", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a, ar = bf16(rng.standard_normal((M, K)))
+    w, wr = bf16(rng.standard_normal((N, K)) / np.sqrt(K))
+    bias = rng.standard_normal((1, N)).astype(np.float32)
+    y = unwritten((M, N), np.uint16)
+    k[mm_grid(M, N)](a, w, bias, y, K, 0.5)
+    return [("Y", from_bf16(y), _gelu_tanh(ar @ wr.T + bias) * 0.5, TOL["bf16"])]
