@@ -620,3 +620,12 @@ def _(k, rng, M, N, K):
     y = unwritten((M, N), np.uint16)
     k[mm_grid(M, N)](a, w, bias, y, K, 0.5)
     return [("Y", from_bf16(y), _gelu_tanh(ar @ wr.T + bias) * 0.5, TOL["bf16"])]
+
+
+@entry("matmul_f32", "A B^T in f32 (no tf32)", "f32", MM_SHAPES)
+def _(k, rng, M, N, K):
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    c = unwritten((M, N), np.float32)
+    k[mm_grid(M, N, 64, 64)](a, b, c, K)
+    return [("C", c, a.astype(np.float64) @ b.astype(np.float64).T, mm_tol(K))]
