@@ -162,7 +162,8 @@ amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads)
 	return group_barrier(L, at, id, nthreads / AMDGPU_WAVE);
 }
 
-/* The group barrier ids the shared layer hands out: 1 + the replicas of every role. */
+/* The group barrier ids the shared layer hands out: 1 + the replicas of every role, + 1 for a
+ * role whose ave.barrier waits for all its replicas. */
 typedef struct IdScan {
 	IrCtx *c;
 	bool multi;  /* a role replica spans several waves */
@@ -177,6 +178,10 @@ scan_ids(IrOp *op, void *ud)
 		IrRoleInfo ri = ir_role_info(n->c, op);
 		n->multi |= ri.warps > 1;
 		n->ids += ri.replicas;
+		if (lower_role_wide_barrier(n->c, op)) { /* all replicas: several waves */
+			n->multi = true;
+			n->ids++;
+		}
 	}
 	return true;
 }

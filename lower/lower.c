@@ -501,6 +501,8 @@ lower_kernel(Lower *L)
 	L->scope.lane = LLVMBuildAnd(L->b, tid, lower_i32(L, L->t->info->warp - 1), "lane");
 	L->scope.warp = L->t->uniform(L, LLVMBuildLShr(L->b, tid, lower_i32(L, lb), "warp"));
 	L->scope.bar_id = lower_i32(L, 0);
+	L->scope.role_bar_id = L->scope.bar_id;
+	L->scope.role_nthreads = L->scope.nthreads;
 	L->next_bar_id = 1;
 	/* The target's entry code runs once per CTA, before a persistent kernel's tile loop. */
 	bool ok = !L->t->entry || L->t->entry(L);

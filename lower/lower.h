@@ -80,6 +80,9 @@ typedef struct LowerScope {
 	int lane_bits, warp_bits;   /* layouts use 2^warp_bits warps; the others replicate */
 	int first_warp;             /* of the group, in the CTA */
 	LLVMValueRef bar_id;        /* i32 barrier id of the group: the constant 0 for the CTA */
+	LLVMValueRef role_bar_id;   /* i32 id of the barrier of all the role's replicas (a user's
+				       ave.barrier in a replicated role, SPEC 5.6), else bar_id */
+	int role_nthreads;          /* ... and its threads, else nthreads */
 	int issue_warps;            /* warps that issue asynchronous copies (role issue(n)) */
 	bool generic_smem;          /* the group reads or writes shared memory with plain loads and
 				       stores, so an elected arrival first waits for the group */
@@ -439,6 +442,9 @@ void lower_scratch_extend(Lower *L, IrOp *until);
 LowerSmem lower_scratch_view(Lower *L, IrOp *at, int rank, const int64_t *shape, IrType *elem);
 /* A barrier among the threads of the current group (merged with a barrier just before). */
 bool lower_group_barrier(Lower *L, IrOp *at);
+/* True when `role` is replicated and has an ave.barrier, which waits for all its replicas: the
+ * role takes one more barrier id than its replicas (lower_op_barrier). */
+bool lower_role_wide_barrier(IrCtx *c, IrOp *role);
 /* Runs `then` code in one elected thread of the group: returns the merge block the caller
  * branches to after building its code (the builder is left in the elected block). */
 LLVMBasicBlockRef lower_elect_begin(Lower *L, IrOp *at, bool converge);

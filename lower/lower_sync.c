@@ -166,7 +166,13 @@ lower_op_mbar(Lower *L, IrOp *op)
 bool
 lower_op_barrier(Lower *L, IrOp *op)
 {
-	return lower_group_barrier(L, op);
+	if (L->scope.role_nthreads == L->scope.nthreads)
+		return lower_group_barrier(L, op);
+	/* Every replica of the role: it orders each replica's threads too. */
+	if (!L->t->barrier(L, op, L->scope.role_bar_id, L->scope.role_nthreads))
+		return false;
+	L->last_barrier = LLVMGetLastInstruction(LLVMGetInsertBlock(L->b));
+	return true;
 }
 
 bool
@@ -226,8 +232,21 @@ lower_op_warp_specialize(Lower *L, IrOp *op)
 		int id = L->next_bar_id;
 		L->next_bar_id += (int)rep;
 		L->scope.bar_id = LLVMBuildAdd(b, lower_i32(L, id), rep_i, "");
+		/* ave.barrier waits for the whole role, every replica (SPEC 5.6): its own id. */
+		bool wide = lower_role_wide_barrier(c, r);
+		int last = id + (int)rep - 1;
+		if (wide)
+			last = L->next_bar_id++;
 		lower_scope_enter(L, r, r->reg[0].block);
+		L->scope.role_bar_id = wide ? lower_i32(L, last) : L->scope.bar_id;
+		L->scope.role_nthreads = L->scope.nthreads * (wide ? (int)rep : 1);
 		L->last_barrier = NULL;
+		if (wide && last > 15)
+			return lower_error(
+			    L, r->loc,
+			    "role '@%s' needs a barrier for its %lld replicas together (its "
+			    "ave.barrier) and one for each, but target '%s' has 15 named barriers",
+			    r->item[0].s, (long long)rep, L->t->info->name);
 		if (id + rep - 1 > 15 && L->scope.generic_smem)
 			return lower_error(
 			    L, r->loc,

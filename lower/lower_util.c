@@ -209,6 +209,22 @@ lower_smem_elem(Lower *L, const LowerSmem *s, LLVMValueRef *coord)
 
 /* ---- synchronization helpers ---- */
 
+static bool
+has_barrier(IrOp *op, void *ud)
+{
+	*(bool *)ud |= op->code == IR_OP_BARRIER;
+	return !*(bool *)ud;
+}
+
+bool
+lower_role_wide_barrier(IrCtx *c, IrOp *role)
+{
+	bool found = false;
+	if (ir_role_info(c, role).replicas > 1)
+		ir_walk(role->reg[0].block, has_barrier, &found);
+	return found;
+}
+
 
 bool
 lower_group_barrier(Lower *L, IrOp *at)
