@@ -1093,6 +1093,9 @@ collect_op(IrOp *op, void *ud)
 		break;
 	case IR_OP_BARRIER:
 		site_new(k, CK_BARRIER, op, cl->role);
+		/* Replicas pair at it only when all of them pass it alike: to prove. */
+		if (cl->role->nrep > 1)
+			break;
 		return true;
 	case IR_OP_CHUNK_WAIT:
 		site_new(k, CK_CHUNK, op, cl->role);
@@ -1173,12 +1176,10 @@ pass_ck_collect(Ck *k)
 		int64_t step;
 		/* Role barriers pair the replicas' instances one to one; a barrier that some
 		 * replica may skip or repeat breaks the pairing (and may deadlock). */
-		if (s->kind == CK_BARRIER && s->role->nrep > 1 && (s->cond || s->nested))
+		if (s->kind == CK_BARRIER && s->role->nrep > 1 && s->nested)
 			return beyond(k, s->op,
-			              s->cond ? "an 'ave.barrier' under 'ave.if' in a replicated role "
-			                        "(the replicas' barriers may not pair up)"
-			                      : "an 'ave.barrier' in a nested loop of a replicated "
-			                        "role (the replicas' barriers may not pair up)");
+			              "an 'ave.barrier' in a nested loop of a replicated role (the "
+			              "replicas' barriers may not pair up)");
 		/* One barrier array or ring for the whole kernel: allocated once, at its top level.
 		 */
 		if (s->bar && !kernel_alloc(k, s->bar, IR_OP_MBAR_ALLOC))

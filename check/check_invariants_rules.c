@@ -2683,6 +2683,58 @@ check_fences(Ck *k)
 	}
 }
 
+/* ave.barrier in a replicated role pairs the replicas' executions one to one, iteration for
+ * iteration of the role's loop (the happens-before edges use that). Under ave.if or in a loop,
+ * that holds when every replica runs it in the same iterations (the same conditions, the same
+ * trip count): proved here, else a deadlock with the replica that waits, the one that never
+ * comes, and the iteration. */
+static void
+check_barrier_pairing(Ck *k)
+{
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *s = site_at(k, i);
+		if (s->kind != CK_BARRIER || s->role->nrep < 2 || (!s->cond && !s->loop))
+			continue;
+		CkInst a = pass_ck_inst(k, s, "b");
+		Z3_ast r2 = pass_ck_fresh(S, "r");
+		pass_ck_side(S, r2, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r2),
+		                                 pass_ck_lt(S, r2, pass_ck_num(S, s->role->nrep))));
+		CkInst b = pass_ck_inst_at(k, s, r2, a.t);
+		bool ka = true, kb = true;
+		Z3_ast ga = pass_ck_and2(S, pass_ck_inst_exists(k, &a), pass_ck_guard(k, &a, &ka));
+		Z3_ast gb = pass_ck_and2(S, pass_ck_inst_exists(k, &b), pass_ck_guard(k, &b, &kb));
+		if (!ka || !kb) {
+			if (pass_ck_error_once(k, s->op))
+				ir_error(k->c, s->op->loc,
+				         "cannot check that the replicas of role %s all pass this "
+				         "'ave.barrier': its condition is beyond the solver",
+				         s->role->name);
+			k->broken = true;
+			continue;
+		}
+		Z3_ast fail = pass_ck_and2(S, ga, pass_ck_not(S, gb));
+		if (holds_query(k, s->op, fail, "that the replicas pass this barrier alike"))
+			continue;
+		k->broken = true; /* the orderings it would give do not exist */
+		if (!pass_ck_error_once(k, s->op))
+			continue;
+		CkInst *ins[2] = {&a, &b};
+		Z3_model m = solve_min(k, fail, ins, 2, NULL, 0);
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, s->op->loc,
+		    "deadlock: replica %lld of role %s waits at this 'ave.barrier', which replica "
+		    "%lld does not reach in the same iteration",
+		    (long long)ev(k, m, a.r), s->role->name, (long long)ev(k, m, r2));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_inst(k, cx, m, &a, true);
+		cex_var(k, cx, "replica that never arrives", ev(k, m, r2));
+		cex_globals(k, cx, m, fail);
+		cx->role = s->role->name;
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+}
+
 void
 pass_ck_check_kernel(Ck *k)
 {
@@ -2693,6 +2745,7 @@ pass_ck_check_kernel(Ck *k)
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
 	    check_fences,       check_in_flight_at_exit,
 	};
+	check_barrier_pairing(k);
 	check_ranges(k);
 	if (pass_ck_overflowed(k) || k->broken || !pass_ck_phases(k) || pass_ck_overflowed(k))
 		return;
