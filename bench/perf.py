@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Writes docs/perf.md: the figures that need no GPU, measured on this machine.
+
+  bench/perf.py [--build build] [-n 10] [--out docs/perf.md]
+
+- Compile latency of each example for each target: the CPU time of `ave compile` (process and
+  children: ptxas, ld.lld), median of n, against LLVM's own tools on the LLVM IR ave emits for
+  it (`llc -O3`, then `ptxas` or `ld.lld`): their ratio is what ave's front end, passes,
+  checker and lowering add. CPU time, not wall time, so a busy machine disturbs it less; the
+  stages of one compile (`ave compile -v`, wall clock) beside it.
+- The invariant checker on each example that has something to prove (`ave check --stats`).
+- Registers, spills, stack and shared memory of each example on each target, from the
+  metadata the compile writes (ptxas's report and the cubin, or the HSACO).
+- The interpreter's rate on a bf16 GEMM (MAC/s), against NumPy's float32 matmul of the same
+  shape on this CPU.
+GPU throughput is measured on a GPU with scripts/gpu-check.sh and recorded in the same file
+(this script keeps a section headed "## GPU" that it finds there).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = ["vadd", "gemm", "gemm_ws", "attention"]
+TARGETS = {
+    "sm_90a": ("nvptx64-nvidia-cuda", "sm_90a", "+ptx80"),
+    "sm_80": ("nvptx64-nvidia-cuda", "sm_80", "+ptx80"),
+    "gfx942": ("amdgcn-amd-amdhsa", "gfx942", ""),
+    "gfx90a": ("amdgcn-amd-amdhsa", "gfx90a", ""),
+}
+
+
+def cpu_run(cmd, **kw):
+    """Runs cmd; returns (rc, output, CPU seconds of the process and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return p.returncode, p.stdout, cpu
+
+
+def tool(name, candidates):
+    for c in candidates:
+        if c and os.path.exists(c):
+            return c
+    sys.exit("bench/perf.py: %s not found (looked in %s)" % (name, ", ".join(candidates)))
+
+
+def stages(text):
+    out = {}
+    for m in re.finditer(r"^\s+(parse\+verify|passes|LLVM IR|LLVM opt|LLVM codegen|ptxas|ld\.lld|"
+                         r"total)\s+([0-9.]+) ms", text, re.M):
+        out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def compile_figures(ave, llc, ptxas, lld, ex, target, n, tmp):
+    src = os.path.join(ROOT, "examples", ex + ".ave")
+    out = os.path.join(tmp, "%s.%s.bin" % (ex, target))
+    meta = os.path.join(tmp, "%s.%s.json" % (ex, target))
+    rc, text, _ = cpu_run([ave, "compile", src, "--target=" + target, "-v", "-o", out,
+                           "--emit-metadata=" + meta])
+    if rc:
+        first = next((l for l in text.splitlines() if "error: " in l), text.strip()[:200])
+        return {"error": first.split("error: ", 1)[-1]}
+    st = stages(text)
+    kern = json.load(open(meta))["kernels"][0]
+    ave_cpu = statistics.median(cpu_run([ave, "compile", src, "--target=" + target, "-o", out])[2]
+                                for _ in range(n))
+    ll = os.path.join(tmp, "%s.%s.ll" % (ex, target))
+    cpu_run([ave, "compile", src, "--target=" + target, "--emit=llvm", "-o", ll])
+    triple, cpu, feats = TARGETS[target]
+    base = [llc, "-O3", "-mtriple=" + triple, "-mcpu=" + cpu] + (["-mattr=" + feats] if feats else [])
+    llvm_times = []
+    for _ in range(n):
+        if triple.startswith("nvptx"):
+            s = os.path.join(tmp, "x.s")
+            _, _, t1 = cpu_run(base + [ll, "-o", s])
+            _, _, t2 = cpu_run([ptxas, "-arch=" + cpu, s, "-o", os.path.join(tmp, "x.cubin")])
+        else:
+            o = os.path.join(tmp, "x.o")
+            _, _, t1 = cpu_run(base + ["-filetype=obj", ll, "-o", o])
+            _, _, t2 = cpu_run([lld, "-shared", o, "-o", os.path.join(tmp, "x.hsaco")])
+        llvm_times.append(t1 + t2)
+    llvm_cpu = statistics.median(llvm_times)
+    return {
+        "stages_ms": st, "ave_cpu_s": ave_cpu, "llvm_cpu_s": llvm_cpu,
+        "ratio": ave_cpu / llvm_cpu if llvm_cpu > 0 else None,
+        "registers": kern.get("registers"), "spill_stores": kern.get("spill_stores"),
+        "spill_loads": kern.get("spill_loads"), "stack": kern.get("stack_frame", kern.get("scratch_bytes")),
+        "shared": kern.get("shared_bytes"), "threads": kern.get("threads"),
+        "roles": kern.get("roles"), "vgprs": kern.get("vgprs"), "agprs": kern.get("agprs"),
+        "diagnostics": kern.get("diagnostics"),
+    }
+
+
+def check_figures(ave, ex):
+    src = os.path.join(ROOT, "examples", ex + ".ave")
+    rc, text, cpu = cpu_run([ave, "check", "--stats", src])
+    m = re.search(r"(\d+) quer\w+ \((\d+) sat, (\d+) unsat, (\d+) unknown\).*?pass ([0-9.]+) ms", text)
+    if not m:
+        return {"rc": rc, "cpu_s": cpu, "text": text.strip().splitlines()[-1] if text.strip() else ""}
+    return {"rc": rc, "cpu_s": cpu, "queries": int(m.group(1)), "pass_ms": float(m.group(5))}
+
+
+def interp_figures(ave, tmp, py):
+    m, n, k = 256, 256, 512
+    src = os.path.join(ROOT, "examples", "gemm.ave")
+    t0 = time.perf_counter()
+    rc, text, cpu = cpu_run([ave, "run", src, "--kernel=@gemm", "--grid=2,2",
+                             "--arg", "A=rand:%dx%d:bf16:1" % (m, k),
+                             "--arg", "B=rand:%dx%d:bf16:2" % (n, k),
+                             "--arg", "C=zeros:%dx%d:f32" % (m, n), "--arg", "K=%d" % k])
+    wall = time.perf_counter() - t0
+    res = {"shape": [m, n, k], "rc": rc, "cpu_s": cpu, "wall_s": wall,
+           "mac_per_s": m * n * k / cpu if cpu > 0 else None}
+    if py:
+        code = ("import numpy as np, time\n"
+                "a = np.random.rand(%d, %d).astype(np.float32); b = np.random.rand(%d, %d).astype(np.float32)\n"
+                "ts = []\n"
+                "for _ in range(5):\n"
+                "    t = time.process_time(); a @ b.T; ts.append(time.process_time() - t)\n"
+                "print(sorted(ts)[2])\n" % (m, k, n, k))
+        p = subprocess.run([py, "-c", code], stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"))
+        try:
+            t = float(p.stdout.strip())
+            res["numpy_mac_per_s"] = m * n * k / t if t > 0 else None
+        except ValueError:
+            pass
+    return res
+
+
+def fmt_ms(v):
+    return "%.0f" % v if v is not None else "-"
+
+
+def report(fig, args):
+    L = []
+    L.append("# Performance")
+    L.append("")
+    L.append("Figures measured without a GPU by `bench/perf.py` (%s, %s, %d CPUs, %s), median of %d "
+             "runs. Regenerate with `python3 bench/perf.py --build build` after a build." %
+             (time.strftime("%Y-%m-%d"), platform.machine(), os.cpu_count() or 0,
+              platform.platform(terse=True), args.n))
+    L.append("")
+    L.append("## Compile latency (CPU seconds, process and children)")
+    L.append("")
+    L.append("`ave` is `ave compile` of the example to a cubin or HSACO (parse, passes with the "
+             "invariant checker, lowering, LLVM, ptxas or ld.lld); `llc+tool` is LLVM's `llc -O3` on "
+             "the LLVM IR ave emits, then `ptxas` or `ld.lld`. The ratio is what ave adds over "
+             "LLVM's own code generation of the same IR. The stage columns are the wall-clock stages of one "
+             "`ave compile -v` (on a loaded machine they run long).")
+    L.append("")
+    L.append("| example | target | ave s | llc+tool s | ratio | passes ms | LLVM opt ms | codegen ms | ptxas/lld ms |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    for ex in EXAMPLES:
+        for t in TARGETS:
+            c = fig["compile"][ex][t]
+            if "error" in c:
+                L.append("| %s | %s | %s | | | | | | |" % (ex, t, c["error"].replace("|", "/")))
+                continue
+            st = c["stages_ms"]
+            L.append("| %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s |" % (
+                ex, t, c["ave_cpu_s"], c["llvm_cpu_s"],
+                "%.2fx" % c["ratio"] if c["ratio"] else "-", fmt_ms(st.get("passes")),
+                fmt_ms(st.get("LLVM opt")), fmt_ms(st.get("LLVM codegen")),
+                fmt_ms(st.get("ptxas", st.get("ld.lld")))))
+    L.append("")
+    L.append("## Registers, spills and shared memory")
+    L.append("")
+    L.append("| example | target | threads | registers | spill st/ld bytes | stack | shared bytes | roles (regs) |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    for ex in EXAMPLES:
+        for t in TARGETS:
+            c = fig["compile"][ex][t]
+            if "error" in c:
+                continue
+            roles = ", ".join("%s x%d (%s)" % (r["name"], r.get("replicate", 1), r.get("regs") or "-")
+                              for r in (c.get("roles") or []))
+            L.append("| %s | %s | %s | %s | %s/%s | %s | %s | %s |" % (
+                ex, t, c["threads"], c["registers"], c["spill_stores"], c["spill_loads"],
+                c["stack"], c["shared"], roles or "-"))
+    L.append("")
+    L.append("## Invariant checker (`ave check --stats`)")
+    L.append("")
+    L.append("| example | queries | pass ms | process CPU s |")
+    L.append("|---|---|---|---|")
+    for ex in EXAMPLES:
+        c = fig["check"][ex]
+        L.append("| %s | %s | %s | %.2f |" % (ex, c.get("queries", "-"), fmt_ms(c.get("pass_ms")),
+                                          c["cpu_s"]))
+    L.append("")
+    it = fig["interp"]
+    L.append("## Interpreter")
+    L.append("")
+    L.append("`ave run examples/gemm.ave` on the host device, M = N = %d, K = %d, a 2x2 grid of "
+             "128x128 tiles, bf16 in, f32 out: %.2f s CPU, %.1f MMAC/s%s." % (
+                 it["shape"][0], it["shape"][2], it["cpu_s"],
+                 (it["mac_per_s"] or 0) / 1e6,
+                 "; NumPy float32 matmul of the same shape, one thread: %.0f MMAC/s (%.0fx)" % (
+                     it["numpy_mac_per_s"] / 1e6, it["numpy_mac_per_s"] / it["mac_per_s"])
+                 if it.get("numpy_mac_per_s") and it.get("mac_per_s") else ""))
+    L.append("")
+    return "\n".join(L)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("-n", type=int, default=10)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "perf.md"))
+    args = ap.parse_args()
+    ave = tool("ave", [os.path.join(args.build, "tools", "ave")])
+    llc = tool("llc", ["/usr/lib/llvm-19/bin/llc", "/usr/bin/llc-19"])
+    ptxas = tool("ptxas", ["/usr/local/cuda/bin/ptxas"])
+    lld = tool("ld.lld", ["/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/ld.lld-19"])
+    py = next((p for p in ("/usr/bin/python3", sys.executable)
+               if subprocess.run([p, "-c", "import numpy"], stderr=subprocess.DEVNULL).returncode == 0),
+              None)
+    fig = {"compile": {}, "check": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for ex in EXAMPLES:
+            fig["compile"][ex] = {}
+            for t in TARGETS:
+                print("bench/perf.py: %s for %s ..." % (ex, t), file=sys.stderr, flush=True)
+                fig["compile"][ex][t] = compile_figures(ave, llc, ptxas, lld, ex, t, args.n, tmp)
+            fig["check"][ex] = check_figures(ave, ex)
+        print("bench/perf.py: interpreter ...", file=sys.stderr, flush=True)
+        fig["interp"] = interp_figures(ave, tmp, py)
+    text = report(fig, args)
+    gpu = ""
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        i = old.find("\n## GPU")
+        if i >= 0:
+            gpu = old[i:]
+    if not gpu:
+        gpu = ("\n## GPU\n\nNo GPU figures yet: `scripts/gpu-check.sh` records them here when it "
+               "runs on a GPU (TFLOP/s of the gemm and attention examples against torch).\n")
+    with open(args.out, "w") as f:
+        f.write(text + gpu)
+    with open(os.path.join(args.build, "bench-perf.json"), "w") as f:
+        json.dump(fig, f, indent=1)
+    print("bench/perf.py: wrote %s" % args.out, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
