@@ -6,6 +6,9 @@
 #   DIR/run.sh [DEVICE]                 (there)  run every bundle on DEVICE (default cuda), compare
 #       with the host results, and time gemm/gemm_ws at 4096^3 and 8192^3 against torch.matmul.
 # DIR must be inside the repository and git-ignored to travel (e.g. .gpu/, carried as such).
+# On sm_90a the default pipeline compiles examples/gemm.ave and examples/attention.ave through
+# warp-specialize (a TMA producer and two wgmma consumer warpgroups): their bundles are the
+# auto-specialized kernels, checked against the host interpreter and timed with gemm_ws.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmd=${1:-}
