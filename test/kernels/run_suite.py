@@ -9,12 +9,15 @@ that fails unexpectedly, or that passes where a diagnostic is expected, is a fai
 
     python3 test/kernels/run_suite.py [--ave build/tools/ave] [--only NAME,...] [--no-compile]
         [--targets sm_90a,...] [-j N] [--json FILE] [--markdown FILE] [--perturb NAME]
-        [--run-target host|sm_90a|sm_80|gfx942|gfx90a]
+        [--run-target host|sm_90a|sm_80|gfx942|gfx90a] [--transform PASSES --transform-target T]
 
 The last line is `N passed, N failed`; the exit status is 1 when anything failed. `--perturb NAME`
 scales NAME's reference by 1.01, to show that the comparison catches a wrong result.
 `--markdown FILE` writes the results as the table of docs/kernels.md. `--run-target` runs the
 NumPy comparisons on a GPU (the target's device) instead of the host interpreter.
+`--transform PASSES` runs the interpreter on each kernel as `ave-opt --passes=PASSES
+--target=T` (`--transform-target`) leaves it, so a pass's output is checked against NumPy on
+the same ragged shapes (a kernel the passes give roles runs 8 interleavings of them).
 """
 import argparse
 import concurrent.futures
@@ -38,6 +41,7 @@ import ave  # noqa: E402
 import manifest  # noqa: E402
 
 TARGETS = ["sm_90a", "sm_80", "gfx942", "gfx90a"]
+TRANSFORMED = {}  # kernel file -> the file --transform made of it
 
 
 def find_ptxas():
@@ -125,8 +129,12 @@ def run_host(entry, perturb, target="host"):
 
 
 def run_shapes(entry, perturb, target):
+    path = TRANSFORMED.get(entry.file, os.path.join(ROOT, "kernels", entry.file))
+    schedules = entry.schedules
+    if entry.file in TRANSFORMED and "ave.warp_specialize" in open(path).read():
+        schedules = max(schedules, 8)
     try:
-        k = ave.compile(os.path.join(ROOT, "kernels", entry.file), target=target)
+        k = ave.compile(path, target=target)
     except ave.CompileError as e:
         return False, "FAIL: %s compile: %s" % (target, str(e).splitlines()[0])
     worst = 0.0
@@ -136,7 +144,7 @@ def run_shapes(entry, perturb, target):
         # Kernels with warp roles run several interleavings of the roles on the interpreter
         # (a race or a schedule-dependent result is an error).
         if host:
-            host.set_schedules(entry.schedules, 1234 + i)
+            host.set_schedules(schedules, 1234 + i)
         try:
             checks = entry.run(k, rng, **shape)
         except Exception as e:  # a launch error, or a bug in the entry: this kernel fails
@@ -152,7 +160,7 @@ def run_shapes(entry, perturb, target):
             worst = max(worst, err)
             if not ok:
                 return False, "FAIL: %s %s: max error %.3g over tolerance" % (shape, name, err)
-    sched = " x %d schedules" % entry.schedules if entry.schedules > 1 else ""
+    sched = " x %d schedules" % schedules if schedules > 1 else ""
     return True, "%d shapes%s ok (max err %.2g)" % (len(entry.shapes), sched, worst)
 
 
@@ -212,6 +220,8 @@ def main():
     ap.add_argument("--perturb", default="")
     ap.add_argument("--markdown", default="")
     ap.add_argument("--run-target", default="host")
+    ap.add_argument("--transform", default="")
+    ap.add_argument("--transform-target", default="sm_90a")
     args = ap.parse_args()
 
     entries = manifest.ENTRIES
@@ -232,6 +242,21 @@ def main():
     results = {e.name: {"targets": {}} for e in entries}
     with tempfile.TemporaryDirectory(prefix="ave-kernels-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as pool:
+        transformed = 0
+        for e in entries if args.transform else []:
+            out = os.path.join(tmp, "t-" + e.file)
+            opt = os.path.join(os.path.dirname(args.ave), "ave-opt")
+            p = subprocess.run([opt, os.path.join(ROOT, "kernels", e.file), "--passes=" +
+                                args.transform, "--target=" + args.transform_target, "-o", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if p.returncode:
+                sys.exit("run_suite.py: ave-opt --passes=%s on %s: %s" % (
+                    args.transform, e.file, first_error(p.stdout)))
+            TRANSFORMED[e.file] = out
+            transformed += "ave.warp_specialize" in open(out).read()
+        if args.transform:
+            print("transform: %s for %s; %d kernels with warp roles" % (
+                args.transform, args.transform_target, transformed), flush=True)
         futs = {}
         for e in entries:
             for t in targets:
