@@ -117,6 +117,85 @@ keeps_rows(IrCtx *c, IrOp *op, int64_t rows)
 	return true;
 }
 
+/* Rebuilds ave.store or ave.load `op` with `off` added to the row coordinate of the tensor it
+ * writes or reads. */
+static void
+shift_rows(IrModule *m, IrOp *op, IrExpr *off)
+{
+	IrCtx *c = m->ctx;
+	IrOpState s;
+	ir_state_init(&s, op->code, op->loc);
+	for (int i = 0; i < op->nitem; i++) {
+		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
+		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
+		if (op->code == IR_OP_LOAD && i == 0)
+			it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
+	}
+	for (int g = 0; g < op->ngroup; g++) {
+		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
+		for (int i = 0; i < op->group[g].nitem; i++) {
+			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
+			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
+			if (op->code == IR_OP_STORE && op->group[g].kw == c->kw.into)
+				it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
+		}
+	}
+	for (int i = 0; i < op->nattr; i++)
+		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
+	for (int i = 0; i < op->nres; i++)
+		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
+	IrOp *nop = ir_op_build(m, &s);
+	ir_op_insert_before(op, nop);
+	for (int i = 0; i < op->nres; i++)
+		ir_replace_all_uses(&op->res[i], &nop->res[i]);
+	ir_op_erase(op);
+}
+
+/* A tile every consumer needs whole: one row (a bias row, before ave.bcast along dim 0). */
+static bool
+row_tile(const IrType *t)
+{
+	return ir_type_is_reg_tile(t) && !t->layout && t->rank == 2 && t->dims[0] == 1;
+}
+
+/* An op on one-row tiles only (each consumer computes it whole), elementwise. */
+static bool
+keeps_row(IrCtx *c, IrOp *op)
+{
+	if (op->nreg || !(ir_op_has_trait(c, op, IR_TRAIT_ELEMWISE) || op->code == IR_OP_ZEROS ||
+	                  op->code == IR_OP_FULL))
+		return false;
+	for (int i = 0; i < op->nopnd; i++)
+		if (ir_op_value(op, i)->type->kind == IR_TY_TILE && !row_tile(ir_op_value(op, i)->type))
+			return false;
+	for (int i = 0; i < op->nres; i++)
+		if (!row_tile(op->res[i].type))
+			return false;
+	return true;
+}
+
+/* ave.bcast along dim 0 of a one-row tile to the loop's rows: each consumer makes its rows. */
+static bool
+bcast_rows(IrCtx *c, IrOp *op, int64_t rows)
+{
+	IrGroup *d = ir_op_group(op, c->kw.dim);
+	int64_t dim;
+	return op->code == IR_OP_BCAST && d && d->nitem == 1 &&
+	       ir_expr_eval_const(d->item[0].e, &dim) && dim == 0 &&
+	       row_tile(ir_op_value(op, 0)->type) && rows_tile(op->res[0].type, rows);
+}
+
+/* A load of two coordinates (the row one is shifted for a consumer's rows). */
+static bool
+load_2d(IrOp *op)
+{
+	const IrItem *it = &op->item[0];
+	return op->code == IR_OP_LOAD && it->ncoord == 2 && it->coord[0].len < 0;
+}
+
+/* The ops after loop f that move into the consumers: those that use its results, and the tiles
+ * they combine them with (a residual loaded after the loop, a bias row broadcast along dim 0),
+ * each consumer on its rows. Why not, or NULL. */
 static const char *
 epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
 {
@@ -126,43 +205,58 @@ epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
 		bool dep = false;
 		for (int i = 0; i < op->nopnd; i++)
 			dep |= in_epi(e, ir_op_value(op, i), f);
-		if (!dep) {
+		bool tile = false;
+		for (int i = 0; i < op->nres; i++)
+			tile |= op->res[i].type->kind == IR_TY_TILE;
+		if (!dep && !tile) {
 			if (!ir_op_has_trait(c, op, IR_TRAIT_PURE))
 				return ir_ctx_printf(c, "'%s' after the loop has effects and does not "
 						     "use its result", ir_opinfo(c, op->code)->name);
 			continue;
 		}
-		if (op->code != IR_OP_STORE && !keeps_rows(c, op, rows))
-			return ir_ctx_printf(c, "the loop's result feeds '%s', which cannot be split "
-					     "by rows", ir_opinfo(c, op->code)->name);
+		bool ok;
+		if (op->code == IR_OP_STORE) {
+			IrGroup *into = ir_op_group(op, c->kw.into);
+			if (!into || into->nitem != 1 || into->item[0].ncoord != 2 ||
+			    into->item[0].coord[0].len >= 0)
+				return "a store of the result does not name two coordinates";
+			ok = rows_tile(ir_op_value(op, op->item[0].opnd)->type, rows);
+		} else if (op->code == IR_OP_LOAD) {
+			ok = load_2d(op) && (rows_tile(op->res[0].type, rows) || row_tile(op->res[0].type));
+		} else {
+			ok = keeps_rows(c, op, rows) || keeps_row(c, op) || bcast_rows(c, op, rows);
+		}
+		if (!ok)
+			return dep ? ir_ctx_printf(c, "the loop's result feeds '%s', which cannot be "
+						   "split by rows", ir_opinfo(c, op->code)->name)
+			           : ir_ctx_printf(c, "'%s' after the loop makes a tile that cannot be "
+						   "split by rows", ir_opinfo(c, op->code)->name);
 		for (int i = 0; i < op->nopnd; i++) {
 			IrValue *v = ir_op_value(op, i);
 			if (in_epi(e, v, f))
 				continue;
 			if (ir_type_is_reg_tile(v->type))
 				return ir_ctx_printf(c, "'%s' after the loop combines its result with "
-						     "another tile", ir_opinfo(c, op->code)->name);
+						     "a tile made before it", ir_opinfo(c, op->code)->name);
 			if (!before_loop(v, f))
 				return ir_ctx_printf(c, "'%s' after the loop uses a value defined after "
 						     "it", ir_opinfo(c, op->code)->name);
-		}
-		for (int i = 0; i < op->nres; i++) {
-			IrType *t = op->res[i].type;
-			if (ir_type_is_reg_tile(t) &&
-			    (t->layout || t->rank != 2 || t->dims[0] != rows))
-				return "the epilogue has a tile with a layout or another shape";
-		}
-		if (op->code == IR_OP_STORE) {
-			IrGroup *into = ir_op_group(op, c->kw.into);
-			if (!into || into->nitem != 1 || into->item[0].ncoord != 2 ||
-			    into->item[0].coord[0].len >= 0)
-				return "a store of the result does not name two coordinates";
 		}
 		if (e->n == (int)(sizeof e->op / sizeof e->op[0]))
 			return "the epilogue is too long";
 		e->op[e->n++] = op;
 	}
 	return NULL;
+}
+
+/* A moved epilogue op, on a consumer's rows: stores and loads of the loop's rows shifted. */
+static void
+shift_epilogue(IrModule *m, IrOp *op, int64_t M, IrExpr *off)
+{
+	if (!off)
+		return;
+	if (op->code == IR_OP_STORE || (op->code == IR_OP_LOAD && rows_tile(op->res[0].type, M)))
+		shift_rows(m, op, ir_expr_clone(m, off));
 }
 
 /* Why the plan's loop cannot be split into roles, or NULL; fills what the rewrite needs. */
@@ -326,40 +420,6 @@ arrive_if(IrBuilder *b, IrValue *cond, IrValue *bar, IrExpr *slot)
 	ir_state_value(m, &s, cond);
 	ir_state_region(m, &s, then);
 	ir_b_insert(b, ir_op_build(m, &s));
-}
-
-/* Rebuilds ave.store or ave.load `op` with `off` added to the row coordinate of the tensor it
- * writes or reads. */
-static void
-shift_rows(IrModule *m, IrOp *op, IrExpr *off)
-{
-	IrCtx *c = m->ctx;
-	IrOpState s;
-	ir_state_init(&s, op->code, op->loc);
-	for (int i = 0; i < op->nitem; i++) {
-		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
-		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
-		if (op->code == IR_OP_LOAD && i == 0)
-			it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
-	}
-	for (int g = 0; g < op->ngroup; g++) {
-		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
-		for (int i = 0; i < op->group[g].nitem; i++) {
-			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
-			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
-			if (op->code == IR_OP_STORE && op->group[g].kw == c->kw.into)
-				it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
-		}
-	}
-	for (int i = 0; i < op->nattr; i++)
-		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
-	for (int i = 0; i < op->nres; i++)
-		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
-	IrOp *nop = ir_op_build(m, &s);
-	ir_op_insert_before(op, nop);
-	for (int i = 0; i < op->nres; i++)
-		ir_replace_all_uses(&op->res[i], &nop->res[i]);
-	ir_op_erase(op);
 }
 
 /* The producer role into ws: for each tile, wait for its slot to be empty, expect its bytes,
@@ -705,8 +765,7 @@ specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows 
 		IrOp *op = r->epi.op[i];
 		ir_op_unlink(op);
 		ir_block_append(cr->block, op);
-		if (op->code == IR_OP_STORE && off)
-			shift_rows(m, op, ir_expr_clone(m, off));
+		shift_epilogue(m, op, r->M, off);
 	}
 	Retype rt = {c, r->M, R};
 	ir_walk(cr->block, retype_op, &rt);
@@ -908,13 +967,11 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		IrOp *op = sh.epi.op[i];
 		ir_op_unlink(op);
 		ir_block_append(cr->block, op);
-		for (int r = 0; r < op->nres; r++)
-			if (ir_type_is_reg_tile(op->res[r].type))
-				op->res[r].type = ir_type_tile_with_shape(c, op->res[r].type, 2,
-				                                          (int64_t[]){R, op->res[r].type->dims[1]});
-		if (op->code == IR_OP_STORE && wg)
-			shift_rows(m, op, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
+		shift_epilogue(m, op, acc->dims[0],
+		               wg ? ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)) : NULL);
 	}
+	Retype rt = {c, acc->dims[0], R};
+	ir_walk(cr->block, retype_op, &rt);
 	role(m, wsr->block, "consumer", regs, 0, C, cr, f->loc);
 	IrOpState ws;
 	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
