@@ -266,17 +266,24 @@ trip_expr(IrModule *m, IrOp *f, int64_t step)
 	                 : ring_B(m, IR_EX_FLOORDIV, ring_B(m, IR_EX_ADD, span, ring_C(m, step - 1)), ring_C(m, step));
 }
 
-/* `%b[slot]` as an item of group g. */
-void
-ring_slot_item(IrModule *m, IrGroup *g, IrValue *b, IrValue *slot)
+/* Makes `it` the value item `%b[slot]`. */
+static IrItem *
+slot_fill(IrModule *m, IrItem *it, IrValue *b, IrValue *slot)
 {
-	IrItem *it = ir_group_add(m, g, IR_IT_VALUE);
 	it->pv = b;
 	it->suffix = true;
 	it->ncoord = 1;
 	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
 	it->coord[0].e = ring_V(m, slot);
 	it->coord[0].len = -1;
+	return it;
+}
+
+/* `%b[slot]` as an item of group g. */
+void
+ring_slot_item(IrModule *m, IrGroup *g, IrValue *b, IrValue *slot)
+{
+	slot_fill(m, ir_group_add(m, g, IR_IT_VALUE), b, slot);
 }
 
 /* True when every use of v is as the A or B operand of an ave.mma, which reads shared memory
@@ -311,32 +318,24 @@ slot_type(IrCtx *c, IrType *rt, bool direct)
 	return ir_type_tile(c, rt->rank, rt->dims, rt->elem, IR_SPACE_SMEM, layout);
 }
 
-/* Rebuilds `op` with every value item that names v replaced by `ring[slot]`. */
-void
-ring_read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot)
+IrOp *
+ring_rebuild(IrModule *m, IrOp *op, RingEdit edit, void *ud)
 {
 	IrOpState s;
 	ir_state_init(&s, op->code, op->loc);
 	s.mode = op->mode;
 	for (int i = 0; i < op->nitem; i++) {
-		const IrItem *src = &op->item[i];
-		if (src->kind == IR_IT_VALUE && ir_op_value(op, src->opnd) == v) {
-			IrItem *it = ir_state_item(m, &s, IR_IT_VALUE);
-			it->pv = ring;
-			it->suffix = true;
-			it->ncoord = 1;
-			it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
-			it->coord[0].e = ring_V(m, slot);
-			it->coord[0].len = -1;
-		} else {
-			ring_copy_item(m, op, src, ir_state_item(m, &s, src->kind), NULL, NULL);
-		}
+		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
+		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
+		edit(m, op, NULL, it, ud);
 	}
 	for (int g = 0; g < op->ngroup; g++) {
 		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
-		for (int i = 0; i < op->group[g].nitem; i++)
-			ring_copy_item(m, op, &op->group[g].item[i],
-			          ir_group_add(m, ng, op->group[g].item[i].kind), NULL, NULL);
+		for (int i = 0; i < op->group[g].nitem; i++) {
+			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
+			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
+			edit(m, op, &op->group[g], it, ud);
+		}
 	}
 	for (int i = 0; i < op->nattr; i++)
 		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
@@ -347,6 +346,27 @@ ring_read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot)
 	for (int i = 0; i < op->nres; i++)
 		ir_replace_all_uses(&op->res[i], &nop->res[i]);
 	ir_op_erase(op);
+	return nop;
+}
+
+typedef struct SlotRead {
+	IrValue *v, *ring, *slot;
+} SlotRead;
+
+static void
+to_slot(IrModule *m, const IrOp *op, const IrGroup *g, IrItem *it, void *ud)
+{
+	SlotRead *r = ud;
+	(void)op;
+	if (!g && it->kind == IR_IT_VALUE && it->pv == r->v)
+		slot_fill(m, it, r->ring, r->slot);
+}
+
+void
+ring_read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot)
+{
+	SlotRead r = {v, ring, slot};
+	ring_rebuild(m, op, to_slot, &r);
 }
 
 
@@ -427,14 +447,7 @@ ring_plan(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages, RingPlan *p
 IrItem *
 ring_slot_state_item(IrModule *m, IrOpState *s, IrValue *b, IrValue *slot)
 {
-	IrItem *it = ir_state_item(m, s, IR_IT_VALUE);
-	it->pv = b;
-	it->suffix = true;
-	it->ncoord = 1;
-	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
-	it->coord[0].e = ring_V(m, slot);
-	it->coord[0].len = -1;
-	return it;
+	return slot_fill(m, ir_state_item(m, s, IR_IT_VALUE), b, slot);
 }
 
 void

@@ -74,6 +74,10 @@ void ring_arrive(IrBuilder *b, IrValue *bar, IrValue *slot);
  * `@tags[i](coordinates)` when tags is non-NULL. */
 void ring_copies(IrBuilder *b, const RingPlan *p, IrValue *k, IrValue **ring, IrValue *full,
 		 IrValue *slot, IrStr *tags);
+/* Rebuilds `op` (items, groups, attributes, results) in its place, letting `edit` change each
+ * copied item (`g`: the group it is in, NULL for the op's own items); returns the new op. */
+typedef void (*RingEdit)(IrModule *m, const IrOp *op, const IrGroup *g, IrItem *it, void *ud);
+IrOp *ring_rebuild(IrModule *m, IrOp *op, RingEdit edit, void *ud);
 /* Rebuilds `op` with every value item that names v replaced by `ring[slot]`. */
 void ring_read_slot(IrModule *m, IrOp *op, IrValue *v, IrValue *ring, IrValue *slot);
 /* Before the loop: one `ave.tag.func @<load>.tile(%i0: index, ...)` per load (a name no symbol

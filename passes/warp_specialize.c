@@ -117,38 +117,23 @@ keeps_rows(IrCtx *c, IrOp *op, int64_t rows)
 	return true;
 }
 
+/* The row coordinate of the tensor an ave.load reads or an ave.store writes, plus `off`. */
+static void
+row_plus(IrModule *m, const IrOp *op, const IrGroup *g, IrItem *it, void *ud)
+{
+	/* A load's one item is the tensor it reads; a store's `into` the one it writes. */
+	bool row = op->code == IR_OP_LOAD ? !g && it->kind == IR_IT_VALUE && it->ncoord == 2
+	                                  : g && g->kw == m->ctx->kw.into;
+	if (row)
+		it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, ud);
+}
+
 /* Rebuilds ave.store or ave.load `op` with `off` added to the row coordinate of the tensor it
  * writes or reads. */
 static void
 shift_rows(IrModule *m, IrOp *op, IrExpr *off)
 {
-	IrCtx *c = m->ctx;
-	IrOpState s;
-	ir_state_init(&s, op->code, op->loc);
-	for (int i = 0; i < op->nitem; i++) {
-		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
-		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
-		if (op->code == IR_OP_LOAD && i == 0)
-			it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
-	}
-	for (int g = 0; g < op->ngroup; g++) {
-		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
-		for (int i = 0; i < op->group[g].nitem; i++) {
-			IrItem *it = ir_group_add(m, ng, op->group[g].item[i].kind);
-			ring_copy_item(m, op, &op->group[g].item[i], it, NULL, NULL);
-			if (op->code == IR_OP_STORE && op->group[g].kw == c->kw.into)
-				it->coord[0].e = ir_expr_bin(m, IR_EX_ADD, it->coord[0].e, off);
-		}
-	}
-	for (int i = 0; i < op->nattr; i++)
-		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
-	for (int i = 0; i < op->nres; i++)
-		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
-	IrOp *nop = ir_op_build(m, &s);
-	ir_op_insert_before(op, nop);
-	for (int i = 0; i < op->nres; i++)
-		ir_replace_all_uses(&op->res[i], &nop->res[i]);
-	ir_op_erase(op);
+	ring_rebuild(m, op, row_plus, off);
 }
 
 /* A tile every consumer needs whole: one row (a bias row, before ave.bcast along dim 0). */
@@ -259,6 +244,27 @@ shift_epilogue(IrModule *m, IrOp *op, int64_t M, IrExpr *off)
 		shift_rows(m, op, ir_expr_clone(m, off));
 }
 
+/* The consumers (the kernel's warpgroups unless the option says) and the rows each owns of the
+ * loop's M rows, a multiple of 64 (wgmma's M); why not, or NULL. */
+static const char *
+split(IrCtx *c, const RingPlan *p, const WsOpts *o, int64_t M, int64_t *consumers, int64_t *rows)
+{
+	int64_t threads = 0;
+	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
+	if (th && th->kind == IR_ATTR_INT)
+		threads = th->i;
+	*consumers = o->consumers ? o->consumers : threads / 128;
+	if (!o->consumers && (threads % 128 || !*consumers))
+		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
+				     (long long)threads);
+	*rows = M / *consumers;
+	if (M % *consumers || *rows % 64)
+		return ir_ctx_printf(c, "its %lld rows do not split into %lld consumer%s of a "
+				     "multiple of 64 rows", (long long)M, (long long)*consumers,
+				     *consumers == 1 ? "" : "s");
+	return NULL;
+}
+
 /* Why the plan's loop cannot be split into roles, or NULL; fills what the rewrite needs. */
 typedef struct Shape {
 	IrOp *mma;
@@ -310,19 +316,9 @@ shape(IrModule *m, const RingPlan *p, const WsOpts *o, Shape *s)
 	IrType *acc = f->res[0].type;
 	if (acc->layout || acc->rank != 2)
 		return "the accumulator has a layout attribute";
-	int64_t threads = 0;
-	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
-	if (th && th->kind == IR_ATTR_INT)
-		threads = th->i;
-	s->consumers = o->consumers ? o->consumers : threads / 128;
-	if (!o->consumers && (threads % 128 || !s->consumers))
-		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
-				     (long long)threads);
-	s->rows = acc->dims[0] / s->consumers;
-	if (acc->dims[0] % s->consumers || s->rows % 64)
-		return ir_ctx_printf(c, "its %lld rows do not split into %lld "
-				     "consumer%s of a multiple of 64 rows", (long long)acc->dims[0],
-				     (long long)s->consumers, s->consumers == 1 ? "" : "s");
+	const char *why = split(c, p, o, acc->dims[0], &s->consumers, &s->rows);
+	if (why)
+		return why;
 	return epilogue(c, f, acc->dims[0], &s->epi);
 }
 
@@ -577,53 +573,34 @@ rows_shape(IrModule *m, const RingPlan *p, const WsOpts *o, Rows *r)
 		if (why)
 			return why;
 	}
-	int64_t threads = 0;
-	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
-	if (th && th->kind == IR_ATTR_INT)
-		threads = th->i;
-	r->consumers = o->consumers ? o->consumers : threads / 128;
-	if (!o->consumers && (threads % 128 || !r->consumers))
-		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
-				     (long long)threads);
-	r->rows = r->M / r->consumers;
-	if (r->M % r->consumers || r->rows % 64)
-		return ir_ctx_printf(c, "its %lld rows do not split into %lld consumer%s of a "
-				     "multiple of 64 rows", (long long)r->M, (long long)r->consumers,
-				     r->consumers == 1 ? "" : "s");
-	const char *why = epilogue(c, f, r->M, &r->epi);
+	const char *why = split(c, p, o, r->M, &r->consumers, &r->rows);
+	if (why)
+		return why;
+	why = epilogue(c, f, r->M, &r->epi);
 	if (!why)
 		why = prologue(c, f, r);
 	return why;
+}
+
+typedef struct Swap {
+	IrValue *v, *nv;
+} Swap;
+
+static void
+swap_value(IrModule *m, const IrOp *op, const IrGroup *g, IrItem *it, void *ud)
+{
+	Swap *w = ud;
+	(void)m;
+	(void)op;
+	if (!g && it->kind == IR_IT_VALUE && it->pv == w->v)
+		it->pv = w->nv;
 }
 
 /* Rebuilds `op` with its value operand v replaced by nv. */
 static void
 use_value(IrModule *m, IrOp *op, IrValue *v, IrValue *nv)
 {
-	IrOpState s;
-	ir_state_init(&s, op->code, op->loc);
-	s.mode = op->mode;
-	for (int i = 0; i < op->nitem; i++) {
-		IrItem *it = ir_state_item(m, &s, op->item[i].kind);
-		ring_copy_item(m, op, &op->item[i], it, NULL, NULL);
-		if (it->kind == IR_IT_VALUE && it->pv == v)
-			it->pv = nv;
-	}
-	for (int g = 0; g < op->ngroup; g++) {
-		IrGroup *ng = ir_state_group(m, &s, op->group[g].kw);
-		for (int i = 0; i < op->group[g].nitem; i++)
-			ring_copy_item(m, op, &op->group[g].item[i],
-			               ir_group_add(m, ng, op->group[g].item[i].kind), NULL, NULL);
-	}
-	for (int i = 0; i < op->nattr; i++)
-		ir_state_attr(m, &s, op->attr[i].name, op->attr[i].attr);
-	for (int i = 0; i < op->nres; i++)
-		ir_state_result(m, &s, op->res[i].type, op->res[i].name);
-	IrOp *nop = ir_op_build(m, &s);
-	ir_op_insert_before(op, nop);
-	for (int i = 0; i < op->nres; i++)
-		ir_replace_all_uses(&op->res[i], &nop->res[i]);
-	ir_op_erase(op);
+	ring_rebuild(m, op, swap_value, &(Swap){v, nv});
 }
 
 typedef struct Retype {
@@ -652,6 +629,24 @@ retype_op(IrOp *op, void *ud)
 		for (int a = 0; a < op->reg[r].block->narg; a++)
 			op->reg[r].block->arg[a]->type = retyped(rt, op->reg[r].block->arg[a]->type);
 	return true;
+}
+
+/* `ave.slice %ring[slot] rows(wg * R, R)`: a consumer's rows of an A operand's slot. */
+static IrValue *
+slot_rows(IrBuilder *b, IrValue *ring, IrValue *slot, IrValue *wg, int64_t R)
+{
+	IrModule *m = b->m;
+	IrCtx *c = m->ctx;
+	IrType *t = ring->type->elem;
+	int64_t dims[2] = {R, t->dims[1]};
+	IrOpState ss;
+	ir_state_init(&ss, IR_OP_SLICE, b->loc);
+	ring_slot_state_item(m, &ss, ring, slot);
+	IrGroup *g = ir_state_group(m, &ss, c->kw.rows);
+	ir_group_add_expr(m, g, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
+	ir_group_add_expr(m, g, ring_C(m, R));
+	ir_state_result(m, &ss, ir_type_tile(c, 2, dims, t->elem, IR_SPACE_SMEM, t->layout), NULL);
+	return &ir_b_insert(b, ir_op_build(m, &ss))->res[0];
 }
 
 /* The consumers' loop: the body of f on each consumer's rows, over slots of the rings. */
@@ -696,23 +691,12 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 		IrValue *v = &p->load[i]->res[0];
 		while (v->uses) {
 			IrOp *user = v->uses->user;
-			if (wg && ir_op_value(user, user->item[0].opnd) == v) {
-				IrType *slot = ring[i]->type->elem;
-				int64_t dims[2] = {R, slot->dims[1]};
-				IrType *st = ir_type_tile(c, 2, dims, slot->elem, IR_SPACE_SMEM, slot->layout);
-				IrOpState ss;
-				ir_state_init(&ss, IR_OP_SLICE, user->loc);
-				ring_slot_state_item(m, &ss, ring[i], s);
-				IrGroup *g = ir_state_group(m, &ss, c->kw.rows);
-				ir_group_add_expr(m, g, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
-				ir_group_add_expr(m, g, ring_C(m, R));
-				ir_state_result(m, &ss, st, NULL);
-				IrOp *sl = ir_op_build(m, &ss);
-				ir_op_insert_before(user, sl);
-				use_value(m, user, v, &sl->res[0]);
-			} else {
+			IrBuilder ub;
+			ir_builder_before(&ub, m, user);
+			if (wg && ir_op_value(user, user->item[0].opnd) == v)
+				use_value(m, user, v, slot_rows(&ub, ring[i], s, wg, R));
+			else
 				ring_read_slot(m, user, v, ring[i], s);
-			}
 		}
 		ir_op_erase(p->load[i]);
 	}
@@ -724,65 +708,91 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 	return ir_op_build(m, &ls);
 }
 
-static bool
-specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows *r,
-		WsOpts *o)
+/* What both forms build around the consumers' code: the rings, the full and empty barriers,
+ * the tag functions, the producer role, and the consumers' region with their replica id. */
+typedef struct Roles {
+	IrValue *ring[RING_MAX_LOADS], *full, *empty;
+	IrStr tags[RING_MAX_LOADS];
+	IrRegion *ws, *consumer;
+	IrBuilder cb;   /* at the end of the consumers' region */
+	IrValue *wg;    /* ave.replica_id, NULL for one consumer */
+	IrExpr *off;    /* wg * rows: the consumer's first row; NULL for one consumer */
+} Roles;
+
+static void
+roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Roles *rs)
 {
 	IrCtx *c = m->ctx;
-	IrOp *f = p->loop, *kernel = p->kernel;
-	int64_t N = p->stages, C = r->consumers, R = r->rows;
-	int64_t regs = consumer_regs(t, C);
-	IrValue *ring[RING_MAX_LOADS];
-	IrStr tags[RING_MAX_LOADS];
-	ring_alloc(m, p, ring);
-	IrValue *full = ring_mbar(m, p, 1, "full");
-	IrValue *empty = ring_mbar(m, p, C, "empty");
-	ring_tag_funcs(m, p, tags);
-	IrRegion *wsr = ir_region_new(m);
-	producer(m, p, ring, full, empty, tags, wsr);
-	IrRegion *cr = ir_region_new(m);
-	IrBuilder cb;
-	ir_builder_at_end(&cb, m, cr->block, f->loc);
-	IrValue *wg = NULL;
+	ring_alloc(m, p, rs->ring);
+	rs->full = ring_mbar(m, p, 1, "full");
+	rs->empty = ring_mbar(m, p, C, "empty");
+	ring_tag_funcs(m, p, rs->tags);
+	rs->ws = ir_region_new(m);
+	producer(m, p, rs->ring, rs->full, rs->empty, rs->tags, rs->ws);
+	rs->consumer = ir_region_new(m);
+	ir_builder_at_end(&rs->cb, m, rs->consumer->block, p->loop->loc);
+	rs->wg = NULL;
+	rs->off = NULL;
 	if (C > 1) {
 		IrType *ity = c->t_index;
-		wg = ring_named(&ir_b_op(&cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
-		                ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "id"));
+		rs->wg = ring_named(&ir_b_op(&rs->cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+		                    ring_fresh(c, p->kernel, ir_intern_cstr(c, "wg"), "id"));
+		rs->off = ring_B(m, IR_EX_MUL, ring_V(m, rs->wg), ring_C(m, R));
 	}
-	IrExpr *off = wg ? ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)) : NULL;
+}
+
+/* The consumer role (its budget, C replicas), the ave.warp_specialize in the loop's place, and
+ * the kernel's threads: a warpgroup per role replica. */
+static void
+roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop;
+	role(m, rs->ws->block, "consumer", regs, 0, C, rs->consumer, f->loc);
+	IrOpState ws;
+	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
+	ir_state_region(m, &ws, rs->ws);
+	ir_op_insert_before(f, ir_op_build(m, &ws));
+	ir_op_erase(f);
+	ir_op_set_attr(m, p->kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
+}
+
+static bool
+specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows *r)
+{
+	IrCtx *c = m->ctx;
+	IrOp *f = p->loop;
+	int64_t N = p->stages, C = r->consumers, R = r->rows;
+	int64_t regs = consumer_regs(t, C);
+	Roles rs;
+	roles_begin(m, p, C, R, &rs);
+	IrBlock *cb = rs.consumer->block;
 	for (int i = 0; i < r->npro; i++) {
 		IrOp *op = r->pro[i];
 		ir_op_unlink(op);
-		ir_block_append(cr->block, op);
-		if (op->code == IR_OP_LOAD && off)
-			shift_rows(m, op, ir_expr_clone(m, off));
+		ir_block_append(cb, op);
+		if (op->code == IR_OP_LOAD && rs.off)
+			shift_rows(m, op, ir_expr_clone(m, rs.off));
 	}
-	IrOp *nl = rows_loop(m, p, ring, full, empty, tags, wg, R);
-	ir_block_append(cr->block, nl);
+	IrOp *nl = rows_loop(m, p, rs.ring, rs.full, rs.empty, rs.tags, rs.wg, R);
+	ir_block_append(cb, nl);
 	for (int i = 0; i < f->nres; i++)
 		ir_replace_all_uses(&f->res[i], &nl->res[i]);
 	for (int i = 0; i < r->epi.n; i++) {
 		IrOp *op = r->epi.op[i];
 		ir_op_unlink(op);
-		ir_block_append(cr->block, op);
-		shift_epilogue(m, op, r->M, off);
+		ir_block_append(cb, op);
+		shift_epilogue(m, op, r->M, rs.off);
 	}
 	Retype rt = {c, r->M, R};
-	ir_walk(cr->block, retype_op, &rt);
-	role(m, wsr->block, "consumer", regs, 0, C, cr, f->loc);
-	IrOpState ws;
-	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
-	ir_state_region(m, &ws, wsr);
-	ir_op_insert_before(f, ir_op_build(m, &ws));
-	ir_op_erase(f);
-	ir_op_set_attr(m, kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
-	ir_remark(c, kernel->loc,
+	ir_walk(cb, retype_op, &rt);
+	ir_remark(c, p->kernel->loc,
 	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
 	          "consumer warpgroup%s (regs %lld, %lld rows each) running its body on their "
 	          "rows, %lld stages, ring %lld bytes",
 	          p->ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
 	          (long long)R, (long long)N, (long long)(N * p->bytes));
-	(void)o;
+	roles_end(m, p, C, regs, &rs);
 	return true;
 }
 
@@ -847,29 +857,15 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		return false;
 	}
 	if (general)
-		return specialize_rows(m, &p, t, &rows, o);
+		return specialize_rows(m, &p, t, &rows);
 	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
 	int64_t regs = consumer_regs(t, C);
 	IrOp *kernel = p.kernel;
-	IrValue *ring[RING_MAX_LOADS];
-	IrStr tags[RING_MAX_LOADS];
-	ring_alloc(m, &p, ring);
-	IrValue *full = ring_mbar(m, &p, 1, "full");
-	IrValue *empty = ring_mbar(m, &p, C, "empty");
-	ring_tag_funcs(m, &p, tags);
-
-	IrRegion *wsr = ir_region_new(m);
-	producer(m, &p, ring, full, empty, tags, wsr);
-	/* The consumers. */
-	IrRegion *cr = ir_region_new(m);
-	IrBuilder cb;
-	ir_builder_at_end(&cb, m, cr->block, f->loc);
-	IrValue *wg = NULL;
-	if (C > 1) {
-		IrType *ity = c->t_index;
-		wg = ring_named(&ir_b_op(&cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
-		                ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "id"));
-	}
+	Roles rs;
+	roles_begin(m, &p, C, R, &rs);
+	IrValue **ring = rs.ring, *full = rs.full, *empty = rs.empty, *wg = rs.wg;
+	IrStr *tags = rs.tags;
+	IrBuilder cb = rs.cb;
 	IrType *acc = f->res[0].type;
 	int64_t adims[2] = {R, acc->dims[1]};
 	IrType *racc = ir_type_tile_with_shape(c, acc, 2, adims);
@@ -894,22 +890,10 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		/* A's rows of this consumer, or the whole slot. */
 		IrOpState ms;
 		ir_state_init(&ms, IR_OP_MMA_ASYNC, sh.mma->loc);
-		if (wg) {
-			IrType *slot = ring[sh.a]->type->elem;
-			int64_t dims[2] = {R, slot->dims[1]};
-			IrType *st = ir_type_tile(c, 2, dims, slot->elem, IR_SPACE_SMEM, slot->layout);
-			IrOpState ss;
-			ir_state_init(&ss, IR_OP_SLICE, f->loc);
-			ring_slot_state_item(m, &ss, ring[sh.a], s);
-			IrGroup *g = ir_state_group(m, &ss, c->kw.rows);
-			ir_group_add_expr(m, g, ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)));
-			ir_group_add_expr(m, g, ring_C(m, R));
-			ir_state_result(m, &ss, st, NULL);
-			IrValue *a = &ir_b_insert(&b, ir_op_build(m, &ss))->res[0];
-			ir_state_value(m, &ms, a);
-		} else {
+		if (wg)
+			ir_state_value(m, &ms, slot_rows(&b, ring[sh.a], s, wg, R));
+		else
 			ring_slot_state_item(m, &ms, ring[sh.a], s);
-		}
 		ring_slot_state_item(m, &ms, ring[sh.b], s);
 		ir_state_value(m, &ms, cacc);
 		for (int g = 0; g < sh.mma->ngroup; g++)
@@ -966,21 +950,14 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	for (int i = 0; i < sh.epi.n; i++) {
 		IrOp *op = sh.epi.op[i];
 		ir_op_unlink(op);
-		ir_block_append(cr->block, op);
-		shift_epilogue(m, op, acc->dims[0],
-		               wg ? ring_B(m, IR_EX_MUL, ring_V(m, wg), ring_C(m, R)) : NULL);
+		ir_block_append(rs.consumer->block, op);
+		shift_epilogue(m, op, acc->dims[0], rs.off);
 	}
 	Retype rt = {c, acc->dims[0], R};
-	ir_walk(cr->block, retype_op, &rt);
-	role(m, wsr->block, "consumer", regs, 0, C, cr, f->loc);
-	IrOpState ws;
-	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
-	ir_state_region(m, &ws, wsr);
-	ir_op_insert_before(f, ir_op_build(m, &ws));
-	ir_op_erase(f);
+	ir_walk(rs.consumer->block, retype_op, &rt);
+	roles_end(m, &p, C, regs, &rs);
 	if (!ir_value_has_uses(&sh.init->res[0]))
 		ir_op_erase(sh.init);
-	ir_op_set_attr(m, kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
 	ir_remark(c, kernel->loc,
 	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
 	          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld bytes%s",
