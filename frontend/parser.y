@@ -769,6 +769,14 @@ copy_common(FeParser *p, IrOpState *st, FeBody *b)
 		IrNamedAttr *a = b->attrs->v[i];
 		IrNamedAttr *na = ir_vec_push(p->c->al, &st->attrs, a, sizeof *a);
 		(void)na;
+		/* Ops keep attributes they do not know; a typo of one they do know is worth a word. */
+		IrStr near = ir_op_attr_closest(p->c, st->code, a->name);
+		if (near && st->code == IR_OP_KERNEL)
+			ir_warning(p->c, a->loc, "unknown kernel attribute '%s'; did you mean '%s'?",
+				   a->name, near);
+		else if (near)
+			ir_warning(p->c, a->loc, "unknown '%s' attribute '%s'; did you mean '%s'?",
+				   ir_op_name(st->code), a->name, near);
 	}
 	for (int i = 0; b->regions && i < b->regions->n; i++)
 		ir_state_region(p->m, st, b->regions->v[i]);
@@ -980,7 +988,12 @@ make_tile(FeParser *p, FeShape *s, IrStr space, IrAttr *layout, IrLoc loc, bool 
 	else if (!strcmp(space, "smem"))
 		sp = IR_SPACE_SMEM;
 	else {
-		fe_error(p, loc, "unknown memory space '%s'", space);
+		static const char *const spaces[] = {"global", "symm", "reg", "smem"};
+		const char *near = ir_closest(space, strlen(space), spaces, 4);
+		if (near)
+			fe_error(p, loc, "unknown memory space '%s'; did you mean '%s'?", space, near);
+		else
+			fe_error(p, loc, "unknown memory space '%s'", space);
 		return NULL;
 	}
 	if (tensor) {

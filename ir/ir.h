@@ -196,6 +196,9 @@ void ir_remark(IrCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(
 void ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color);
 void ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out);
 void ir_diag_default_handler(void *ud, const IrDiag *d); /* ud = IrCtx*; text to stderr */
+/* Clang's closing line, "2 errors generated." ("1 warning and 1 error generated." with
+ * warnings); nothing when there were no errors. For the tools, after the last diagnostic. */
+void ir_diag_summary(int nerrors, int nwarnings, FILE *out);
 
 /* ---- type.c: types (uniqued; compare by pointer) ---- */
 
@@ -638,6 +641,11 @@ const IrOpInfo *ir_opinfo(const IrCtx *c, IrOpcode code);
 bool ir_opinfo_mode_required(IrOpcode code);
 bool ir_opcode_lookup(const IrCtx *c, const char *name, size_t n, IrOpcode *out);
 const char *ir_op_name(IrOpcode code);
+/* The op name closest to s[0, n) when it looks like a typo of one ("did you mean"), or NULL. */
+const char *ir_op_closest(const char *s, size_t n);
+/* The attribute with a meaning on `code` (attrs.def) that `name` looks like a typo of; NULL when
+ * name is one of them or close to none. */
+IrStr ir_op_attr_closest(IrCtx *c, IrOpcode code, const char *name);
 bool ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t);
 
 /* ---- print.c: the canonical printer ---- */

@@ -170,3 +170,46 @@ ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t)
 {
 	return (c->opinfo[op->code].traits & t) != 0;
 }
+
+/* The op name closest to s[0, n) when it looks like a typo of one, else NULL. The names share
+ * "ave.", which does not count towards how close is close enough ('ave.nop' is no 'ave.or'). */
+const char *
+ir_op_closest(const char *s, size_t n)
+{
+	const char *names[IR_OP_COUNT];
+	size_t skip = n > 4 && !memcmp(s, "ave.", 4) ? 4 : 0;
+	for (int i = 0; i < IR_OP_COUNT; i++)
+		names[i] = rows[i].name + skip;
+	const char *near = ir_closest(s + skip, n - skip, names, IR_OP_COUNT);
+	return near ? near - skip : NULL;
+}
+
+static const struct {
+	IrOpcode op;
+	const char *names;
+} attr_rows[] = {
+#define ATTRS(id, names) {IR_OP_##id, names},
+#include "attrs.def"
+#undef ATTRS
+};
+
+IrStr
+ir_op_attr_closest(IrCtx *c, IrOpcode code, const char *name)
+{
+	const char *cands[8];
+	int n = 0;
+	for (size_t r = 0; r < sizeof attr_rows / sizeof attr_rows[0]; r++) {
+		if (attr_rows[r].op != code)
+			continue;
+		for (const char *p = attr_rows[r].names; *p && n < 8;) {
+			size_t k = strcspn(p, " ");
+			IrStr s = ir_intern(c, p, k);
+			if (!strcmp(s, name))
+				return NULL; /* a name with a meaning */
+			cands[n++] = s;
+			p += k;
+			p += strspn(p, " ");
+		}
+	}
+	return ir_closest(name, strlen(name), cands, n);
+}
