@@ -16,10 +16,8 @@ typedef struct Opts {
 	int opt;
 } Opts;
 
-static void
-usage(FILE *f)
-{
-	fputs("usage: ave compile FILE --target=T [options]\n"
+static const char usage_text[] =
+	      "usage: ave compile FILE --target=T [options]\n"
 	      "\n"
 	      "Compiles the kernels of FILE for target T and writes the result.\n"
 	      "\n"
@@ -40,8 +38,12 @@ usage(FILE *f)
 	      "  --time                  print the time of each stage to standard error\n"
 	      "  -v                      --time, and report remarks (shared-memory use, the layouts\n"
 	      "                          #ave.reg fixes and the conversions they cost, ...)\n"
-	      "  --diagnostics-format=F  text (default) or json\n",
-	      f);
+	      "  --diagnostics-format=F  text (default) or json\n";
+
+static void
+usage(FILE *f)
+{
+	fputs(usage_text, f);
 	char names[256];
 	fprintf(f, "\ntargets: %s\n", target_names(names, sizeof names, TARGET_ALL, ", "));
 }
@@ -140,8 +142,7 @@ parse_args(int argc, char **argv, Opts *o)
 		else if (!strcmp(a, "--no-check"))
 			o->no_check = true;
 		else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "ave compile: unknown option '%s'\n", a);
-			usage(stderr);
+			tool_unknown_option("ave compile", a, usage_text);
 			return 2;
 		} else if (o->common.input) {
 			fprintf(stderr, "ave compile: more than one input file\n");
@@ -156,8 +157,13 @@ parse_args(int argc, char **argv, Opts *o)
 	}
 	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink") &&
 	    strcmp(o->assembler, "lld") && strcmp(o->assembler, "ld.lld")) {
-		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas, nvjitlink, lld or ld.lld)\n",
-			o->assembler);
+		char near[32];
+		if (tool_closest_word(o->assembler, "ptxas|nvjitlink|lld|ld.lld", near))
+			fprintf(stderr, "ave compile: unknown assembler '%s'; did you mean '%s'? (ptxas, "
+				"nvjitlink, lld or ld.lld)\n", o->assembler, near);
+		else
+			fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas, nvjitlink, lld or "
+				"ld.lld)\n", o->assembler);
 		return 2;
 	}
 	return -1;
@@ -295,7 +301,17 @@ cmd_compile(int argc, char **argv)
 		for (int i = 0; !host && t->emits[i] && !known; i++)
 			known = !strcmp(t->emits[i], o.emit);
 		if (!known) {
-			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
+			char kinds[128] = "ir|bundle", near[32];
+			if (!host)
+				strcat(kinds, "|llvm");
+			for (int i = 0; !host && t->emits[i]; i++)
+				snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "|%s",
+					 t->emits[i]);
+			if (tool_closest_word(o.emit, kinds, near))
+				ir_error(c, none, "unknown --emit kind '%s' for target '%s'; did you mean "
+					 "'%s'?", o.emit, tname, near);
+			else
+				ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
 			ok = false;
 		}
 	}
@@ -303,6 +319,7 @@ cmd_compile(int argc, char **argv)
 	if (ok && !strcmp(o.emit, "bundle")) {
 		int rc2 = emit_bundle(c, m, &o, ti);
 		ir_module_free(m);
+		diag_sink_summary(&sink);
 		ir_ctx_free(c);
 		return rc2;
 	}
@@ -369,6 +386,7 @@ cmd_compile(int argc, char **argv)
 	lower_result_free(&res);
 	free(out_alloc);
 	ir_module_free(m);
+	diag_sink_summary(&sink);
 	ir_ctx_free(c);
 	return ok ? 0 : 1;
 }
