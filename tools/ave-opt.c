@@ -23,6 +23,7 @@ static const char usage_text[] =
 	      "  --print-after-all           print the IR after every pass (to stderr)\n"
 	      "  --time-passes               report the wall time of each pass (to stderr)\n"
 	      "  --no-verify-each            do not verify the IR after each pass\n"
+	      "  --no-verify                 do not verify the input either (to study the verifier)\n"
 	      "  --target=T                  target for passes that need one (see below)\n"
 	      "  --verify-diagnostics        check diagnostics against expected-error/warning/note annotations\n"
 	      "  --split-input-file          process '// -----' separated chunks independently\n"

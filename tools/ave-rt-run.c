@@ -14,7 +14,7 @@ static const char usage_text[] =
 	"                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
 	"                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
 	"                  [--schedules=N] [--seed=S]   (host device)\n"
-	"       ave-rt-run --version\n"
+	"       ave-rt-run --version | -h | --help\n"
 	"--device defaults to cuda and --grid to 1 (one CTA); VALUE is FILE.npy, rand:DIMS:DTYPE:SEED,\n"
 	"zeros:DIMS:DTYPE or a scalar literal, as for 'ave run'. On the host device a warning names\n"
 	"each output with elements no CTA wrote, and --print-stats prints what 'ave run' prints.\n";

@@ -28,6 +28,7 @@ usage(FILE *f)
 	      "common options:\n"
 	      "  --diagnostics-format=text|json   how to print diagnostics (stderr)\n"
 	      "  --version                        print the version\n"
+	      "  -h, --help                       this help\n"
 	      "\n"
 	      "'ave <command> --help' describes a command.\n",
 	      f);

@@ -43,7 +43,8 @@ static const char usage_text[] =
 	"  --stats                  report the number of solver queries and their time\n"
 	"  --timeout-ms=N           per-query solver timeout (default 2000)\n"
 	"  --rlimit=N               per-query solver resource limit (deterministic)\n"
-	"  --max-hops=N             barrier hops in a happens-before chain (default 3)\n";
+	"  --max-hops=N             barrier hops in a happens-before chain (default 3)\n"
+	"  -h, --help               this help\n";
 
 int
 cmd_check(int argc, char **argv)

@@ -38,7 +38,8 @@ static const char usage_text[] =
 	      "  --time                  print the time of each stage to standard error\n"
 	      "  -v                      --time, and report remarks (shared-memory use, the layouts\n"
 	      "                          #ave.reg fixes and the conversions they cost, ...)\n"
-	      "  --diagnostics-format=F  text (default) or json\n";
+	      "  --diagnostics-format=F  text (default) or json\n"
+	      "  -h, --help              this help\n";
 
 static void
 usage(FILE *f)

@@ -30,6 +30,7 @@ static const char usage_text[] =
     "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
     "--device=cuda|hip compiles the kernel for the device (or --target=T) and runs it there;\n"
     "FILE may also be a bundle (.avb, from 'ave compile --emit=bundle'), run as it is.\n"
+    "-h, --help prints this help.\n"
     "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
 
 typedef RunArg NamedArg;
