@@ -726,6 +726,9 @@ struct IrPassOpts {
 	bool verify_each;
 	const TargetInfo *target; /* --target, or NULL */
 	FILE *dump;         /* where --print-after-all and --time-passes write */
+	/* Called after each pass with its name and wall time (ave compile -v), or NULL. */
+	void (*after_pass)(void *ud, const char *pass, double seconds);
+	void *after_pass_ud;
 	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
 	int nargs;
 	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];

@@ -35,7 +35,9 @@ static const char usage_text[] =
 	      "                          kernels with per-role register budgets); for AMDGPU the linker:\n"
 	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
 	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
-	      "  --time                  print the time of each stage to standard error\n"
+	      "  --time                  print each stage with its time to standard error as the\n"
+	      "                          compile runs (parse, verify, each pass, lower, LLVM passes,\n"
+	      "                          codegen, ptxas or lld)\n"
 	      "  -v                      --time, and report remarks (shared-memory use, the layouts\n"
 	      "                          #ave.reg fixes and the conversions they cost, ...)\n"
 	      "  --diagnostics-format=F  text (default) or json\n"
@@ -61,6 +63,22 @@ filter_handler(void *ud, const IrDiag *d)
 	if (d->sev == IR_SEV_REMARK && !f->remarks)
 		return;
 	diag_sink_handler(f->sink, d);
+}
+
+/* --time and -v: one line per stage on stderr as the compile runs. */
+static void
+stage(const char *name, double seconds)
+{
+	fprintf(stderr, "  %-24s %9.3f ms\n", name, seconds * 1e3);
+}
+
+static void
+pass_done(void *ud, const char *pass, double seconds)
+{
+	(void)ud;
+	char name[64];
+	snprintf(name, sizeof name, "pass %s", pass);
+	stage(name, seconds);
 }
 
 static bool
@@ -266,9 +284,15 @@ cmd_compile(int argc, char **argv)
 	Filter filter = {&sink, o.verbose};
 	ir_diag_set_handler(c, filter_handler, &filter);
 	double t0 = ir_now();
+	if (o.time)
+		fprintf(stderr, "ave compile: %s\n", o.common.input);
 	IrModule *m = fe_parse_file(c, o.common.input);
+	double tp = ir_now();
+	if (o.time)
+		stage("parse", tp - t0);
 	bool ok = m && ir_verify(m);
-	double t1 = ir_now();
+	if (o.time && m)
+		stage("verify", ir_now() - tp);
 	const char *tname = o.target ? o.target : m ? attr_target(c, m->body) : NULL;
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
@@ -325,9 +349,9 @@ cmd_compile(int argc, char **argv)
 		return rc2;
 	}
 	/* The compile pipeline. */
+	IrPassOpts hooks = {.after_pass = o.time ? pass_done : NULL};
 	if (ok)
-		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL);
-	double t2 = ir_now();
+		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL, &hooks);
 	if (!o.emit)
 		o.emit = "llvm";
 	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx") ||
@@ -353,6 +377,20 @@ cmd_compile(int argc, char **argv)
 		lo.kernel = o.kernel;
 		lo.assembler = o.assembler;
 		ok = lower_compile(m, t, &lo, &res);
+		if (o.time) {
+			/* The stages lower_compile ran, as far as it got. */
+			bool binary = !strcmp(o.emit, "cubin") || !strcmp(o.emit, "hsaco");
+			stage("lower (LLVM IR)", res.t[LOWER_T_IRBUILD]);
+			if (o.opt > 0)
+				stage("LLVM passes", res.t[LOWER_T_OPT]);
+			if (strcmp(o.emit, "llvm") && (ok || res.t[LOWER_T_CODEGEN] > 0))
+				stage("LLVM codegen", res.t[LOWER_T_CODEGEN]);
+			if (binary && (ok || res.t[LOWER_T_ASSEMBLE] > 0))
+				stage(o.assembler                         ? o.assembler
+				      : ti->vendor == TARGET_VENDOR_AMD ? "lld"
+									: "ptxas",
+				      res.t[LOWER_T_ASSEMBLE]);
+		}
 		if (ok)
 			ok = write_out(out, res.data, res.len);
 		if (ok && o.want_meta) {
@@ -374,15 +412,9 @@ cmd_compile(int argc, char **argv)
 		}
 	}
 	if (o.time) {
-		fprintf(stderr, "ave compile: %s for %s\n", o.common.input, t ? t->info->name : "?");
-		fprintf(stderr, "  parse+verify   %8.3f ms\n", (t1 - t0) * 1e3);
-		fprintf(stderr, "  passes         %8.3f ms\n", (t2 - t1) * 1e3);
-		fprintf(stderr, "  LLVM IR        %8.3f ms\n", res.t[LOWER_T_IRBUILD] * 1e3);
-		fprintf(stderr, "  LLVM opt       %8.3f ms\n", res.t[LOWER_T_OPT] * 1e3);
-		fprintf(stderr, "  LLVM codegen   %8.3f ms\n", res.t[LOWER_T_CODEGEN] * 1e3);
-		fprintf(stderr, "  %-14s %8.3f ms\n", t && t->tool ? t->tool : "ptxas",
-			res.t[LOWER_T_ASSEMBLE] * 1e3);
-		fprintf(stderr, "  total          %8.3f ms\n", (ir_now() - t0) * 1e3);
+		char total[64];
+		snprintf(total, sizeof total, "total (%s)", ti ? ti->name : "no target");
+		stage(total, ir_now() - t0);
 	}
 	lower_result_free(&res);
 	free(out_alloc);
