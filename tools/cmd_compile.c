@@ -13,7 +13,7 @@ typedef struct Opts {
 	DriverCommon common;
 	const char *target, *emit, *out, *kernel, *meta, *assembler;
 	bool want_meta, time, verbose, no_check;
-	int opt;
+	int opt, debug;
 } Opts;
 
 static const char usage_text[] =
@@ -35,6 +35,8 @@ static const char usage_text[] =
 	      "                          kernels with per-role register budgets); for AMDGPU the linker:\n"
 	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
 	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
+	      "  -lineinfo               line tables: PTX .loc / DWARF .debug_line name the .ave lines\n"
+	      "  -g                      full debug info (DWARF), line tables included\n"
 	      "  --time                  print each stage with its time to standard error as the\n"
 	      "                          compile runs (parse, verify, each pass, lower, LLVM passes,\n"
 	      "                          codegen, ptxas or lld)\n"
@@ -160,6 +162,10 @@ parse_args(int argc, char **argv, Opts *o)
 			o->time = o->verbose = true;
 		else if (!strcmp(a, "--no-check"))
 			o->no_check = true;
+		else if (!strcmp(a, "-lineinfo"))
+			o->debug = o->debug > 1 ? o->debug : 1;
+		else if (!strcmp(a, "-g"))
+			o->debug = 2;
 		else if (a[0] == '-' && a[1]) {
 			tool_unknown_option("ave compile", a, usage_text);
 			return 2;
@@ -376,6 +382,7 @@ cmd_compile(int argc, char **argv)
 		lo.opt = o.opt;
 		lo.kernel = o.kernel;
 		lo.assembler = o.assembler;
+		lo.debug = o.debug;
 		ok = lower_compile(m, t, &lo, &res);
 		if (o.time) {
 			/* The stages lower_compile ran, as far as it got. */
