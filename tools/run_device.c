@@ -55,7 +55,7 @@ run_report_interp(const char *tool, const InterpStats *s, const int64_t grid[3],
 		fprintf(stderr,
 			"%s: schedule with seed %llu failed (after %d that passed); replay it with "
 			"--seed=%llu\n",
-			tool, (unsigned long long)s->failed_seed, s->schedules,
+			tool, (unsigned long long)s->failed_seed, (int)(s->failed_seed - seed),
 			(unsigned long long)s->failed_seed);
 }
 
@@ -168,16 +168,18 @@ run_on_device(IrCtx *c, const RunRequest *r)
 	uint32_t grid[3] = {(uint32_t)r->grid[0], (uint32_t)r->grid[1], (uint32_t)r->grid[2]};
 	double t0 = ir_now();
 	AveResult launched = aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL});
-	if (!launched)
-		launched = aveDeviceSynchronize(dev);
+	AveResult ran = launched ? AVE_SUCCESS : aveDeviceSynchronize(dev);
 	double t1 = ir_now();
+	/* The report comes before a failure's message: on the host it names the failing seed. */
 	InterpStats st = {0};
 	if (rt_host_last_stats(dev.ptr, &st))
-		run_report_interp(r->tool, &st, r->grid, r->seed, r->schedules, !launched, r->stats);
-	else if (r->stats && !launched)
+		run_report_interp(r->tool, &st, r->grid, r->seed, r->schedules, !launched && !ran,
+				  r->stats);
+	else if (r->stats && !launched && !ran)
 		printf("%s: %s on %s: %.3f ms (first launch + synchronize)\n", r->tool,
 		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), (t1 - t0) * 1e3);
 	TRY(launched, "the launch");
+	TRY(ran, "the kernel");
 	if (r->repeat > 0) {
 		/* Back-to-back launches, then one synchronize: the device's time per launch. */
 		double s0 = ir_now();
