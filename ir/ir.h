@@ -643,9 +643,10 @@ bool ir_opcode_lookup(const IrCtx *c, const char *name, size_t n, IrOpcode *out)
 const char *ir_op_name(IrOpcode code);
 /* The op name closest to s[0, n) when it looks like a typo of one ("did you mean"), or NULL. */
 const char *ir_op_closest(const char *s, size_t n);
-/* The attribute with a meaning on `code` (attrs.def) that `name` looks like a typo of; NULL when
- * name is one of them or close to none. */
-IrStr ir_op_attr_closest(IrCtx *c, IrOpcode code, const char *name);
+/* For an attribute key `name` (interned) of an op `code`: NULL when it has a meaning on that op
+ * (attrs.def) or looks like none that has one; else the meaningful name it is, or looks like a
+ * typo of, preferring the op's own names, with the op it belongs to in *owner. */
+IrStr ir_op_attr_closest(IrCtx *c, IrOpcode code, IrStr name, IrOpcode *owner);
 bool ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t);
 
 /* ---- print.c: the canonical printer ---- */

@@ -193,23 +193,43 @@ static const struct {
 #undef ATTRS
 };
 
-IrStr
-ir_op_attr_closest(IrCtx *c, IrOpcode code, const char *name)
+/* The names with a meaning on `code` (own) or on any other op, interned into cands. */
+static int
+attr_names(IrCtx *c, IrOpcode code, bool own, IrStr *cands, IrOpcode *owners, int max)
 {
-	const char *cands[8];
 	int n = 0;
 	for (size_t r = 0; r < sizeof attr_rows / sizeof attr_rows[0]; r++) {
-		if (attr_rows[r].op != code)
+		if ((attr_rows[r].op == code) != own)
 			continue;
-		for (const char *p = attr_rows[r].names; *p && n < 8;) {
+		for (const char *p = attr_rows[r].names; *p && n < max;) {
 			size_t k = strcspn(p, " ");
-			IrStr s = ir_intern(c, p, k);
-			if (!strcmp(s, name))
-				return NULL; /* a name with a meaning */
-			cands[n++] = s;
+			owners[n] = attr_rows[r].op;
+			cands[n++] = ir_intern(c, p, k);
 			p += k;
 			p += strspn(p, " ");
 		}
 	}
-	return ir_closest(name, strlen(name), cands, n);
+	return n;
+}
+
+IrStr
+ir_op_attr_closest(IrCtx *c, IrOpcode code, IrStr name, IrOpcode *owner)
+{
+	IrStr cands[32];
+	IrOpcode owners[32];
+	for (int pass = 0; pass < 2; pass++) {
+		int n = attr_names(c, code, pass == 0, cands, owners, 32);
+		for (int i = 0; i < n; i++)
+			if (cands[i] == name) {
+				*owner = owners[i];
+				return pass == 0 ? NULL : name; /* a name with a meaning here, or elsewhere */
+			}
+		const char *near = ir_closest(name, strlen(name), (const char *const *)cands, n);
+		for (int i = 0; near && i < n; i++)
+			if (cands[i] == near) {
+				*owner = owners[i];
+				return cands[i];
+			}
+	}
+	return NULL;
 }
