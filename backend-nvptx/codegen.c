@@ -159,14 +159,22 @@ run_ptxas(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const Lowe
 	snprintf(in, sizeof in, "%s/k.ptx", dir);
 	snprintf(cub, sizeof cub, "%s/k.cubin", dir);
 	snprintf(logp, sizeof logp, "%s/log", dir);
-	snprintf(opt, sizeof opt, "-O%d", o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt);
+	/* -g: the PTX targets "sm_XX, debug", which ptxas compiles only as device debug code,
+	 * unoptimized (-g -O0). */
+	snprintf(opt, sizeof opt, "-O%d", o->debug > 1 || o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt);
 	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
 	bool ok = lower_write_file(in, ptx, ptxlen);
 	if (!ok)
 		ir_error(c, noloc(), "cannot write '%s'", in);
 	int status = -1;
 	if (ok) {
-		char *argv[] = {exe, archopt, "-v", opt, in, "-o", cub, NULL};
+		char *argv[] = {exe, archopt, "-v", opt, in, "-o", cub, NULL, NULL};
+		if (o->debug > 1) {
+			argv[4] = "-g";
+			argv[5] = in;
+			argv[6] = "-o";
+			argv[7] = cub;
+		}
 		posix_spawn_file_actions_t fa;
 		posix_spawn_file_actions_init(&fa);
 		posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -275,10 +283,10 @@ run_nvjitlink(IrCtx *c, const char *ptx, size_t ptxlen, const char *arch, const 
 	}
 	char archopt[64], opt[8];
 	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-	snprintf(opt, sizeof opt, "-O%d", o->opt > 0 ? 3 : 0);
-	const char *opts[] = {archopt, "-verbose", opt};
+	snprintf(opt, sizeof opt, "-O%d", o->opt > 0 && o->debug < 2 ? 3 : 0);
+	const char *opts[] = {archopt, "-verbose", opt, "-g"}; /* -g: device debug, as ptxas */
 	void *h = NULL;
-	bool ok = create(&h, 3, opts) == 0;
+	bool ok = create(&h, o->debug > 1 ? 4 : 3, opts) == 0;
 	int r = ok ? add(h, 2 /* PTX */, ptx, ptxlen + 1, "kernel.ptx") : -1;
 	if (ok && r == 0)
 		r = complete(h);

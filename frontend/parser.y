@@ -769,6 +769,28 @@ copy_common(FeParser *p, IrOpState *st, FeBody *b)
 		IrNamedAttr *a = b->attrs->v[i];
 		IrNamedAttr *na = ir_vec_push(p->c->al, &st->attrs, a, sizeof *a);
 		(void)na;
+		/* Ops keep attributes they do not know; a typo of one they do know is worth a word. */
+		IrOpcode owner;
+		IrStr near = ir_op_attr_closest(p->c, st->code, a->name, &owner);
+		char what[64], where[80] = "";
+		if (st->code == IR_OP_KERNEL)
+			snprintf(what, sizeof what, "kernel attribute");
+		else
+			snprintf(what, sizeof what, "'%s' attribute", ir_op_name(st->code));
+		if (near && owner != st->code)
+			snprintf(where, sizeof where, " ('%s' is an attribute of %s%s%s)", near,
+				 owner == IR_OP_KERNEL ? "a kernel" : "'",
+				 owner == IR_OP_KERNEL ? "" : ir_op_name(owner),
+				 owner == IR_OP_KERNEL ? "" : "'");
+		if (near == a->name && st->code == IR_OP_KERNEL)
+			ir_warning(p->c, a->loc, "attribute '%s' has no meaning on a kernel%s", a->name,
+				   where);
+		else if (near == a->name)
+			ir_warning(p->c, a->loc, "attribute '%s' has no meaning on '%s'%s", a->name,
+				   ir_op_name(st->code), where);
+		else if (near)
+			ir_warning(p->c, a->loc, "unknown %s '%s'; did you mean '%s'?%s", what, a->name,
+				   near, where);
 	}
 	for (int i = 0; b->regions && i < b->regions->n; i++)
 		ir_state_region(p->m, st, b->regions->v[i]);
@@ -980,7 +1002,12 @@ make_tile(FeParser *p, FeShape *s, IrStr space, IrAttr *layout, IrLoc loc, bool 
 	else if (!strcmp(space, "smem"))
 		sp = IR_SPACE_SMEM;
 	else {
-		fe_error(p, loc, "unknown memory space '%s'", space);
+		static const char *const spaces[] = {"global", "symm", "reg", "smem"};
+		const char *near = ir_closest(space, strlen(space), spaces, 4);
+		if (near)
+			fe_error(p, loc, "unknown memory space '%s'; did you mean '%s'?", space, near);
+		else
+			fe_error(p, loc, "unknown memory space '%s'", space);
 		return NULL;
 	}
 	if (tensor) {

@@ -276,36 +276,47 @@ ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out)
 }
 
 void
+ir_diag_summary(int nerrors, int nwarnings, FILE *out)
+{
+	if (nerrors <= 0)
+		return;
+	if (nwarnings > 0)
+		fprintf(out, "%d warning%s and ", nwarnings, nwarnings == 1 ? "" : "s");
+	fprintf(out, "%d error%s generated.\n", nerrors, nerrors == 1 ? "" : "s");
+}
+
+void
 ir_diag_default_handler(void *ud, const IrDiag *d)
 {
 	ir_diag_print_text(ud, d, stderr, false);
 }
 
-/* Edit distance (insertions, deletions, substitutions) of a[0, n) and b, at most 64 bytes each. */
+/* Edit distance of a[0, n) and b, at most 64 bytes each: insertions, deletions, substitutions
+ * and transpositions of adjacent bytes ("bf61" is one edit from "bf16"). */
 static int
 distance(const char *a, size_t n, const char *b)
 {
 	size_t m = strlen(b);
 	if (n > 64 || m > 64)
 		return 1 << 20;
-	int row[65];
+	int d[65][65];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
 	for (size_t j = 0; j <= m; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= n; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
 		for (size_t j = 1; j <= m; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			if (up + 1 < best)
-				best = up + 1;
-			row[j] = best;
-			diag = up;
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
 		}
-	}
-	return row[m];
+	return d[n][m];
 }
 
 const char *

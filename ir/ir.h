@@ -196,6 +196,9 @@ void ir_remark(IrCtx *c, IrLoc loc, const char *fmt, ...) __attribute__((format(
 void ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color);
 void ir_diag_print_json(IrCtx *c, const IrDiag *d, FILE *out);
 void ir_diag_default_handler(void *ud, const IrDiag *d); /* ud = IrCtx*; text to stderr */
+/* Clang's closing line, "2 errors generated." ("1 warning and 1 error generated." with
+ * warnings); nothing when there were no errors. For the tools, after the last diagnostic. */
+void ir_diag_summary(int nerrors, int nwarnings, FILE *out);
 
 /* ---- type.c: types (uniqued; compare by pointer) ---- */
 
@@ -640,6 +643,12 @@ const IrOpInfo *ir_opinfo(const IrCtx *c, IrOpcode code);
 bool ir_opinfo_mode_required(IrOpcode code);
 bool ir_opcode_lookup(const IrCtx *c, const char *name, size_t n, IrOpcode *out);
 const char *ir_op_name(IrOpcode code);
+/* The op name closest to s[0, n) when it looks like a typo of one ("did you mean"), or NULL. */
+const char *ir_op_closest(const char *s, size_t n);
+/* For an attribute key `name` (interned) of an op `code`: NULL when it has a meaning on that op
+ * (attrs.def) or looks like none that has one; else the meaningful name it is, or looks like a
+ * typo of, preferring the op's own names, with the op it belongs to in *owner. */
+IrStr ir_op_attr_closest(IrCtx *c, IrOpcode code, IrStr name, IrOpcode *owner);
 bool ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t);
 
 /* ---- print.c: the canonical printer ---- */
@@ -720,6 +729,9 @@ struct IrPassOpts {
 	bool verify_each;
 	const TargetInfo *target; /* --target, or NULL */
 	FILE *dump;         /* where --print-after-all and --time-passes write */
+	/* Called after each pass with its name and wall time (ave compile -v), or NULL. */
+	void (*after_pass)(void *ud, const char *pass, double seconds);
+	void *after_pass_ud;
 	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
 	int nargs;
 	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];

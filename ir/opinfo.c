@@ -170,3 +170,66 @@ ir_op_has_trait(const IrCtx *c, const IrOp *op, unsigned t)
 {
 	return (c->opinfo[op->code].traits & t) != 0;
 }
+
+/* The op name closest to s[0, n) when it looks like a typo of one, else NULL. The names share
+ * "ave.", which does not count towards how close is close enough ('ave.nop' is no 'ave.or'). */
+const char *
+ir_op_closest(const char *s, size_t n)
+{
+	const char *names[IR_OP_COUNT];
+	size_t skip = n > 4 && !memcmp(s, "ave.", 4) ? 4 : 0;
+	for (int i = 0; i < IR_OP_COUNT; i++)
+		names[i] = rows[i].name + skip;
+	const char *near = ir_closest(s + skip, n - skip, names, IR_OP_COUNT);
+	return near ? near - skip : NULL;
+}
+
+static const struct {
+	IrOpcode op;
+	const char *names;
+} attr_rows[] = {
+#define ATTRS(id, names) {IR_OP_##id, names},
+#include "attrs.def"
+#undef ATTRS
+};
+
+/* The names with a meaning on `code` (own) or on any other op, interned into cands. */
+static int
+attr_names(IrCtx *c, IrOpcode code, bool own, IrStr *cands, IrOpcode *owners, int max)
+{
+	int n = 0;
+	for (size_t r = 0; r < sizeof attr_rows / sizeof attr_rows[0]; r++) {
+		if ((attr_rows[r].op == code) != own)
+			continue;
+		for (const char *p = attr_rows[r].names; *p && n < max;) {
+			size_t k = strcspn(p, " ");
+			owners[n] = attr_rows[r].op;
+			cands[n++] = ir_intern(c, p, k);
+			p += k;
+			p += strspn(p, " ");
+		}
+	}
+	return n;
+}
+
+IrStr
+ir_op_attr_closest(IrCtx *c, IrOpcode code, IrStr name, IrOpcode *owner)
+{
+	IrStr cands[32];
+	IrOpcode owners[32];
+	for (int pass = 0; pass < 2; pass++) {
+		int n = attr_names(c, code, pass == 0, cands, owners, 32);
+		for (int i = 0; i < n; i++)
+			if (cands[i] == name) {
+				*owner = owners[i];
+				return pass == 0 ? NULL : name; /* a name with a meaning here, or elsewhere */
+			}
+		const char *near = ir_closest(name, strlen(name), (const char *const *)cands, n);
+		for (int i = 0; near && i < n; i++)
+			if (cands[i] == near) {
+				*owner = owners[i];
+				return cands[i];
+			}
+	}
+	return NULL;
+}

@@ -224,6 +224,8 @@ ir_run_pipeline(IrModule *m, const IrPass *reg, int npass, const char *pipeline,
 		c->code = saved;
 		times[i] = (IrPassTiming){plan[i].pass->name, dt};
 		total += dt;
+		if (o && o->after_pass)
+			o->after_pass(o->after_pass_ud, plan[i].pass->name, dt);
 		if (ok && o && o->verify_each && !ir_verify(m)) {
 			ir_error(c, none, "IR does not verify after pass '%s'", plan[i].pass->name);
 			ok = false;

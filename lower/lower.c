@@ -247,11 +247,34 @@ lower_symm_tensor(Lower *L, IrOp *op, IrStr name)
 	return NULL;
 }
 
+/* Line info (-lineinfo, -g): for the kernel op, its DISubprogram on L->fn; for any other op, its
+ * source line and column as the builder's debug location, which the instructions it lowers to
+ * carry into PTX's .loc and the HSACO's .debug_line. Nothing without L->dib. */
+void
+lower_debug_loc(Lower *L, IrOp *op)
+{
+	if (!L->dib || !op->loc.line)
+		return;
+	if (op == L->kernel) {
+		const char *name = op->item[0].s;
+		LLVMMetadataRef ty = LLVMDIBuilderCreateSubroutineType(L->dib, L->di_file, NULL, 0,
+								       LLVMDIFlagZero);
+		L->di_sp = LLVMDIBuilderCreateFunction(L->dib, L->di_file, name, strlen(name), name,
+						       strlen(name), L->di_file, op->loc.line, ty,
+						       false, true, op->loc.line, LLVMDIFlagZero,
+						       L->o->opt > 0);
+		LLVMSetSubprogram(L->fn, L->di_sp);
+	}
+	LLVMSetCurrentDebugLocation2(
+	    L->b, LLVMDIBuilderCreateDebugLocation(L->ctx, op->loc.line, op->loc.col, L->di_sp, NULL));
+}
+
 bool
 lower_ops(Lower *L, IrBlock *b)
 {
 	for (IrOp *op = b->first; op && L->ok; op = op->next) {
 		LowerOpFn fn = dispatch[op->code];
+		lower_debug_loc(L, op);
 		if (!fn)
 			return lower_error(L, op->loc, "'%s' is not supported on target '%s'%s",
 			                   ir_op_name(op->code), L->t->info->name,
@@ -483,6 +506,7 @@ lower_kernel(Lower *L)
 	L->fn = LLVMAddFunction(L->mod, k->item[0].s, fty);
 	L->b = LLVMCreateBuilderInContext(L->ctx);
 	LLVMPositionBuilderAtEnd(L->b, lower_block(L, "entry"));
+	lower_debug_loc(L, k);
 	L->smem = LLVMGetNamedGlobal(L->mod, "ave_smem");
 	if (!L->smem) {
 		L->smem = LLVMAddGlobalInAddressSpace(L->mod, LLVMArrayType(L->i8, 0), "ave_smem",

@@ -3,6 +3,7 @@
 #ifndef AVE_LOWER_H
 #define AVE_LOWER_H
 
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Types.h>
 
@@ -208,6 +209,7 @@ typedef struct LowerOptions {
 	const char *assembler;     /* target-specific ("ptxas", "nvjitlink"), or NULL */
 	const char *tool_dir;      /* where to look for external tools first, or NULL */
 	bool keep_log;             /* keep the external tool's log */
+	int debug;                 /* 0: none; 1: line tables (-lineinfo); 2: full (-g) */
 } LowerOptions;
 
 /* The hooks a backend implements: QBE's Target. Everything that names an instruction of the
@@ -352,6 +354,8 @@ struct Lower {
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
 	LLVMValueRef fn;
+	LLVMDIBuilderRef dib;       /* with -lineinfo or -g (LowerOptions.debug), else NULL */
+	LLVMMetadataRef di_file, di_sp; /* the source file's DIFile; the kernel's DISubprogram */
 	LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, voidt, pglobal, psmem, pgeneric;
 	IrArena arena;              /* per kernel */
 	uint32_t nvals, nops;
@@ -522,5 +526,6 @@ void lower_scope_shape(Lower *L, IrOp *role, LowerScope *s);
 #undef LOWER
 /* Lowers the ops of a block in order. */
 bool lower_ops(Lower *L, IrBlock *b);
+void lower_debug_loc(Lower *L, IrOp *op);
 
 #endif

@@ -103,6 +103,36 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 	LLVMSetModuleDataLayout(mod, dl);
 	LLVMDisposeTargetData(dl);
 	r->kernels = calloc((size_t)ks.ops.len, sizeof(LowerKernelInfo));
+	/* -lineinfo / -g: a compile unit for the source file; each kernel adds its subprogram and
+	 * each op its line (lower_debug_loc). */
+	LLVMDIBuilderRef dib = NULL;
+	LLVMMetadataRef di_file = NULL;
+	if (o->debug) {
+		IrOp *k0 = IR_VEC_AT(ks.ops, IrOp *, 0);
+		const char *path = ir_ctx_file(c, k0->loc.file)->name;
+		const char *slash = strrchr(path, '/');
+		const char *base = slash ? slash + 1 : path;
+		size_t dirlen = slash ? (size_t)(slash - path) : 1;
+		dib = LLVMCreateDIBuilder(mod);
+		di_file = LLVMDIBuilderCreateFile(dib, base, strlen(base), slash ? path : ".", dirlen);
+		/* Line tables: NVPTX marks the PTX "debug" for any DWARF beyond directives, and ptxas
+		 * then refuses to optimize, so there -lineinfo is LLVM's DebugDirectivesOnly (3 in
+		 * DICompileUnit's enum, which the C API casts to; nvcc -lineinfo's form: .file and
+		 * .loc only); AMDGPU gets a .debug_line section from LineTablesOnly. */
+		LLVMDWARFEmissionKind lines = t->info->vendor == TARGET_VENDOR_NVIDIA
+						  ? (LLVMDWARFEmissionKind)3
+						  : LLVMDWARFEmissionLineTablesOnly;
+		LLVMDIBuilderCreateCompileUnit(dib, LLVMDWARFSourceLanguageC99, di_file, "ave", 3,
+					       o->opt > 0, "", 0, 0, "", 0,
+					       o->debug == 1 ? lines : LLVMDWARFEmissionFull, 0, false,
+					       false, "", 0, "", 0);
+		LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
+		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
+				  LLVMValueAsMetadata(LLVMConstInt(i32, LLVMDebugMetadataVersion(), 0)));
+		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
+				  LLVMValueAsMetadata(LLVMConstInt(i32, t->info->vendor ==
+								   TARGET_VENDOR_AMD ? 5 : 2, 0)));
+	}
 	bool ok = true;
 	for (int i = 0; i < ks.ops.len && ok; i++) {
 		Lower L;
@@ -115,11 +145,17 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 		L.o = o;
 		L.ctx = ctx;
 		L.mod = mod;
+		L.dib = dib;
+		L.di_file = di_file;
 		ok = lower_kernel(&L);
 		r->kernels[r->nkernels++] = L.info;
 		ir_arena_free(&L.arena);
 	}
 	ir_vec_free(c->al, &ks.ops, sizeof(IrOp *));
+	if (dib) {
+		LLVMDIBuilderFinalize(dib);
+		LLVMDisposeDIBuilder(dib);
+	}
 	char *msg = NULL;
 	if (ok && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
 		ir_error(c, none,

@@ -31,8 +31,9 @@ typedef struct JitRequest {
 const LowerTarget *jit_lower_target(const TargetInfo *t);
 const char *jit_target_names(void);
 /* Runs the compile pipeline (SPEC §1, the passes this build has) before lowering for `target`,
- * after the `extra` comma-separated passes. */
-bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra);
+ * after the `extra` comma-separated passes; `hooks` (or NULL) gives the after_pass callback. */
+bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra,
+			  const IrPassOpts *hooks);
 /* Compiles rq->kernel for a GPU target into its binary and metadata. */
 bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
 

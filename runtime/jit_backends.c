@@ -59,7 +59,8 @@ jit_target_names(void)
 /* The default pipeline (passes/registry.c), then the caller's extra passes; an unknown pass or
  * option is an error. */
 bool
-jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra)
+jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra,
+		     const IrPassOpts *hooks)
 {
 	char dflt[512], pl[1024];
 	pass_default_pipeline(target, check, dflt, sizeof dflt);
@@ -73,6 +74,10 @@ jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const ch
 	po.verify_each = true;
 	po.target = target;
 	po.dump = stderr;
+	if (hooks) {
+		po.after_pass = hooks->after_pass;
+		po.after_pass_ud = hooks->after_pass_ud;
+	}
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
 }
 
@@ -97,7 +102,7 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 			 rq->target ? rq->target->name : "?", jit_target_names());
 		return false;
 	}
-	if (!jit_compile_pipeline(rq->m, t->info, rq->check, rq->pipeline))
+	if (!jit_compile_pipeline(rq->m, t->info, rq->check, rq->pipeline, NULL))
 		return false;
 	LowerOptions lo = {0};
 	lo.emit = binary_kind(t);

@@ -170,7 +170,8 @@ entry_matches(const RtKernel *k, const char *name, const char *target, const cha
 static bool
 compile_host(const JitRequest *rq, JitOutput *out)
 {
-	if (!jit_compile_pipeline(rq->m, &target_table[TARGET_HOST], rq->check, rq->pipeline))
+	if (!jit_compile_pipeline(rq->m, &target_table[TARGET_HOST], rq->check, rq->pipeline,
+				  NULL))
 		return false;
 	/* The interpreter runs the source as written when no pass asked to change it, so its
 	 * run-time errors point at the user's lines. */

@@ -255,6 +255,9 @@ typedef struct RtDevice {
 } RtDevice;
 
 extern const RtDeviceOps rt_host_ops, rt_cuda_ops, rt_hip_ops;
+/* The interpreter's statistics of the last launch on a host device; false for other devices. */
+struct InterpStats;
+bool rt_host_last_stats(RtDevice *d, struct InterpStats *out);
 
 /* Checks args against k's signature; reports the first mismatch through d's context. */
 AveResult rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d);

@@ -10,6 +10,8 @@
 typedef struct HostDevice {
 	int schedules; /* interleavings each launch runs (aveDeviceSetSchedules) */
 	uint64_t seed;
+	pthread_mutex_t mu; /* guards last */
+	InterpStats last;   /* the statistics of the last launch (rt_host_last_stats) */
 } HostDevice;
 
 static AveResult
@@ -21,6 +23,7 @@ host_open(RtDevice *d, int ordinal)
 	}
 	HostDevice *hd = calloc(1, sizeof *hd);
 	hd->schedules = 1;
+	pthread_mutex_init(&hd->mu, NULL);
 	d->impl = hd;
 	strcpy(d->name, "host (reference interpreter)");
 	d->vendor = TARGET_VENDOR_HOST;
@@ -31,7 +34,10 @@ host_open(RtDevice *d, int ordinal)
 static void
 host_close(RtDevice *d)
 {
-	free(d->impl);
+	HostDevice *hd = d->impl;
+	if (hd)
+		pthread_mutex_destroy(&hd->mu);
+	free(hd);
 	d->impl = NULL;
 }
 
@@ -170,9 +176,13 @@ host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 		launch.grid[i] = grid[i];
 	HostDevice *hd = d->impl;
 	InterpOptions o = {.schedules = hd->schedules, .seed = hd->seed};
+	InterpStats st = {0};
 	pthread_mutex_lock(&l->mu);
-	bool ok = interp_run(l->m, &launch, &o, NULL);
+	bool ok = interp_run(l->m, &launch, &o, &st);
 	pthread_mutex_unlock(&l->mu);
+	pthread_mutex_lock(&hd->mu);
+	hd->last = st;
+	pthread_mutex_unlock(&hd->mu);
 	free(ia);
 	(void)k;
 	return ok ? AVE_SUCCESS : AVE_ERROR_RUNTIME;
@@ -183,6 +193,18 @@ const RtDeviceOps rt_host_ops = {
 	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
 	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
 };
+
+bool
+rt_host_last_stats(RtDevice *d, InterpStats *out)
+{
+	if (d->ops != &rt_host_ops)
+		return false;
+	HostDevice *hd = d->impl;
+	pthread_mutex_lock(&hd->mu);
+	*out = hd->last;
+	pthread_mutex_unlock(&hd->mu);
+	return true;
+}
 
 AveResult
 aveDeviceSetSchedules(AveDevice h, int schedules, uint64_t seed)

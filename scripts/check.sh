@@ -5,11 +5,22 @@
 # instruction order independent of the C compiler. Counts come from lit's JSON report
 # (scripts/lit-count.py): unresolved, timed-out and unexpectedly passing tests are failures,
 # unsupported ones are skipped, and a unit-test program counts as its checks. A build that fails
-# counts as one failure. Ends with "suite: N passed, N failed" and ", N skipped" when some were.
+# counts as one failure. lit's progress shows as each build's tests run (its whole output is kept
+# in BUILD/lit.log); a table of builds (passed, failed, skipped as unsupported, time of build and
+# tests) comes before the last line, "suite: N passed, N failed" and ", N skipped" when some were,
+# which tooling reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 lit=/usr/lib/llvm-19/build/utils/lit/lit.py
 pass=0 fail=0 skip=0 rc=0
+rows=() # "name passed failed skipped seconds", one per build, for the table at the end
+t0=$SECONDS
+
+# row NAME PASSED FAILED SKIPPED: a line of the table, timed from t0 (reset for the next one).
+row() {
+  rows+=("${1// /-} $2 $3 $4 $((SECONDS - t0))")
+  t0=$SECONDS
+}
 
 # run_lit BUILD [TEST...]: runs lit on BUILD's tests (or only TEST...) and adds up its counts.
 run_lit() {
@@ -19,21 +30,23 @@ run_lit() {
   [ ${#paths[@]} -gt 0 ] || paths=("$b/test")
   echo "== lit on $b"
   rm -f "$b/lit-report.json"
-  local out r counts p f s
-  out=$(python3 "$lit" -sv "${paths[@]}" -o "$b/lit-report.json" 2>&1)
-  r=$?
-  echo "$out" | tail -n 40
+  local r counts p f s
+  # Unbuffered, so that the progress shows as the tests run.
+  python3 -u "$lit" -sv "${paths[@]}" -o "$b/lit-report.json" 2>&1 | tee "$b/lit.log"
+  r=${PIPESTATUS[0]}
   counts=$(python3 scripts/lit-count.py "$b/lit-report.json" "$b")
   if [ -z "$counts" ]; then
     echo "== lit on $b: no report (exit status $r)"
     fail=$((fail + 1))
     rc=1
+    row "$b" 0 1 0
     return
   fi
   read -r p f s <<<"$counts"
   # lit failing with nothing failed in its report (a configuration error) is a failure too.
   if [ "$r" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   echo "== $b: $p passed, $f failed, $s skipped"
+  row "$b" "$p" "$f" "$s"
   pass=$((pass + p))
   fail=$((fail + f))
   skip=$((skip + s))
@@ -46,6 +59,7 @@ build_failed() {
   [ -f "$2" ] && tail -n 40 "$2"
   fail=$((fail + 1))
   rc=1
+  row "$1" 0 1 0
 }
 
 if scripts/setup.sh build; then run_lit build; else build_failed "release build" /dev/null; fi
@@ -68,6 +82,7 @@ if command -v gcc >/dev/null; then
 else
   echo "== gcc build: skipped (no gcc)"
   skip=$((skip + 1))
+  row build-gcc 0 0 1
 fi
 
 # ThreadSanitizer on the programs that use one context or one process from many threads. LLVM
@@ -86,10 +101,19 @@ fi
 echo "== lint: argument evaluation order of emitting calls"
 if python3 scripts/eval-order.py $(git ls-files 'passes/*.c' 'lower/*.c' 'backend-*/*.c' 'regalloc/*.c'); then
   pass=$((pass + 1))
+  row lint 1 0 0
 else
   fail=$((fail + 1))
   rc=1
+  row lint 0 1 0
 fi
+
+echo
+printf '%-12s %8s %8s %12s %8s\n' build passed failed unsupported time
+for r in "${rows[@]}"; do
+  read -r name p f s t <<<"$r"
+  printf '%-12s %8d %8d %12d %5dm%02ds\n' "$name" "$p" "$f" "$s" $((t / 60)) $((t % 60))
+done
 
 if [ "$skip" -gt 0 ]; then
   echo "suite: $pass passed, $fail failed, $skip skipped"

@@ -14,10 +14,8 @@ typedef struct Opts {
 	IrPassOpts po;
 } Opts;
 
-static void
-usage(FILE *f)
-{
-	fputs("usage: ave-opt [options] [FILE]   (FILE defaults to standard input)\n"
+static const char usage_text[] =
+	      "usage: ave-opt [options] [FILE]   (FILE defaults to standard input)\n"
 	      "\n"
 	      "options:\n"
 	      "  --passes=a,b,c              run these passes in order ('default': the pipeline 'ave\n"
@@ -25,6 +23,7 @@ usage(FILE *f)
 	      "  --print-after-all           print the IR after every pass (to stderr)\n"
 	      "  --time-passes               report the wall time of each pass (to stderr)\n"
 	      "  --no-verify-each            do not verify the IR after each pass\n"
+	      "  --no-verify                 do not verify the input either (to study the verifier)\n"
 	      "  --target=T                  target for passes that need one (see below)\n"
 	      "  --verify-diagnostics        check diagnostics against expected-error/warning/note annotations\n"
 	      "  --split-input-file          process '// -----' separated chunks independently\n"
@@ -33,10 +32,13 @@ usage(FILE *f)
 	      "  --print-locations           append '// line:col' to each op\n"
 	      "  -o FILE                     write the output to FILE\n"
 	      "  -h, --help                  this help\n"
-	      "  --version                   print the version\n"
-	      "\n"
-	      "passes:\n",
-	      f);
+	      "  --version                   print the version\n";
+
+static void
+usage(FILE *f)
+{
+	fputs(usage_text, f);
+	fputs("\npasses:\n", f);
 	for (int i = 0; i < pass_registry_count; i++)
 		fprintf(f, "  %-26s  %s\n", pass_registry[i].name, pass_registry[i].summary);
 	char names[256];
@@ -117,8 +119,7 @@ main(int argc, char **argv)
 			printf("ave-opt %s\n", AVE_VERSION);
 			return 0;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "ave-opt: unknown option '%s'\n", a);
-			usage(stderr);
+			tool_unknown_option("ave-opt", a, usage_text);
 			return 2;
 		} else if (!o.input)
 			o.input = a;
@@ -137,6 +138,7 @@ main(int argc, char **argv)
 	size_t len;
 	char *text = fe_read_file(c, o.input, &len);
 	if (!text) {
+		diag_sink_summary(&sink);
 		ir_ctx_free(c);
 		return 1;
 	}
@@ -181,6 +183,7 @@ main(int argc, char **argv)
 	}
 	if (out != stdout)
 		fclose(out);
+	diag_sink_summary(&sink);
 	diag_sink_reset(&sink);
 	free(sink.rec);
 	free(text);

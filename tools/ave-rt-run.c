@@ -6,18 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diagcheck.h"
 #include "run.h"
+
+static const char usage_text[] =
+	"usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
+	"                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
+	"                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
+	"                  [--schedules=N] [--seed=S]   (host device)\n"
+	"       ave-rt-run --version | -h | --help\n"
+	"--device defaults to cuda and --grid to 1 (one CTA); VALUE is FILE.npy, rand:DIMS:DTYPE:SEED,\n"
+	"zeros:DIMS:DTYPE or a scalar literal, as for 'ave run'. On the host device a warning names\n"
+	"each output with elements no CTA wrote, and --print-stats prints what 'ave run' prints.\n";
 
 static int
 usage(FILE *f, int rc)
 {
-	fputs("usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
-	      "                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
-	      "                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
-	      "                  [--schedules=N] [--seed=S]   (host device)\n"
-	      "       ave-rt-run --version\n",
-	      f);
+	fputs(usage_text, f);
 	return rc;
+}
+
+/* A usage error: the message, then a pointer to --help; returns 2. */
+static int
+bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "ave-rt-run: %s '%s' (see 'ave-rt-run --help')\n", what, arg);
+	return 2;
 }
 
 static bool
@@ -31,62 +45,88 @@ named(const char *s, RunArg *out)
 	return true;
 }
 
-int
-main(int argc, char **argv)
+/* Reads the command line into r, args and outs; returns -1 to run, else the exit status. */
+static int
+parse(int argc, char **argv, RunRequest *rq, RunArg *args, int *na, RunArg *outs, int *no,
+      const char **bundle)
 {
-	const char *bundle = NULL;
-	RunRequest r = {.device = "cuda", .grid = {1, 1, 1}, .schedules = 1};
-	RunArg *args = calloc((size_t)argc, sizeof *args), *outs = calloc((size_t)argc, sizeof *outs);
-	int na = 0, no = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strncmp(a, "--device=", 9)) {
-			r.device = a + 9;
+			rq->device = a + 9;
 		} else if (!strncmp(a, "--grid=", 7)) {
 			char *e;
 			const char *s = a + 7;
 			for (int d = 0; d < 3 && *s; d++) {
-				r.grid[d] = strtoll(s, &e, 10);
-				if (e == s || r.grid[d] < 1)
-					return usage(stderr, 2);
+				rq->grid[d] = strtoll(s, &e, 10);
+				if (e == s || rq->grid[d] < 1 || (*e && *e != ',') || (d == 2 && *e))
+					return bad("--grid expects X[,Y[,Z]] of positive integers, found", a + 7);
 				s = *e == ',' ? e + 1 : e;
 			}
 		} else if ((!strcmp(a, "--arg") || !strcmp(a, "--out")) && v) {
-			if (!named(v, a[2] == 'a' ? &args[na++] : &outs[no++]))
-				return usage(stderr, 2);
+			if (!named(v, a[2] == 'a' ? &args[(*na)++] : &outs[(*no)++]))
+				return bad(a[2] == 'a' ? "--arg expects NAME=VALUE, found"
+						       : "--out expects NAME=FILE.npy, found", v);
 			i++;
 		} else if (!strncmp(a, "--schedules=", 12)) {
-			r.schedules = atoi(a + 12);
+			char *e;
+			long n = strtol(a + 12, &e, 10);
+			if (e == a + 12 || *e || n < 1 || n > 1000000)
+				return bad("--schedules expects a count in [1, 1000000], found", a + 12);
+			rq->schedules = (int)n;
 		} else if (!strncmp(a, "--seed=", 7)) {
-			r.seed = strtoull(a + 7, NULL, 0);
+			rq->seed = strtoull(a + 7, NULL, 0);
 		} else if (!strcmp(a, "--print-stats")) {
-			r.stats = true;
+			rq->stats = true;
 		} else if (!strncmp(a, "--repeat=", 9)) {
-			r.repeat = atoi(a + 9);
+			char *e;
+			long n = strtol(a + 9, &e, 10);
+			if (e == a + 9 || *e || n < 0 || n > 1000000)
+				return bad("--repeat expects a count in [0, 1000000], found", a + 9);
+			rq->repeat = (int)n;
 		} else if (!strncmp(a, "--flops=", 8)) {
-			r.flops = strtod(a + 8, NULL);
+			rq->flops = strtod(a + 8, NULL);
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			return usage(stdout, 0);
 		} else if (!strcmp(a, "--version")) {
 			printf("ave-rt-run %s\n", AVE_VERSION);
 			return 0;
-		} else if (a[0] != '-' && !bundle) {
-			bundle = a;
+		} else if (a[0] != '-' && !*bundle) {
+			*bundle = a;
+		} else if (a[0] != '-') {
+			return bad("more than one bundle: found", a);
 		} else {
-			return usage(stderr, 2);
+			tool_unknown_option("ave-rt-run", a, usage_text);
+			return 2;
 		}
 	}
-	if (!bundle)
-		return usage(stderr, 2);
+	if (!*bundle) {
+		fputs("ave-rt-run: no bundle (see 'ave-rt-run --help')\n", stderr);
+		return 2;
+	}
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *bundle = NULL;
+	RunRequest r = {.tool = "ave-rt-run", .device = "cuda", .grid = {1, 1, 1}, .schedules = 1};
+	RunArg *args = calloc((size_t)argc, sizeof *args), *outs = calloc((size_t)argc, sizeof *outs);
+	int na = 0, no = 0;
+	int rc = parse(argc, argv, &r, args, &na, outs, &no, &bundle);
+	if (rc >= 0)
+		goto done;
 	r.args = args;
 	r.nvalues = na;
 	r.outs = outs;
 	r.nouts = no;
-	int rc = 1;
+	rc = 1;
 	IrCtx *c = ir_ctx_new(NULL);
 	aveContextCreate(&r.ctx);
-	aveContextSetDiagnosticHandler(r.ctx, run_print_diag, (void *)"ave-rt-run");
+	RunDiag rd = {"ave-rt-run", 0, 0};
+	aveContextSetDiagnosticHandler(r.ctx, run_print_diag, &rd);
 	if (!aveKernelLoadBundle(r.ctx, bundle, &r.kernel)) {
 		r.nargs = aveKernelGetNumArgs(r.kernel);
 		IrType **types = calloc((size_t)r.nargs + 1, sizeof *types);
@@ -100,7 +140,9 @@ main(int argc, char **argv)
 		aveKernelDestroy(r.kernel);
 	}
 	aveContextDestroy(r.ctx);
+	ir_diag_summary(rd.nerrors, rd.nwarnings, stderr);
 	ir_ctx_free(c);
+done:
 	for (int i = 0; i < na; i++)
 		free((char *)args[i].name);
 	for (int i = 0; i < no; i++)

@@ -28,6 +28,7 @@ usage(FILE *f)
 	      "common options:\n"
 	      "  --diagnostics-format=text|json   how to print diagnostics (stderr)\n"
 	      "  --version                        print the version\n"
+	      "  -h, --help                       this help\n"
 	      "\n"
 	      "'ave <command> --help' describes a command.\n",
 	      f);
@@ -47,7 +48,19 @@ main(int argc, char **argv)
 	for (int i = 0; i < driver_command_count; i++)
 		if (!strcmp(argv[1], driver_commands[i].name))
 			return driver_commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "ave: unknown command '%s'\n", argv[1]);
+	const char *names[16];
+	for (int i = 0; i < driver_command_count && i < 16; i++)
+		names[i] = driver_commands[i].name;
+	const char *near = ir_closest(argv[1], strlen(argv[1]), names,
+				      driver_command_count < 16 ? driver_command_count : 16);
+	if (near) {
+		fprintf(stderr, "ave: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
+		return 2;
+	}
+	if (argv[1][0] == '-')
+		fprintf(stderr, "ave: unknown option '%s'\n", argv[1]);
+	else
+		fprintf(stderr, "ave: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
 }

@@ -33,6 +33,19 @@ driver_ctx(DriverCommon *o, DiagSink *sink)
 	return c;
 }
 
+static const char usage_text[] =
+	"usage: ave check [options] FILE\n"
+	"Parses and verifies FILE, then proves its tag assertions and the built-in\n"
+	"barrier and shared-memory invariants; exits 1 if it has errors.\n"
+	"\n"
+	"options:\n"
+	"  --diagnostics-format=F   text (default) or json\n"
+	"  --stats                  report the number of solver queries and their time\n"
+	"  --timeout-ms=N           per-query solver timeout (default 2000)\n"
+	"  --rlimit=N               per-query solver resource limit (deterministic)\n"
+	"  --max-hops=N             barrier hops in a happens-before chain (default 3)\n"
+	"  -h, --help               this help\n";
+
 int
 cmd_check(int argc, char **argv)
 {
@@ -45,20 +58,7 @@ cmd_check(int argc, char **argv)
 		if (driver_common_opt(&o, argv[i]))
 			continue;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			puts("usage: ave check [options] FILE\n"
-			     "Parses and verifies FILE, then proves its tag assertions and the "
-			     "built-in\n"
-			     "barrier and shared-memory invariants; exits 1 if it has errors.\n"
-			     "\n"
-			     "options:\n"
-			     "  --diagnostics-format=F   text (default) or json\n"
-			     "  --stats                  report the number of solver queries and "
-			     "their time\n"
-			     "  --timeout-ms=N           per-query solver timeout (default 2000)\n"
-			     "  --rlimit=N               per-query solver resource limit "
-			     "(deterministic)\n"
-			     "  --max-hops=N             barrier hops in a happens-before chain "
-			     "(default 3)");
+			fputs(usage_text, stdout);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--stats")) {
@@ -78,7 +78,7 @@ cmd_check(int argc, char **argv)
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "ave check: unknown option '%s'\n", argv[i]);
+			tool_unknown_option("ave check", argv[i], usage_text);
 			return 2;
 		}
 		if (o.input) {
@@ -115,6 +115,7 @@ cmd_check(int argc, char **argv)
 		        st.queries ? st.solver_s * 1e3 / st.queries : 0.0, st.max_query_s * 1e3,
 		        st.setup_s * 1e3, st.total_s * 1e3, total * 1e3);
 	ir_module_free(m);
+	diag_sink_summary(&sink);
 	ir_ctx_free(c);
 	return ok ? 0 : 1;
 }

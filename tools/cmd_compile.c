@@ -13,13 +13,11 @@ typedef struct Opts {
 	DriverCommon common;
 	const char *target, *emit, *out, *kernel, *meta, *assembler;
 	bool want_meta, time, verbose, no_check;
-	int opt;
+	int opt, debug;
 } Opts;
 
-static void
-usage(FILE *f)
-{
-	fputs("usage: ave compile FILE --target=T [options]\n"
+static const char usage_text[] =
+	      "usage: ave compile FILE --target=T [options]\n"
 	      "\n"
 	      "Compiles the kernels of FILE for target T and writes the result.\n"
 	      "\n"
@@ -37,11 +35,20 @@ usage(FILE *f)
 	      "                          kernels with per-role register budgets); for AMDGPU the linker:\n"
 	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
 	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
-	      "  --time                  print the time of each stage to standard error\n"
+	      "  -lineinfo               line tables: PTX .loc / DWARF .debug_line name the .ave lines\n"
+	      "  -g                      full debug info (DWARF), line tables included\n"
+	      "  --time                  print each stage with its time to standard error as the\n"
+	      "                          compile runs (parse, verify, each pass, lower, LLVM passes,\n"
+	      "                          codegen, ptxas or lld)\n"
 	      "  -v                      --time, and report remarks (shared-memory use, the layouts\n"
 	      "                          #ave.reg fixes and the conversions they cost, ...)\n"
-	      "  --diagnostics-format=F  text (default) or json\n",
-	      f);
+	      "  --diagnostics-format=F  text (default) or json\n"
+	      "  -h, --help              this help\n";
+
+static void
+usage(FILE *f)
+{
+	fputs(usage_text, f);
 	char names[256];
 	fprintf(f, "\ntargets: %s\n", target_names(names, sizeof names, TARGET_ALL, ", "));
 }
@@ -58,6 +65,22 @@ filter_handler(void *ud, const IrDiag *d)
 	if (d->sev == IR_SEV_REMARK && !f->remarks)
 		return;
 	diag_sink_handler(f->sink, d);
+}
+
+/* --time and -v: one line per stage on stderr as the compile runs. */
+static void
+stage(const char *name, double seconds)
+{
+	fprintf(stderr, "  %-24s %9.3f ms\n", name, seconds * 1e3);
+}
+
+static void
+pass_done(void *ud, const char *pass, double seconds)
+{
+	(void)ud;
+	char name[64];
+	snprintf(name, sizeof name, "pass %s", pass);
+	stage(name, seconds);
 }
 
 static bool
@@ -139,9 +162,12 @@ parse_args(int argc, char **argv, Opts *o)
 			o->time = o->verbose = true;
 		else if (!strcmp(a, "--no-check"))
 			o->no_check = true;
+		else if (!strcmp(a, "-lineinfo"))
+			o->debug = o->debug > 1 ? o->debug : 1;
+		else if (!strcmp(a, "-g"))
+			o->debug = 2;
 		else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "ave compile: unknown option '%s'\n", a);
-			usage(stderr);
+			tool_unknown_option("ave compile", a, usage_text);
 			return 2;
 		} else if (o->common.input) {
 			fprintf(stderr, "ave compile: more than one input file\n");
@@ -156,8 +182,13 @@ parse_args(int argc, char **argv, Opts *o)
 	}
 	if (o->assembler && strcmp(o->assembler, "ptxas") && strcmp(o->assembler, "nvjitlink") &&
 	    strcmp(o->assembler, "lld") && strcmp(o->assembler, "ld.lld")) {
-		fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas, nvjitlink, lld or ld.lld)\n",
-			o->assembler);
+		char near[32];
+		if (tool_closest_word(o->assembler, "ptxas|nvjitlink|lld|ld.lld", near))
+			fprintf(stderr, "ave compile: unknown assembler '%s'; did you mean '%s'? (ptxas, "
+				"nvjitlink, lld or ld.lld)\n", o->assembler, near);
+		else
+			fprintf(stderr, "ave compile: unknown assembler '%s' (ptxas, nvjitlink, lld or "
+				"ld.lld)\n", o->assembler);
 		return 2;
 	}
 	return -1;
@@ -259,9 +290,15 @@ cmd_compile(int argc, char **argv)
 	Filter filter = {&sink, o.verbose};
 	ir_diag_set_handler(c, filter_handler, &filter);
 	double t0 = ir_now();
+	if (o.time)
+		fprintf(stderr, "ave compile: %s\n", o.common.input);
 	IrModule *m = fe_parse_file(c, o.common.input);
+	double tp = ir_now();
+	if (o.time)
+		stage("parse", tp - t0);
 	bool ok = m && ir_verify(m);
-	double t1 = ir_now();
+	if (o.time && m)
+		stage("verify", ir_now() - tp);
 	const char *tname = o.target ? o.target : m ? attr_target(c, m->body) : NULL;
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
@@ -295,7 +332,17 @@ cmd_compile(int argc, char **argv)
 		for (int i = 0; !host && t->emits[i] && !known; i++)
 			known = !strcmp(t->emits[i], o.emit);
 		if (!known) {
-			ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
+			char kinds[128] = "ir|bundle", near[32];
+			if (!host)
+				strcat(kinds, "|llvm");
+			for (int i = 0; !host && t->emits[i]; i++)
+				snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "|%s",
+					 t->emits[i]);
+			if (tool_closest_word(o.emit, kinds, near))
+				ir_error(c, none, "unknown --emit kind '%s' for target '%s'; did you mean "
+					 "'%s'?", o.emit, tname, near);
+			else
+				ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
 			ok = false;
 		}
 	}
@@ -303,13 +350,14 @@ cmd_compile(int argc, char **argv)
 	if (ok && !strcmp(o.emit, "bundle")) {
 		int rc2 = emit_bundle(c, m, &o, ti);
 		ir_module_free(m);
+		diag_sink_summary(&sink);
 		ir_ctx_free(c);
 		return rc2;
 	}
 	/* The compile pipeline. */
+	IrPassOpts hooks = {.after_pass = o.time ? pass_done : NULL};
 	if (ok)
-		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL);
-	double t2 = ir_now();
+		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL, &hooks);
 	if (!o.emit)
 		o.emit = "llvm";
 	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx") ||
@@ -334,7 +382,22 @@ cmd_compile(int argc, char **argv)
 		lo.opt = o.opt;
 		lo.kernel = o.kernel;
 		lo.assembler = o.assembler;
+		lo.debug = o.debug;
 		ok = lower_compile(m, t, &lo, &res);
+		if (o.time) {
+			/* The stages lower_compile ran, as far as it got. */
+			bool binary = !strcmp(o.emit, "cubin") || !strcmp(o.emit, "hsaco");
+			stage("lower (LLVM IR)", res.t[LOWER_T_IRBUILD]);
+			if (o.opt > 0)
+				stage("LLVM passes", res.t[LOWER_T_OPT]);
+			if (strcmp(o.emit, "llvm") && (ok || res.t[LOWER_T_CODEGEN] > 0))
+				stage("LLVM codegen", res.t[LOWER_T_CODEGEN]);
+			if (binary && (ok || res.t[LOWER_T_ASSEMBLE] > 0))
+				stage(o.assembler                         ? o.assembler
+				      : ti->vendor == TARGET_VENDOR_AMD ? "lld"
+									: "ptxas",
+				      res.t[LOWER_T_ASSEMBLE]);
+		}
 		if (ok)
 			ok = write_out(out, res.data, res.len);
 		if (ok && o.want_meta) {
@@ -356,19 +419,14 @@ cmd_compile(int argc, char **argv)
 		}
 	}
 	if (o.time) {
-		fprintf(stderr, "ave compile: %s for %s\n", o.common.input, t ? t->info->name : "?");
-		fprintf(stderr, "  parse+verify   %8.3f ms\n", (t1 - t0) * 1e3);
-		fprintf(stderr, "  passes         %8.3f ms\n", (t2 - t1) * 1e3);
-		fprintf(stderr, "  LLVM IR        %8.3f ms\n", res.t[LOWER_T_IRBUILD] * 1e3);
-		fprintf(stderr, "  LLVM opt       %8.3f ms\n", res.t[LOWER_T_OPT] * 1e3);
-		fprintf(stderr, "  LLVM codegen   %8.3f ms\n", res.t[LOWER_T_CODEGEN] * 1e3);
-		fprintf(stderr, "  %-14s %8.3f ms\n", t && t->tool ? t->tool : "ptxas",
-			res.t[LOWER_T_ASSEMBLE] * 1e3);
-		fprintf(stderr, "  total          %8.3f ms\n", (ir_now() - t0) * 1e3);
+		char total[64];
+		snprintf(total, sizeof total, "total (%s)", ti ? ti->name : "no target");
+		stage(total, ir_now() - t0);
 	}
 	lower_result_free(&res);
 	free(out_alloc);
 	ir_module_free(m);
+	diag_sink_summary(&sink);
 	ir_ctx_free(c);
 	return ok ? 0 : 1;
 }

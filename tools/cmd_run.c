@@ -18,7 +18,8 @@ static const char usage_text[] =
     "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
     "               [--diagnostics-format=text|json]\n"
     "\n"
-    "Runs kernel @NAME of FILE on a grid of CTAs. VALUE is one of:\n"
+    "Runs kernel @NAME of FILE on a grid of X*Y*Z CTAs (--grid; default 1, one CTA: a warning\n"
+    "names each output with elements no CTA wrote). VALUE is one of:\n"
     "  FILE.npy               a NumPy array (its shape binds the '?' sizes)\n"
     "  rand:DIMS:DTYPE:SEED   reproducible standard-normal values, e.g. rand:128x64:bf16:7\n"
     "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
@@ -29,6 +30,7 @@ static const char usage_text[] =
     "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
     "--device=cuda|hip compiles the kernel for the device (or --target=T) and runs it there;\n"
     "FILE may also be a bundle (.avb, from 'ave compile --emit=bundle'), run as it is.\n"
+    "-h, --help prints this help.\n"
     "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
 
 typedef RunArg NamedArg;
@@ -177,7 +179,7 @@ parse_opts(int argc, char **argv, RunOpts *o)
 				return 2;
 			}
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "ave run: unknown option '%s' (see 'ave run --help')\n", a);
+			tool_unknown_option("ave run", a, usage_text);
 			return 2;
 		} else if (o->common.input) {
 			fprintf(stderr, "ave run: more than one input file ('%s', '%s')\n",
@@ -193,7 +195,13 @@ parse_opts(int argc, char **argv, RunOpts *o)
 	}
 	if (o->device && strcmp(o->device, "host") && strcmp(o->device, "cuda") &&
 	    strcmp(o->device, "hip")) {
-		fprintf(stderr, "ave run: unknown device '%s' (devices: host, cuda, hip)\n", o->device);
+		char near[32];
+		if (tool_closest_word(o->device, "host|cuda|hip", near))
+			fprintf(stderr, "ave run: unknown device '%s'; did you mean '%s'? (devices: host, "
+				"cuda, hip)\n", o->device, near);
+		else
+			fprintf(stderr, "ave run: unknown device '%s' (devices: host, cuda, hip)\n",
+				o->device);
 		return 2;
 	}
 	return 0;
@@ -293,20 +301,6 @@ write_outs(IrOp *k, RunOpts *o, InterpValue *vals)
 	return true;
 }
 
-static void
-print_stats(FILE *f, const InterpStats *s, int64_t ncta)
-{
-	fprintf(f,
-	        "ave run: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
-	        "%lld async copies, %lld MMA MACs, %.3f s",
-	        s->schedules, s->schedules == 1 ? "" : "s", (long long)s->ctas,
-	        s->ctas == 1 ? "" : "s", (long long)ncta, (long long)s->tasks, (long long)s->ops,
-	        (long long)s->copies, (long long)s->macs, s->seconds);
-	if (s->macs && s->seconds > 0)
-		fprintf(f, " (%.2f GMAC/s)", (double)s->macs / s->seconds * 1e-9);
-	fputc('\n', f);
-}
-
 static bool
 ends_with(const char *s, const char *suffix)
 {
@@ -325,9 +319,10 @@ run_api(RunOpts *o)
 	const char *device = o->device ? o->device : "host";
 	if (aveContextCreate(&ctx))
 		return 1;
-	aveContextSetDiagnosticHandler(ctx, run_print_diag, (void *)"ave run");
+	RunDiag rd = {"ave run", 0, 0};
+	aveContextSetDiagnosticHandler(ctx, run_print_diag, &rd);
 	IrCtx *c = ir_ctx_new(NULL);
-	RunRequest r = {.ctx = ctx, .device = device, .args = o->args,
+	RunRequest r = {.tool = "ave run", .ctx = ctx, .device = device, .args = o->args,
 			.nvalues = o->nargs, .outs = o->outs, .nouts = o->nouts,
 			.schedules = o->io.schedules, .seed = o->io.seed, .stats = o->stats};
 	memcpy(r.grid, o->grid, sizeof r.grid);
@@ -394,6 +389,7 @@ out:
 	aveKernelDestroy(k);
 	aveModuleDestroy(m);
 	aveContextDestroy(ctx);
+	ir_diag_summary(rd.nerrors, rd.nwarnings, stderr);
 	ir_ctx_free(c);
 	return rc;
 }
@@ -403,6 +399,7 @@ cmd_run(int argc, char **argv)
 {
 	RunOpts o;
 	memset(&o, 0, sizeof o);
+	o.common.tool = "ave run";
 	int rc = parse_opts(argc, argv, &o);
 	if (rc) {
 		free_opts(&o);
@@ -445,27 +442,10 @@ cmd_run(int argc, char **argv)
 		args[i] = vals[i].arg;
 	InterpLaunch l = {.kernel = k, .args = args, .nargs = nk, .world_size = 1};
 	memcpy(l.grid, o.grid, sizeof l.grid);
-	InterpStats st;
+	InterpStats st = {0};
 	bool ok = interp_run(m, &l, &o.io, &st);
 	free(args);
-	int64_t ncta = 1;
-	for (int d = 0; d < 3; d++)
-		if (__builtin_mul_overflow(ncta, o.grid[d], &ncta))
-			ncta = INT64_MAX;
-	if (o.stats)
-		print_stats(stdout, &st, ncta);
-	else if (st.seconds > 10)
-		print_stats(stderr, &st, ncta);
-	if (ok && st.schedules > 1)
-		fprintf(stderr, "ave run: %d schedules (seeds %llu to %llu) agree\n", st.schedules,
-		        (unsigned long long)o.io.seed,
-		        (unsigned long long)(o.io.seed + (uint64_t)st.schedules - 1));
-	if (!ok && st.failed && o.io.schedules > 1)
-		fprintf(stderr,
-		        "ave run: schedule with seed %llu failed (after %d that passed); "
-		        "replay it with --seed=%llu\n",
-		        (unsigned long long)st.failed_seed, st.schedules,
-		        (unsigned long long)st.failed_seed);
+	run_report_interp("ave run", &st, o.grid, o.io.seed, o.io.schedules, ok, o.stats);
 	if (ok && write_outs(k, &o, vals))
 		rc = 0;
 out:
@@ -473,6 +453,7 @@ out:
 		interp_value_free(&vals[i]);
 	free(vals);
 	ir_module_free(m);
+	diag_sink_summary(&sink);
 	ir_ctx_free(c);
 	free_opts(&o);
 	return rc;

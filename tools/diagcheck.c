@@ -43,6 +43,13 @@ diag_sink_reset(DiagSink *s)
 	s->nrec = 0;
 }
 
+void
+diag_sink_summary(const DiagSink *s)
+{
+	if (!s->json && !s->collect)
+		ir_diag_summary(s->c->nerrors, s->c->nwarnings, stderr);
+}
+
 typedef struct Expect {
 	IrSeverity sev;
 	uint32_t line;
@@ -191,6 +198,72 @@ diag_verify(DiagSink *s, const char *file, const char *text, size_t len, uint32_
 	}
 	free(ex);
 	return bad;
+}
+
+/* The options a usage text names: words that start with '-' after a blank, '[' or '|'. */
+static int
+usage_options(const char *usage, char names[][40], int max)
+{
+	int n = 0;
+	for (const char *p = usage; *p && n < max; p++) {
+		if (*p != '-' || (p > usage && !strchr(" \t\n[|(", p[-1])))
+			continue;
+		size_t k = 1;
+		while (p[k] == '-' || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z') ||
+		       (p[k] >= '0' && p[k] <= '9'))
+			k++;
+		if (k < 2 || k >= 40 || p[1] == ' ')
+			continue;
+		snprintf(names[n], 40, "%.*s", (int)k, p);
+		bool dup = false;
+		for (int i = 0; i < n && !dup; i++)
+			dup = !strcmp(names[i], names[n]);
+		n += !dup;
+		p += k - 1;
+	}
+	return n;
+}
+
+void
+tool_unknown_option(const char *tool, const char *arg, const char *usage)
+{
+	char names[96][40];
+	const char *cands[96];
+	int n = usage_options(usage, names, 96);
+	for (int i = 0; i < n; i++)
+		cands[i] = names[i];
+	size_t len = strcspn(arg, "=");
+	for (int i = 0; i < n; i++)
+		if (strlen(cands[i]) == len && !strncmp(cands[i], arg, len)) {
+			fprintf(stderr, "%s: bad option '%s' (see '%s --help')\n", tool, arg, tool);
+			return;
+		}
+	const char *near = ir_closest(arg, len, cands, n);
+	if (near)
+		fprintf(stderr, "%s: unknown option '%s'; did you mean '%s%s'?\n", tool, arg, near,
+			arg + len);
+	else
+		fprintf(stderr, "%s: unknown option '%s' (see '%s --help')\n", tool, arg, tool);
+}
+
+bool
+tool_closest_word(const char *s, const char *list, char out[32])
+{
+	char words[16][32];
+	const char *cands[16];
+	int n = 0;
+	for (const char *p = list; *p && n < 16;) {
+		size_t k = strcspn(p, "|");
+		snprintf(words[n], sizeof words[n], "%.*s", (int)k, p);
+		cands[n] = words[n];
+		n++;
+		p += k;
+		p += *p == '|';
+	}
+	const char *near = ir_closest(s, strlen(s), cands, n);
+	if (near)
+		snprintf(out, 32, "%s", near);
+	return near != NULL;
 }
 
 const TargetInfo *

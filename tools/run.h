@@ -13,6 +13,7 @@ typedef struct RunArg {
 } RunArg;
 
 typedef struct RunRequest {
+	const char *tool;         /* "ave run", "ave-rt-run": names its messages */
 	AveContext ctx;
 	AveKernel kernel;
 	const char *device;       /* "host", "cuda" or "hip" */
@@ -32,12 +33,23 @@ typedef struct RunRequest {
 	double flops;             /* work of one launch, to report TFLOP/s */
 } RunRequest;
 
+/* What a run on the host device says after the launch, the same from `ave run` and `ave-rt-run`:
+ * with --print-stats (or when it took over 10 s, then on stderr) the interpreter's statistics,
+ * "N schedules (seeds S to T) agree" after several schedules, or which seed failed and how to
+ * replay it. `asked` is the number of schedules asked for, `ok` whether the run succeeded. */
+void run_report_interp(const char *tool, const InterpStats *s, const int64_t grid[3],
+		       uint64_t seed, int asked, bool ok, bool print_stats);
 /* Makes the values, uploads them, launches, downloads and writes the outputs. Returns the exit
  * status (0, 1 for an error of the run, 2 for a usage error); messages on stderr. */
 int run_on_device(IrCtx *c, const RunRequest *r);
 /* The argument types of a compiled kernel, from its metadata (for bundles). */
 bool run_kernel_types(IrCtx *c, AveKernel k, IrType **types, const char **names);
-/* Prints an AveDiagnostic like the tools do. */
+/* The user data of run_print_diag: the tool's name and the counts for the closing summary. */
+typedef struct RunDiag {
+	const char *tool;
+	int nerrors, nwarnings;
+} RunDiag;
+/* Prints an AveDiagnostic like the tools do (ud: a RunDiag) and counts it. */
 void run_print_diag(AveDiagnostic d, void *ud);
 
 #endif

@@ -10,17 +10,53 @@
 void
 run_print_diag(AveDiagnostic d, void *ud)
 {
+	RunDiag *rd = ud;
 	char buf[8192];
 	size_t n = aveDiagnosticFormat(d, 0, buf, sizeof buf);
 	n = n < sizeof buf ? n : sizeof buf - 1;
-	/* A diagnostic without a location names the tool (ud), not a file. */
+	rd->nerrors += aveDiagnosticGetSeverity(d) == AVE_SEVERITY_ERROR;
+	rd->nwarnings += aveDiagnosticGetSeverity(d) == AVE_SEVERITY_WARNING;
+	/* A diagnostic without a location names the tool, not a file. */
 	const char *p = buf;
-	if (ud && !strncmp(buf, "<unknown>: ", 11)) {
-		fprintf(stderr, "%s: ", (const char *)ud);
+	if (!strncmp(buf, "<unknown>: ", 11)) {
+		fprintf(stderr, "%s: ", rd->tool);
 		p += 11;
 		n -= 11;
 	}
 	fwrite(p, 1, n, stderr);
+}
+
+void
+run_report_interp(const char *tool, const InterpStats *s, const int64_t grid[3], uint64_t seed,
+		  int asked, bool ok, bool print_stats)
+{
+	int64_t ncta = 1;
+	for (int d = 0; d < 3; d++)
+		if (__builtin_mul_overflow(ncta, grid[d], &ncta))
+			ncta = INT64_MAX;
+	FILE *f = print_stats ? stdout : s->seconds > 10 ? stderr : NULL;
+	if (f) {
+		fprintf(f,
+			"%s: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
+			"%lld async copies, %lld MMA MACs, %.3f s",
+			tool, s->schedules, s->schedules == 1 ? "" : "s", (long long)s->ctas,
+			s->ctas == 1 ? "" : "s", (long long)ncta, (long long)s->tasks, (long long)s->ops,
+			(long long)s->copies, (long long)s->macs, s->seconds);
+		if (s->macs && s->seconds > 0)
+			fprintf(f, " (%.2f GMAC/s)", (double)s->macs / s->seconds * 1e-9);
+		fputc('\n', f);
+		fflush(f);
+	}
+	if (ok && s->schedules > 1)
+		fprintf(stderr, "%s: %d schedules (seeds %llu to %llu) agree\n", tool, s->schedules,
+			(unsigned long long)seed,
+			(unsigned long long)(seed + (uint64_t)s->schedules - 1));
+	if (!ok && s->failed && asked > 1)
+		fprintf(stderr,
+			"%s: schedule with seed %llu failed (after %d that passed); replay it with "
+			"--seed=%llu\n",
+			tool, (unsigned long long)s->failed_seed, (int)(s->failed_seed - seed),
+			(unsigned long long)s->failed_seed);
 }
 
 static IrType *
@@ -67,7 +103,7 @@ run_kernel_types(IrCtx *c, AveKernel k, IrType **types, const char **names)
 	do {                                                                             \
 		AveResult r_ = (call);                                                   \
 		if (r_) {                                                                \
-			fprintf(stderr, "ave run: %s failed: %s\n", what, aveResultGetName(r_)); \
+			fprintf(stderr, "%s: %s failed: %s\n", r->tool, what, aveResultGetName(r_)); \
 			goto fail;                                                       \
 		}                                                                        \
 	} while (0)
@@ -92,21 +128,21 @@ run_on_device(IrCtx *c, const RunRequest *r)
 				used[j] = true;
 			}
 		if (!a) {
-			fprintf(stderr, "ave run: no value for argument '%%%s' of type '%s' (give --arg "
-				"%s=VALUE)\n", name ? name : "?", ir_type_str(c, t), name ? name : "?");
+			fprintf(stderr, "%s: no value for argument '%%%s' of type '%s' (give --arg "
+				"%s=VALUE)\n", r->tool, name ? name : "?", ir_type_str(c, t), name ? name : "?");
 			rc = 2;
 			goto fail;
 		}
 		char err[512];
 		if (!interp_value_parse(c, a->value, t, &vals[i], err, sizeof err)) {
-			fprintf(stderr, "ave run: --arg %s: %s\n", a->name, err);
+			fprintf(stderr, "%s: --arg %s: %s\n", r->tool, a->name, err);
 			rc = 2;
 			goto fail;
 		}
 	}
 	for (int j = 0; j < r->nvalues; j++)
 		if (!used[j]) {
-			fprintf(stderr, "ave run: the kernel has no argument '%%%s'\n", r->args[j].name);
+			fprintf(stderr, "%s: the kernel has no argument '%%%s'\n", r->tool, r->args[j].name);
 			rc = 2;
 			goto fail;
 		}
@@ -131,12 +167,19 @@ run_on_device(IrCtx *c, const RunRequest *r)
 	}
 	uint32_t grid[3] = {(uint32_t)r->grid[0], (uint32_t)r->grid[1], (uint32_t)r->grid[2]};
 	double t0 = ir_now();
-	TRY(aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL}), "the launch");
-	TRY(aveDeviceSynchronize(dev), "the kernel");
+	AveResult launched = aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL});
+	AveResult ran = launched ? AVE_SUCCESS : aveDeviceSynchronize(dev);
 	double t1 = ir_now();
-	if (r->stats)
-		printf("ave run: %s on %s: %.3f ms (first launch + synchronize)\n",
+	/* The report comes before a failure's message: on the host it names the failing seed. */
+	InterpStats st = {0};
+	if (rt_host_last_stats(dev.ptr, &st))
+		run_report_interp(r->tool, &st, r->grid, r->seed, r->schedules, !launched && !ran,
+				  r->stats);
+	else if (r->stats && !launched && !ran)
+		printf("%s: %s on %s: %.3f ms (first launch + synchronize)\n", r->tool,
 		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), (t1 - t0) * 1e3);
+	TRY(launched, "the launch");
+	TRY(ran, "the kernel");
 	if (r->repeat > 0) {
 		/* Back-to-back launches, then one synchronize: the device's time per launch. */
 		double s0 = ir_now();
@@ -144,8 +187,8 @@ run_on_device(IrCtx *c, const RunRequest *r)
 			TRY(aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL}), "the launch");
 		TRY(aveDeviceSynchronize(dev), "the kernel");
 		double per = (ir_now() - s0) / r->repeat;
-		printf("ave run: %s on %s: %.3f ms per launch over %d launches", aveKernelGetName(r->kernel),
-		       aveDeviceGetName(dev), per * 1e3, r->repeat);
+		printf("%s: %s on %s: %.3f ms per launch over %d launches", r->tool,
+		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), per * 1e3, r->repeat);
 		if (r->flops > 0)
 			printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
 		printf("\n");
@@ -159,8 +202,8 @@ run_on_device(IrCtx *c, const RunRequest *r)
 				break;
 		}
 		if (i == n || !vals[i].arg.tensor) {
-			fprintf(stderr, "ave run: --out %s: the kernel has no tensor argument '%%%s'\n",
-				r->outs[j].name, r->outs[j].name);
+			fprintf(stderr, "%s: --out %s: the kernel has no tensor argument '%%%s'\n",
+				r->tool, r->outs[j].name, r->outs[j].name);
 			rc = 2;
 			goto fail;
 		}
@@ -171,7 +214,7 @@ run_on_device(IrCtx *c, const RunRequest *r)
 		char err[512];
 		if (!interp_npy_write(r->outs[j].value, ir_type_elem(t), x->rank, x->dims, x->data, err,
 				      sizeof err)) {
-			fprintf(stderr, "ave run: --out %s: %s\n", r->outs[j].name, err);
+			fprintf(stderr, "%s: --out %s: %s\n", r->tool, r->outs[j].name, err);
 			goto fail;
 		}
 	}

@@ -102,6 +102,7 @@ struct Tens {
 	int rank;
 	int64_t dims[IR_MAX_RANK], str[IR_MAX_RANK];
 	uint32_t *labels; /* per element label set, made at the first labelled store */
+	unsigned char *written; /* per element: some CTA stored it (made at the first store) */
 };
 
 enum { SM_INFLIGHT = 1, SM_UNFENCED = 2 };

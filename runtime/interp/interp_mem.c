@@ -247,6 +247,10 @@ interp_store(Run *r, Task *t, IOp *o)
 		g->labels = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)g->nelem);
 		memset(g->labels, 0, sizeof(uint32_t) * (size_t)g->nelem);
 	}
+	if (!g->written && g->nelem > 0) {
+		g->written = ir_xalloc(r->al, (size_t)g->nelem);
+		memset(g->written, 0, (size_t)g->nelem);
+	}
 	/* check the whole tile first so that a failing store writes nothing */
 	for (int pass = 0; pass < 2; pass++) {
 		Walk w;
@@ -267,6 +271,8 @@ interp_store(Run *r, Task *t, IOp *o)
 			if (g->labels)
 				for (int64_t i = 0; i < row.hi - row.lo; i++)
 					g->labels[row.start + i * w.S[2]] = x->tags;
+			for (int64_t i = 0; i < row.hi - row.lo; i++)
+				g->written[row.start + i * w.S[2]] = 1;
 		}
 	}
 	return EX_OK;

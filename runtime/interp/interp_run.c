@@ -627,6 +627,37 @@ interp_find_kernel(IrModule *m, const char *name)
 	return NULL;
 }
 
+/* Warns about each tensor the kernel stored into that still has elements no CTA wrote (a grid
+ * too small, a bound off by a tile): they keep their input values. */
+static void
+unwritten_warnings(Run *r)
+{
+	IrBlock *kb = r->p->kernel->reg[0].block;
+	for (int i = 0; i < kb->narg; i++) {
+		const Tens *g = &r->tens[i];
+		if (!g->written)
+			continue;
+		int64_t idx[IR_MAX_RANK] = {0}, total = 1, missed = 0;
+		for (int d = 0; d < g->rank; d++)
+			total *= g->dims[d];
+		for (int64_t k = 0; k < total; k++) {
+			int64_t off = 0;
+			for (int d = 0; d < g->rank; d++)
+				off += idx[d] * g->str[d];
+			missed += off >= 0 && off < g->nelem && !g->written[off];
+			for (int d = g->rank - 1; d >= 0 && ++idx[d] == g->dims[d]; d--)
+				idx[d] = 0;
+		}
+		if (missed) {
+			IrLoc none = {0, 0, 0};
+			ir_warning(r->c, none, "output %%%s: %lld of %lld elements were not written by any "
+				   "CTA (grid %lldx%lldx%lld)", interp_vname(g->arg), (long long)missed,
+				   (long long)total, (long long)r->grid[0], (long long)r->grid[1],
+				   (long long)r->grid[2]);
+		}
+	}
+}
+
 bool
 interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpStats *stats)
 {
@@ -722,6 +753,10 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 			r.st.failed_seed = r.seed;
 		}
 	}
+	if (ok)
+		unwritten_warnings(&r);
+	for (int i = 0; i < nargs; i++)
+		ir_xfree(r.al, r.tens[i].written, r.tens[i].written ? (size_t)r.tens[i].nelem : 0);
 	if (pristine) {
 		for (int i = 0; i < nargs; i++) {
 			ir_xfree(r.al, pristine[i], tens_bytes(&r.tens[i]));
