@@ -55,10 +55,18 @@ def tool(name, candidates):
 
 
 def stages(text):
-    out = {}
-    for m in re.finditer(r"^\s+(parse\+verify|passes|LLVM IR|LLVM opt|LLVM codegen|ptxas|ld\.lld|"
-                         r"total)\s+([0-9.]+) ms", text, re.M):
-        out[m.group(1)] = float(m.group(2))
+    """The stages `ave compile -v` prints, one line each: the passes summed, LLVM's optimization
+    and code generation, and the assembler or linker."""
+    out = {"passes": 0.0}
+    names = {"LLVM passes": "LLVM opt", "LLVM codegen": "LLVM codegen", "ptxas": "ptxas",
+             "lld": "ld.lld", "ld.lld": "ld.lld"}
+    for m in re.finditer(r"^\s+(pass \S+|lower \(LLVM IR\)|LLVM passes|LLVM codegen|ptxas|ld\.lld|"
+                         r"lld|total[^0-9]*?)\s+([0-9.]+) ms\s*$", text, re.M):
+        name, ms = m.group(1), float(m.group(2))
+        if name.startswith("pass "):
+            out["passes"] += ms
+        elif name in names:
+            out[names[name]] = ms
     return out
 
 
