@@ -3,7 +3,7 @@
  *
  *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ pipeline ─▶ prefetch ─▶ check-invariants
  *                                                                                          │
- *        lower/ (LLVM IR, backend hooks) ◀── smem-alloc ◀──────────────────────┘
+ *        lower/ (LLVM IR, backend hooks) ◀── smem-alloc ◀── regalloc ◀─────────┘
  *
  * On the host target the interpreter runs the program as written: only the checker runs. */
 #include <stdio.h>
@@ -26,7 +26,8 @@ static const struct {
 	bool check; /* the invariant checker (dropped by --no-check) */
 } pipeline[] = {
     {"canonicalize", false, false}, {"cse", false, false},		{"dce", false, false},
-    {"pipeline", false, false},	    {"prefetch", false, false},	    {"check-invariants", true, true}, {"smem-alloc", false, false},
+    {"pipeline", false, false},	    {"prefetch", false, false},	    {"check-invariants", true, true}, {"regalloc", false, false},
+    {"smem-alloc", false, false},
 };
 
 char *
