@@ -464,7 +464,7 @@ collect_roles(IrOp *op, void *ud)
 	g->replicas = ri.replicas;
 	g->threads = ri.warps * (p->t ? p->t->warp : 32);
 	g->given = ri.regs > 0;
-	g->budget = ri.regs > 0 ? (int)ri.regs : p->entry;
+	g->budget = ri.regs > 0 ? (int)ri.regs : p->launch;
 	return true;
 }
 
@@ -587,6 +587,18 @@ bounds(const uint64_t *s, int nh, int *first, int *last)
 		}
 }
 
+/* Registers per thread a kernel's code may use where no setmaxnreg budget applies: on NVIDIA the
+ * register file over the threads in whole granules, at most the per-thread maximum (256 threads:
+ * 255, which ptxas may use, where the setmaxnreg pool counts 248); elsewhere the entry budget. */
+static int
+launch_regs(const TargetInfo *t, int64_t threads)
+{
+	if (!t || t->vendor != TARGET_VENDOR_NVIDIA || threads <= 0)
+		return ra_entry_regs(t, threads);
+	int64_t g = t->reg_granule > 0 ? t->reg_granule : 1, e = t->regfile / threads / g * g;
+	return (int)(e < t->max_regs ? e : t->max_regs);
+}
+
 void
 ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int32_t *regs,
               int reserve)
@@ -600,6 +612,7 @@ ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int3
 	IrAttr *th = ir_op_attr(kernel, c->kw.threads);
 	p->threads = th && th->kind == IR_ATTR_INT ? th->i : 0;
 	p->entry = ra_entry_regs(t, p->threads);
+	p->launch = launch_regs(t, p->threads);
 	uint32_t n = ir_number_values(kernel); /* the caller's numbering: it is deterministic */
 	int nroles = 0;
 	ir_walk_op(kernel, count_roles, &nroles);
@@ -609,7 +622,7 @@ ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int3
 	cta->threads = p->threads;
 	cta->warps = t && t->warp ? p->threads / t->warp : 1;
 	cta->replicas = 1;
-	cta->budget = p->entry;
+	cta->budget = p->launch;
 	ir_walk_op(kernel, collect_roles, p);
 
 	Build b = {0};
@@ -837,8 +850,9 @@ pool_error(RaPlan *p, IrOp *ws, int64_t used, int64_t pool)
 		if (r->ws != ws || len > (int)sizeof roles - 96)
 			continue;
 		len += snprintf(roles + len, sizeof roles - (size_t)len,
-		                "%s'@%s' %d x %lld threads%s", len ? ", " : "", r->name, r->budget,
-		                (long long)(r->threads * r->replicas), r->given ? " (given)" : "");
+		                "%s'@%s' %d x %lld threads (%s%d registers of tiles)", len ? ", " : "",
+		                r->name, r->budget, (long long)(r->threads * r->replicas),
+		                r->given ? "given; " : "", r->slots);
 	}
 	IrDiag *d = ir_diag_begin(
 	    p->c, IR_SEV_ERROR, ws->loc,
@@ -867,16 +881,23 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 				continue;
 			int64_t pool = (int64_t)p->entry * p->threads, used = 0;
 			bool any = false;
-			for (int g = 1; g < p->ngroup; g++) {
-				RaGroup *r = &p->group[g];
-				if (r->ws != ws)
-					continue;
-				if (!r->given) {
-					int need = round8(r->slots + p->reserve);
-					r->budget = need < 24 ? 24 : need > 256 ? 256 : need;
-					r->chosen = any = true;
+			/* Each role its slots and the reserve; where that exceeds the pool, its slots
+			 * alone (the reserve is a wish, the tiles are not). */
+			for (int reserve = p->reserve; reserve >= 0; reserve = reserve ? 0 : -1) {
+				used = 0;
+				for (int g = 1; g < p->ngroup; g++) {
+					RaGroup *r = &p->group[g];
+					if (r->ws != ws)
+						continue;
+					if (!r->given) {
+						int need = round8(r->slots + reserve);
+						r->budget = need < 24 ? 24 : need > 256 ? 256 : need;
+						r->chosen = any = true;
+					}
+					used += (int64_t)r->budget * r->threads * r->replicas;
 				}
-				used += (int64_t)r->budget * r->threads * r->replicas;
+				if (used <= pool)
+					break;
 			}
 			if (!any)
 				continue;
@@ -887,12 +908,18 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 				for (int g = 1; g < p->ngroup; g++)
 					if (p->group[g].ws == ws && p->group[g].chosen) {
 						p->group[g].chosen = false;
-						p->group[g].budget = p->entry;
+						p->group[g].budget = p->launch;
 					}
 				continue;
 			}
 			if (used > pool) {
-				pool_error(p, ws, used, pool);
+				/* A role whose tiles exceed 256 is the error to report (below). */
+				bool capped = false;
+				for (int g = 1; g < p->ngroup; g++)
+					capped |= p->group[g].ws == ws && p->group[g].chosen &&
+					          p->group[g].slots > p->group[g].budget;
+				if (!capped)
+					pool_error(p, ws, used, pool);
 				ok = false;
 				continue;
 			}
@@ -924,13 +951,13 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 			if (p->group[g].given && p->group[g].budget > maxr)
 				maxr = p->group[g].budget;
 		for (int g = 0; g < p->ngroup; g++)
-			p->group[g].budget = maxr ? maxr : p->entry;
+			p->group[g].budget = maxr ? maxr : p->launch;
 	} else {
 		/* Without setmaxnreg (or with nothing to write into) a role runs with the launch's.
 		 */
 		for (int g = 1; g < p->ngroup; g++)
 			if (!p->group[g].given || !t || !t->setmaxnreg)
-				p->group[g].budget = p->entry;
+				p->group[g].budget = p->launch;
 	}
 	if (t && t->vendor == TARGET_VENDOR_AMD && t->regfile) {
 		int need = 0;
@@ -944,7 +971,7 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 		int w = need ? t->regfile / need : t->max_waves_per_simd;
 		p->waves_per_eu = w > t->max_waves_per_simd ? t->max_waves_per_simd : w < 1 ? 1 : w;
 	}
-	for (int g = 0; g < p->ngroup && ok; g++) {
+	for (int g = 0; g < p->ngroup; g++) {
 		RaGroup *r = &p->group[g];
 		if (!t || !t->regfile || !r->slots)
 			continue;

@@ -138,7 +138,8 @@ typedef struct RaPlan {
 	IrOp *kernel;
 	const TargetInfo *t;
 	int64_t threads;
-	int entry;      /* ra_entry_regs */
+	int entry;      /* ra_entry_regs: the setmaxnreg pool's per-thread share */
+	int launch;     /* what code without a setmaxnreg budget may use (NVIDIA: up to 255) */
 	int reserve;    /* registers kept for scalars when choosing budgets */
 	const char *sizes; /* where tile sizes came from: "lowering" or "blocked" */
 	int ntile, nclass, ngroup, npoint;
