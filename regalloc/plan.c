@@ -227,10 +227,8 @@ del_value(Build *b, uint64_t *s, IrValue *v)
 
 /* Every tile of set s is live at half-point h. */
 static void
-mark(Build *b, int h, const uint64_t *s, bool on)
+mark(Build *b, int h, const uint64_t *s)
 {
-	if (!on)
-		return;
 	for (int w = 0; w < b->tw; w++)
 		for (uint64_t x = s[w]; x; x &= x - 1)
 			set_bit(b->p->tile[w * 64 + __builtin_ctzll(x)].live, h);
@@ -262,14 +260,34 @@ uses(Build *b, IrOp *op, uint64_t *s)
 	}
 }
 
-static void block_live(Build *b, IrBlock *blk, uint64_t *live, bool on);
+static void block_live(Build *b, IrBlock *blk, uint64_t *live);
+
+typedef struct Carry {
+	Build *b;
+	IrOp *loop;
+	uint64_t *set;
+} Carry;
+
+/* Adds the tiles op reads that are defined outside the loop. */
+static bool
+carried(IrOp *op, void *ud)
+{
+	Carry *cy = ud;
+	for (int i = 0; i < op->nopnd; i++) {
+		IrValue *v = ir_op_value(op, i);
+		IrOp *d = def_op(v);
+		if (cy->b->tile_of[v->id] >= 0 && d && !ir_op_is_ancestor(cy->loop, d))
+			add_value(cy->b, cy->set, v);
+	}
+	return true;
+}
 
 /* live: the tiles live after op in, those live before it out; marks op's half-points. An op reads
  * its operands in the first half of its point and writes its results in the second. An op with
  * regions has its results live at both halves of its exit point; a region's values are read by
  * its yield, at the yield's point. */
 static void
-op_live(Build *b, IrOp *op, uint64_t *live, bool on)
+op_live(Build *b, IrOp *op, uint64_t *live)
 {
 	int p = b->pt[op->id], e = b->end[op->id];
 	uint64_t *res = new_set(b);
@@ -279,46 +297,37 @@ op_live(Build *b, IrOp *op, uint64_t *live, bool on)
 		uint64_t *s = new_set(b);
 		copy_set(b, s, live);
 		or_set(b, s, res);
-		mark(b, 2 * p + 1, s, on);
+		mark(b, 2 * p + 1, s);
 		for (int i = 0; i < op->nres; i++)
 			del_value(b, live, &op->res[i]);
 		uses(b, op, live);
-		mark(b, 2 * p, live, on);
+		mark(b, 2 * p, live);
 		return;
 	}
 	uint64_t *s = new_set(b), *out = new_set(b), *in = new_set(b);
 	copy_set(b, s, live);
 	or_set(b, s, res);
-	mark(b, 2 * e + 1, s, on);
-	mark(b, 2 * e, s, on);
+	mark(b, 2 * e + 1, s);
+	mark(b, 2 * e, s);
 	copy_set(b, out, live);
 	for (int i = 0; i < op->nres; i++)
 		del_value(b, out, &op->res[i]);
 	if (op->code == IR_OP_FOR) {
-		/* What the next iteration reads is live at the back edge: iterate to a fixpoint,
-		 * then mark with it. */
+		/* What the next iteration reads is live at the back edge: every tile the loop reads
+		 * that is defined outside it. */
 		IrBlock *body = op->reg[0].block;
 		uint64_t *carry = new_set(b), *body_out = new_set(b);
-		for (int round = 0; round < 64; round++) {
-			copy_set(b, body_out, out);
-			or_set(b, body_out, carry);
-			copy_set(b, in, body_out);
-			block_live(b, body, in, false);
-			for (int i = 0; i < body->narg; i++)
-				del_value(b, in, body->arg[i]);
-			if (!memcmp(in, carry, sizeof(uint64_t) * (size_t)b->tw))
-				break;
-			or_set(b, carry, in);
-		}
+		Carry cy = {b, op, carry};
+		ir_walk(body, carried, &cy);
 		copy_set(b, body_out, out);
 		or_set(b, body_out, carry);
 		copy_set(b, in, body_out);
-		block_live(b, body, in, on);
+		block_live(b, body, in);
 		copy_set(b, s, in);
 		or_set(b, s, out);
 		for (int i = 0; i < body->narg; i++)
 			add_value(b, s, body->arg[i]);
-		mark(b, 2 * p + 1, s, on);
+		mark(b, 2 * p + 1, s);
 		for (int i = 0; i < body->narg; i++)
 			del_value(b, in, body->arg[i]);
 	} else {
@@ -327,26 +336,26 @@ op_live(Build *b, IrOp *op, uint64_t *live, bool on)
 		uint64_t *r = new_set(b);
 		for (int k = 0; k < op->nreg; k++) {
 			copy_set(b, r, out);
-			block_live(b, op->reg[k].block, r, on);
+			block_live(b, op->reg[k].block, r);
 			or_set(b, in, r);
 		}
 		if (op->code == IR_OP_IF && op->nreg < 2)
 			or_set(b, in, out);
 		copy_set(b, s, in);
 		or_set(b, s, out);
-		mark(b, 2 * p + 1, s, on);
+		mark(b, 2 * p + 1, s);
 	}
 	copy_set(b, live, in);
 	or_set(b, live, out);
 	uses(b, op, live);
-	mark(b, 2 * p, live, on);
+	mark(b, 2 * p, live);
 }
 
 static void
-block_live(Build *b, IrBlock *blk, uint64_t *live, bool on)
+block_live(Build *b, IrBlock *blk, uint64_t *live)
 {
 	for (IrOp *op = blk->last; op; op = op->prev)
-		op_live(b, op, live, on);
+		op_live(b, op, live);
 }
 
 /* ---- classes ---- */
@@ -647,7 +656,7 @@ ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int3
 
 	b.tw = (p->ntile + 63) / 64 + 1;
 	uint64_t *live = new_set(&b);
-	block_live(&b, kernel->reg[0].block, live, true);
+	block_live(&b, kernel->reg[0].block, live);
 	/* Views keep what they alias live: latest first, so chains reach their source. */
 	for (int i = p->ntile - 1; i >= 0; i--) {
 		IrValue *src = alias_of(p->tile[i].v);
@@ -849,10 +858,11 @@ pool_error(RaPlan *p, IrOp *ws, int64_t used, int64_t pool)
 		RaGroup *r = &p->group[g];
 		if (r->ws != ws || len > (int)sizeof roles - 96)
 			continue;
-		len += snprintf(roles + len, sizeof roles - (size_t)len,
-		                "%s'@%s' %d x %lld threads (%s%d registers of tiles)", len ? ", " : "",
-		                r->name, r->budget, (long long)(r->threads * r->replicas),
-		                r->given ? "given; " : "", r->slots);
+		len +=
+		    snprintf(roles + len, sizeof roles - (size_t)len,
+		             "%s'@%s' %d x %lld threads (%s%d registers of tiles)", len ? ", " : "",
+		             r->name, r->budget, (long long)(r->threads * r->replicas),
+		             r->given ? "given; " : "", r->slots);
 	}
 	IrDiag *d = ir_diag_begin(
 	    p->c, IR_SEV_ERROR, ws->loc,
@@ -881,8 +891,8 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 				continue;
 			int64_t pool = (int64_t)p->entry * p->threads, used = 0;
 			bool any = false;
-			/* Each role its slots and the reserve; where that exceeds the pool, its slots
-			 * alone (the reserve is a wish, the tiles are not). */
+			/* Each role its slots and the reserve; where that exceeds the pool, its
+			 * slots alone (the reserve is a wish, the tiles are not). */
 			for (int reserve = p->reserve; reserve >= 0; reserve = reserve ? 0 : -1) {
 				used = 0;
 				for (int g = 1; g < p->ngroup; g++) {
@@ -891,7 +901,9 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 						continue;
 					if (!r->given) {
 						int need = round8(r->slots + reserve);
-						r->budget = need < 24 ? 24 : need > 256 ? 256 : need;
+						r->budget = need < 24    ? 24
+						            : need > 256 ? 256
+						                         : need;
 						r->chosen = any = true;
 					}
 					used += (int64_t)r->budget * r->threads * r->replicas;

@@ -90,7 +90,8 @@ bool ra_hsaco_descriptor(const unsigned char *elf, size_t size, const char *name
  * after them, where its results are defined. Each point has two halves: an op reads its operands
  * in the first and writes its results in the second, so a result may take the slots of an
  * operand whose last use is that op. Liveness is computed backward over the structured program
- * (a loop to a fixpoint over its back edge, each branch of an ave.if on its own), so a tile is
+ * (a loop keeps every tile it reads from outside live across its back edge, each branch of an
+ * ave.if is on its own), so a tile is
  * live at a set of half-points, with holes where a branch does not need it. */
 
 /* Registers per thread kept for what is not a tile (addresses, indices, loop state, predicates)
