@@ -91,8 +91,8 @@ bool ra_hsaco_descriptor(const unsigned char *elf, size_t size, const char *name
  * in the first and writes its results in the second, so a result may take the slots of an
  * operand whose last use is that op. Liveness is computed backward over the structured program
  * (a loop keeps every tile it reads from outside live across its back edge, each branch of an
- * ave.if is on its own), so a tile is
- * live at a set of half-points, with holes where a branch does not need it. */
+ * ave.if is on its own), so a tile is live at a set of half-points, with holes where a branch
+ * does not need it. */
 
 /* Registers per thread kept for what is not a tile (addresses, indices, loop state, predicates)
  * when regalloc chooses a budget; `regalloc{reserve=N}` overrides it. */
