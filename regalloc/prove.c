@@ -432,8 +432,10 @@ ra_prove(RaPlan *p, RaCex *cex)
 	Z s = {0};
 	s.p = p;
 	Z3_config cfg = Z3_mk_config();
+	/* No timeout: every variable but the point is fixed by a fact and the point is bounded, so
+	 * each query is decided at once (and a timeout would start Z3's timer threads, whose locks
+	 * compiles on several threads would share). */
 	Z3_set_param_value(cfg, "model", "true");
-	Z3_set_param_value(cfg, "timeout", "10000");
 	s.z = Z3_mk_context(cfg);
 	Z3_del_config(cfg);
 	Z3_set_error_handler(s.z, on_error);
