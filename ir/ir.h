@@ -732,6 +732,10 @@ struct IrPassOpts {
 	/* Called after each pass with its name and wall time (ave compile -v), or NULL. */
 	void (*after_pass)(void *ud, const char *pass, double seconds);
 	void *after_pass_ud;
+	/* The 32-bit registers per thread of each register tile of `kernel` as the lowering for t
+	 * lays it out, by value id (regalloc/regalloc.h, RaTileRegsFn): set by tools that link the
+	 * lowering; NULL elsewhere (regalloc then sizes tiles by their blocked layout). */
+	bool (*tile_regs)(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
 	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
 	int nargs;
 	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];

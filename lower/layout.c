@@ -22,6 +22,13 @@ lower_layout_nregs(const LowerLayout *l)
 	return 1 << l->nbits[LOWER_REG];
 }
 
+int
+lower_layout_regs32(const LowerLayout *l, int elem_bytes)
+{
+	int64_t bytes = (int64_t)lower_layout_nregs(l) * elem_bytes;
+	return (int)((bytes + 3) / 4);
+}
+
 static void
 push(LowerLayout *l, LowerBitKind k, int dim, int64_t val)
 {

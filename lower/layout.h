@@ -50,6 +50,10 @@ typedef struct LowerAtom {
 
 int lower_log2(int64_t v); /* exact log2 of a power of two, else -1 */
 int lower_layout_nregs(const LowerLayout *l);
+/* The 32-bit registers per thread a tile of `elem_bytes`-byte elements takes in layout l: its
+ * bytes per thread over 4, rounded up (16-bit elements pair up, 64-bit ones take two). Register
+ * planning (regalloc/) sizes tiles with it. */
+int lower_layout_regs32(const LowerLayout *l, int elem_bytes);
 /* The blocked layout of `shape` for 2^lane_bits lanes and 2^warp_bits warps: vectors of up to 16
  * bytes along the last dimension, lanes fastest-dimension first, warps slowest-dimension first,
  * then registers repeat. False when a dimension is not a power of two or the fragment would

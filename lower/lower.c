@@ -451,6 +451,104 @@ lower_scope_enter(Lower *L, IrOp *role, IrBlock *body)
 		ir_walk(body, scan_generic, L);
 }
 
+typedef struct TileSizes {
+	Lower *L;
+	int32_t *regs;
+} TileSizes;
+
+static void
+tile_size(TileSizes *ts, IrValue *v)
+{
+	const LowerLayout *l = ts->L->lay[v->id];
+	if (l && ir_type_is_reg_tile(v->type))
+		ts->regs[v->id] = lower_layout_regs32(l, lower_elem_bytes(v->type->elem));
+}
+
+static bool
+tile_sizes(IrOp *op, void *ud)
+{
+	for (int i = 0; i < op->nres; i++)
+		tile_size(ud, &op->res[i]);
+	for (int r = 0; r < op->nreg; r++)
+		for (int i = 0; i < op->reg[r].block->narg; i++)
+			tile_size(ud, op->reg[r].block->arg[i]);
+	return true;
+}
+
+/* The register plan of the kernel's tiles in the layouts just assigned (regalloc/): checked
+ * against the budgets, proved, and kept for the metadata. */
+static bool
+plan_registers(Lower *L)
+{
+	int32_t *regs = ir_arena_alloc(&L->arena, sizeof(int32_t) * (L->nvals + 1));
+	for (uint32_t i = 0; i <= L->nvals; i++)
+		regs[i] = -1;
+	ir_walk_op(L->kernel, tile_sizes, &(TileSizes){L, regs});
+	RaPlan p;
+	ra_plan_build(&p, L->c, L->kernel, L->facts, regs, RA_RESERVE);
+	p.sizes = "lowering";
+	bool ok = ra_plan_budgets(&p, NULL);
+	RaCex cex;
+	if (ok && !ra_prove(&p, &cex)) {
+		ra_prove_report(&p, &cex);
+		ok = false;
+	}
+	if (ok) {
+		free(L->info.regalloc_json);
+		L->info.regalloc_json = ra_plan_json(&p);
+		for (int g = 0; g < p.ngroup; g++)
+			if (p.group[g].budget > L->info.regalloc_budget)
+				L->info.regalloc_budget = p.group[g].budget;
+	}
+	ra_plan_free(&p);
+	return ok;
+}
+
+static void
+quiet(void *ud, const IrDiag *d)
+{
+	(void)ud;
+	(void)d;
+}
+
+bool
+lower_tile_regs(IrCtx *c, IrOp *kernel, const LowerTarget *t, int32_t *regs)
+{
+	Lower L;
+	memset(&L, 0, sizeof L);
+	L.c = c;
+	L.kernel = kernel;
+	L.t = t;
+	L.facts = t->info;
+	L.layouts_only = true;
+	L.ok = true;
+	ir_arena_init(&L.arena, c->al);
+	IrAttr *th = ir_op_attr(kernel, c->kw.threads);
+	L.info.threads = th && th->kind == IR_ATTR_INT ? (int)th->i : 0;
+	L.nvals = ir_number_values(kernel);
+	ir_walk_op(kernel, count_op, &L.nops);
+	L.lay = ir_arena_alloc(&L.arena, sizeof(LowerLayout *) * (L.nvals + 1));
+	L.plans = ir_arena_alloc(&L.arena, sizeof(LowerMmaPlan *) * (L.nops + 1));
+	L.has_plan = ir_arena_alloc(&L.arena, L.nops + 1);
+	/* What fails here is the lowering's to report, if it compiles this kernel: say nothing. */
+	IrDiagHandler h = c->handler;
+	void *hud = c->handler_ud;
+	int nerr = c->nerrors, nwarn = c->nwarnings;
+	const char *last = c->last_code;
+	c->handler = quiet;
+	bool ok = L.info.threads > 0 && L.info.threads % t->info->warp == 0 &&
+		  lower_assign_layouts(&L);
+	if (ok)
+		ir_walk_op(kernel, tile_sizes, &(TileSizes){&L, regs});
+	c->handler = h;
+	c->handler_ud = hud;
+	c->nerrors = nerr;
+	c->nwarnings = nwarn;
+	c->last_code = last;
+	ir_arena_free(&L.arena);
+	return ok;
+}
+
 bool
 lower_kernel(Lower *L)
 {
@@ -495,6 +593,8 @@ lower_kernel(Lower *L)
 	if (!lower_assign_layouts(L))
 		return false;
 	if (L->t->prepare && !L->t->prepare(L))
+		return false;
+	if (!plan_registers(L))
 		return false;
 
 	/* The function. */

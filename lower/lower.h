@@ -200,6 +200,8 @@ typedef struct LowerKernelInfo {
 	IrVec diags;              /* char*: tool messages worth keeping (ptxas C-codes, warnings) */
 	char *target_json;        /* extra JSON members for the target, or NULL */
 	char *args_json;          /* the kernel's arguments (lower_args_json) */
+	char *regalloc_json;      /* the register plan (ra_plan_json, malloc'd), or NULL */
+	int regalloc_budget;      /* the largest budget of the plan's groups */
 } LowerKernelInfo;
 
 typedef struct LowerOptions {
@@ -375,6 +377,7 @@ struct Lower {
 	int next_bar_id;
 	LowerKernelInfo info;
 	void *tstate;               /* the target's per-kernel state */
+	bool layouts_only;          /* lower_tile_regs: assign layouts, say nothing about them */
 	bool ok;
 };
 
@@ -404,6 +407,12 @@ LLVMTargetMachineRef lower_target_machine(IrCtx *c, const LowerTarget *t, int op
 
 /* Lowers one kernel into L->mod (L->ctx, L->mod set by the caller). */
 bool lower_kernel(Lower *L);
+/* The 32-bit registers per thread of every register tile of `kernel` in the layouts this
+ * lowering assigns for target t (regs[value id], ir_number_values; lower_layout_regs32): the
+ * sizes regalloc plans with (IrPassOpts.tile_regs). Builds no LLVM IR and reports nothing:
+ * false when the layouts cannot be assigned (the lowering reports why if it compiles the
+ * kernel). */
+bool lower_tile_regs(IrCtx *c, IrOp *kernel, const LowerTarget *t, int32_t *regs);
 
 /* ---- lower_plan.c: shared-memory offsets patched after the kernel is lowered ---- */
 

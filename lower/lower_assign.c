@@ -622,6 +622,8 @@ lower_assign_layouts(Lower *L)
 		L->lay[i] = a.pin[i] ? a.pin[i] : a.cls[r];
 	}
 	ir_walk_op(L->kernel, pending, &a);
+	if (L->layouts_only)
+		return true;
 	pin_remarks(&a, n);
 	ir_walk_op(L->kernel, report, &a);
 	return true;

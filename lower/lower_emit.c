@@ -226,6 +226,7 @@ lower_result_free(LowerResult *r)
 			free(IR_VEC_AT(k->roles, char *, j));
 		ir_vec_free(al, &k->roles, sizeof(char *));
 		free(k->target_json);
+		free(k->regalloc_json);
 	}
 	free(r->kernels);
 	free(r->data);
@@ -369,6 +370,21 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			        k->regs, k->barriers, (long long)k->stack,
 			        (long long)k->spill_stores, (long long)k->spill_loads,
 			        (long long)k->static_smem);
+		if (k->regalloc_json) {
+			/* The plan beside what the binary uses: validated when no thread needs more
+			 * registers than the largest budget and nothing spills. */
+			size_t n = strlen(k->regalloc_json);
+			fprintf(f, ",\n      \"regalloc\": %.*s", (int)(n - 1), k->regalloc_json);
+			if (k->stats)
+				fprintf(f, ", \"observed\": {\"registers\": %d, \"spill_bytes\": %lld}, "
+				        "\"validated\": %s}",
+				        k->regs, (long long)(k->spill_stores + k->spill_loads),
+				        k->regs <= k->regalloc_budget && !k->spill_stores && !k->spill_loads
+				            ? "true"
+				            : "false");
+			else
+				fprintf(f, ", \"validated\": false}");
+		}
 		fprintf(f, ",\n      \"diagnostics\": [");
 		for (int j = 0; j < k->diags.len; j++) {
 			fprintf(f, "%s", j ? ", " : "");

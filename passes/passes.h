@@ -7,6 +7,7 @@
 #include "../check/check.h"
 #include "../ir/ir.h"
 #include "../lower/layout.h"
+#include "../regalloc/regalloc.h"
 
 extern const IrPass pass_registry[];
 extern const int pass_registry_count;

@@ -2,7 +2,8 @@
  * default pipeline they all compile with.
  *
  *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ warp-specialize ─▶ pipeline
- *        ─▶ prefetch ─▶ check-invariants ─▶ smem-alloc ─▶ lower/ (LLVM IR, backend hooks)
+ *        ─▶ prefetch ─▶ check-invariants ─▶ regalloc ─▶ smem-alloc ─▶ lower/ (LLVM IR, backend
+ *        hooks)
  *
  * warp-specialize comes before pipeline (SPEC §1 draws them the other way): both start from
  * the loop with `stages` (SPEC 5.7), and a loop warp-specialize splits into roles no longer
@@ -31,7 +32,8 @@ static const struct {
     {"canonicalize", false, false},    {"cse", false, false},
     {"dce", false, false},             {"warp-specialize", false, false},
     {"pipeline", false, false},        {"prefetch", false, false},
-    {"check-invariants", true, true},  {"smem-alloc", false, false},
+    {"check-invariants", true, true},  {"regalloc", false, false},
+    {"smem-alloc", false, false},
 };
 
 char *

@@ -84,4 +84,135 @@ typedef struct RaHsacoDescriptor {
 bool ra_hsaco_descriptor(const unsigned char *elf, size_t size, const char *name,
 			 RaHsacoDescriptor *out);
 
+/* ---- plan.c: liveness and allocation of register tiles (SPEC 5.10; docs/regalloc.md) ----
+ *
+ * Program points number the ops of a kernel in order; an op with regions has a second point
+ * after them, where its results are defined. Each point has two halves: an op reads its operands
+ * in the first and writes its results in the second, so a result may take the slots of an
+ * operand whose last use is that op. Liveness is computed backward over the structured program
+ * (a loop keeps every tile it reads from outside live across its back edge, each branch of an
+ * ave.if is on its own), so a tile is live at a set of half-points, with holes where a branch
+ * does not need it. */
+
+/* Registers per thread kept for what is not a tile (addresses, indices, loop state, predicates)
+ * when regalloc chooses a budget; `regalloc{reserve=N}` overrides it. */
+enum { RA_RESERVE = 40 };
+
+/* One register-tile value. */
+typedef struct RaTile {
+	IrValue *v;
+	int group;      /* index into RaPlan.group */
+	int regs;       /* 32-bit registers per thread */
+	uint64_t *live; /* the half-points where it is live (a bit each; RaPlan.hw words) */
+	int start, end; /* the first and last of them (-1: never live) */
+	int cls;        /* allocation class: coalesced values share one slot range */
+} RaTile;
+
+/* Values that share one range of slots: an iter_arg with its initial value, the yielded value
+ * and the loop's result; an accumulator with the product; an ave.if result with its yields. */
+typedef struct RaClass {
+	int group;
+	int regs;
+	uint64_t *live; /* its members' half-points: where the slots are held */
+	int start, end; /* the first and last of them */
+	int slot;       /* first slot; the class holds [slot, slot + regs) */
+	int rep;        /* first member (RaPlan.tile index) */
+} RaClass;
+
+/* A group of threads whose tiles share registers: a role, or the CTA outside roles. */
+typedef struct RaGroup {
+	IrOp *role;     /* NULL: the CTA outside ave.warp_specialize */
+	IrOp *ws;       /* the role's ave.warp_specialize */
+	const char *name;
+	int64_t threads; /* of one replica */
+	int64_t warps, replicas;
+	int peak;       /* registers of the tiles live at once, at most */
+	int peak_at;    /* the first half-point where it occurs (-1: no tile) */
+	int slots;      /* the allocation's extent: the highest slot in use + 1 */
+	int budget;     /* registers per thread the group may use */
+	bool chosen;    /* regalloc chose the budget (regs was unset) */
+	bool given;     /* the role states regs(n) */
+} RaGroup;
+
+typedef struct RaPlan {
+	IrCtx *c;
+	IrOp *kernel;
+	const TargetInfo *t;
+	int64_t threads;
+	int entry;      /* ra_entry_regs: the setmaxnreg pool's per-thread share */
+	int launch;     /* what code without a setmaxnreg budget may use (NVIDIA: up to 255) */
+	int reserve;    /* registers kept for scalars when choosing budgets */
+	const char *sizes; /* where tile sizes came from: "lowering" or "blocked" */
+	int ntile, nclass, ngroup, npoint;
+	int hw;         /* words of a set of half-points */
+	RaTile *tile;
+	RaClass *cls;
+	RaGroup *group;
+	IrOp **point;   /* the op at each point */
+	int waves_per_eu; /* AMDGPU: the occupancy the budget allows (0 elsewhere) */
+	bool proved;    /* ra_prove accepted it */
+	IrArena arena;
+} RaPlan;
+
+/* Fills one entry per value id of `kernel` (after ir_number_values) with the 32-bit registers per
+ * thread of each register tile (other entries untouched): the lowering's layouts where a tool
+ * linking it sets IrPassOpts.tile_regs, else ra_blocked_regs. False, reporting nothing, when a
+ * tile has no layout: the lowering reports that, and regalloc leaves the kernel alone. */
+typedef bool (*RaTileRegsFn)(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
+/* Sizes from the blocked layout every tile would get without an MMA (lower_layout_blocked over
+ * the tile's group): the estimate where the lowering is not linked. */
+bool ra_blocked_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
+
+/* Computes liveness, classes, slots, peaks and budgets (given ones, else the entry budget; no
+ * choice yet) for `kernel` on target t, with tile sizes from `regs` (by value id, -1 where not a
+ * tile; numbered by the caller with ir_number_values). The plan owns its memory. */
+void ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int32_t *regs,
+		   int reserve);
+void ra_plan_free(RaPlan *p);
+/* Chooses budgets for the roles without regs(n) of each ave.warp_specialize on a target with
+ * setmaxnreg (multiples of 8 in [24, 256] that fit each role's allocation plus the reserve and the
+ * pool rule; spare registers go to the roles holding tiles) and writes them into the roles
+ * (`regs(n)`, in module m; with m NULL nothing is chosen and such roles keep the launch's
+ * budget). Then checks every group against its budget: an error per group whose
+ * tiles do not fit, naming the role, the op where the peak occurs, the live tiles and their sizes,
+ * the sum and the budget. False after an error. */
+bool ra_plan_budgets(RaPlan *p, IrModule *m);
+/* The half-point's op, and whether class k is live there. */
+IrOp *ra_point_op(const RaPlan *p, int half);
+bool ra_class_live(const RaPlan *p, int k, int half);
+/* The plan as a JSON object (docs/regalloc.md), without "validated" (the caller adds what it
+ * observed); malloc'd. */
+char *ra_plan_json(const RaPlan *p);
+
+/* The `regalloc` pass (passes/passes.def; pass.c): options verbose=0..2, reserve=N. */
+bool pass_regalloc(IrModule *m, const IrPassOpts *o);
+
+/* ---- prove.c: the plan's proof with Z3 ---- */
+
+typedef enum RaFail {
+	RA_OK,
+	RA_FAIL_OVERLAP,  /* two classes live at one point share a slot */
+	RA_FAIL_RANGE,    /* a class's slots leave [0, budget) */
+	RA_FAIL_PEAK,     /* the tiles live at a point exceed the budget */
+	RA_FAIL_BUDGET,   /* a budget breaks the target's rules (multiple, range, pool, occupancy) */
+	RA_FAIL_UNKNOWN   /* the solver gave no answer */
+} RaFail;
+
+/* What a failed proof found: the property, the group, the two classes (or one) and the point. */
+typedef struct RaCex {
+	RaFail fail;
+	int group, a, b; /* class indices; -1 where not relevant */
+	int half;        /* the half-point */
+	char what[256];  /* the failure in words */
+} RaCex;
+
+/* Proves with Z3 that no two classes of a group live at the same half-point share a slot, that
+ * every class lies within its group's budget, that the tiles live at any point fit the budget,
+ * and the target's budget rules: NVIDIA budgets multiples of 8 in [24, 256] whose pool fits the
+ * launch (setmaxnreg), AMDGPU VGPR+AGPR budget at most 512 per lane and within the occupancy
+ * table for the waves per SIMD the workgroup needs. Sets p->proved; on failure fills cex. */
+bool ra_prove(RaPlan *p, RaCex *cex);
+/* Emits the failure as an error with a counterexample (the values, the point). */
+void ra_prove_report(RaPlan *p, const RaCex *cex);
+
 #endif

@@ -56,6 +56,15 @@ jit_target_names(void)
 	return target_names_buf;
 }
 
+/* regalloc's tile sizes: the layouts the target's lowering assigns (IrPassOpts.tile_regs), else
+ * (no backend for t) the blocked layouts. */
+static bool
+tile_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs)
+{
+	const LowerTarget *lt = jit_lower_target(t);
+	return lt ? lower_tile_regs(c, kernel, lt, regs) : ra_blocked_regs(c, kernel, t, regs);
+}
+
 /* The default pipeline (passes/registry.c), then the caller's extra passes; an unknown pass or
  * option is an error. */
 bool
@@ -78,6 +87,7 @@ jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const ch
 		po.after_pass = hooks->after_pass;
 		po.after_pass_ud = hooks->after_pass_ud;
 	}
+	po.tile_regs = tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
 }
 
