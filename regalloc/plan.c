@@ -874,6 +874,14 @@ pool_error(RaPlan *p, IrOp *ws, int64_t used, int64_t pool)
 	ir_diag_emit(p->c, d);
 }
 
+/* A role setmaxnreg can give a budget: whole, aligned warpgroups (SPEC 5.7). */
+static bool
+whole_warpgroups(IrCtx *c, IrOp *role)
+{
+	IrRoleInfo ri = ir_role_info(c, role);
+	return role && ri.warps % 4 == 0 && ri.first_warp % 4 == 0;
+}
+
 bool
 ra_plan_budgets(RaPlan *p, IrModule *m)
 {
@@ -899,7 +907,7 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 					RaGroup *r = &p->group[g];
 					if (r->ws != ws)
 						continue;
-					if (!r->given) {
+					if (!r->given && whole_warpgroups(p->c, r->role)) {
 						int need = round8(r->slots + reserve);
 						r->budget = need < 24    ? 24
 						            : need > 256 ? 256

@@ -357,12 +357,18 @@ budgets_ok(Z *s, RaCex *cex)
 			}
 			RaGroup *r = &p->group[g];
 			Z3_ast b = s->budget[g];
-			Z3_ast x[2] = {lt(s, b, num(s, 24)), lt(s, num(s, 256), b)};
-			rule(s, &rules, Z3_mk_or(s->z, 2, x), g, "budget %d is outside [24, 256]",
-			     r->budget);
-			rule(s, &rules, not_mult8(s, b), g, "budget %d is not a multiple of 8",
-			     r->budget);
-			Z3_ast m[2] = {b, num(s, r->threads * r->replicas)};
+			/* setmaxnreg's rules bind the budgets a role has (given or chosen); a
+			 * role without one runs with the launch's registers. */
+			if (r->given || r->chosen) {
+				Z3_ast x[2] = {lt(s, b, num(s, 24)), lt(s, num(s, 256), b)};
+				rule(s, &rules, Z3_mk_or(s->z, 2, x), g,
+				     "budget %d is outside [24, 256]", r->budget);
+				rule(s, &rules, not_mult8(s, b), g, "budget %d is not a multiple of 8",
+				     r->budget);
+			}
+			/* In the pool, a role without a budget holds what the launch gives. */
+			Z3_ast m[2] = {r->given || r->chosen ? b : num(s, p->entry),
+			               num(s, r->threads * r->replicas)};
 			Z3_ast term = Z3_mk_mul(s->z, 2, m);
 			ir_vec_push(p->c->al, &pool, &term, sizeof term);
 		}
