@@ -18,7 +18,7 @@
  * and removes the `stages` attribute it satisfied. */
 #include <string.h>
 
-#include "passes.h"
+#include "ring.h"
 #include "regalloc.h"
 
 
@@ -61,43 +61,6 @@ group_threads(IrCtx *c, IrOp *op, const TargetInfo *t)
 	return n && n->kind == IR_ATTR_INT && n->i > 0 ? n->i : 32;
 }
 
-/* Binds every value leaf of a cloned expression to the value it names in `from`. */
-static void
-bind_expr(const IrOp *from, IrExpr *e)
-{
-	if (!e)
-		return;
-	if (e->kind == IR_EX_VAL)
-		e->pv = ir_op_value(from, e->opnd);
-	bind_expr(from, e->l);
-	bind_expr(from, e->r);
-}
-
-static IrExpr *
-copy_expr(IrModule *m, const IrOp *from, const IrExpr *e)
-{
-	IrExpr *x = ir_expr_clone(m, e);
-	bind_expr(from, x);
-	return x;
-}
-
-/* An item of `from` copied for a new op (its values named through pv). */
-static void
-copy_item(IrModule *m, const IrOp *from, const IrItem *src, IrItem *dst)
-{
-	*dst = *src;
-	if (src->kind == IR_IT_VALUE)
-		dst->pv = ir_op_value(from, src->opnd);
-	if (src->ncoord) {
-		dst->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)src->ncoord);
-		for (int i = 0; i < src->ncoord; i++) {
-			dst->coord[i].len = src->coord[i].len;
-			dst->coord[i].e = copy_expr(m, from, src->coord[i].e);
-		}
-	}
-	if (src->e)
-		dst->e = copy_expr(m, from, src->e);
-}
 
 /* A load qualifies when every value it reads is the induction variable or defined outside. */
 static bool
@@ -129,7 +92,7 @@ writes_global(IrOp *op, void *ud)
 static IrOp *
 index_op(IrModule *m, IrOp *from, const IrExpr *e, IrValue *base, IrLoc loc)
 {
-	IrExpr *x = copy_expr(m, from, e);
+	IrExpr *x = ring_copy_expr(m, from, e, NULL, NULL);
 	if (base)
 		x = ir_expr_bin(m, IR_EX_ADD, ir_expr_value(m, base), x);
 	IrOpState st;
@@ -189,7 +152,7 @@ prefetch_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t max_regs)
 	IrOpState s;
 	ir_state_init(&s, IR_OP_FOR, f->loc);
 	for (int i = 0; i < f->nitem; i++)
-		copy_item(m, f, &f->item[i], ir_state_item(m, &s, f->item[i].kind));
+		ring_copy_item(m, f, &f->item[i], ir_state_item(m, &s, f->item[i].kind), NULL, NULL);
 	for (int i = 0; i < n; i++)
 		ir_state_value(m, &s, &pre[i]->res[0]);
 	for (int i = 0; i < f->nattr; i++)
@@ -224,7 +187,8 @@ prefetch_loop(IrModule *m, IrOp *f, const TargetInfo *t, int64_t max_regs)
 	IrOpState ys;
 	ir_state_init(&ys, IR_OP_YIELD, y->loc);
 	for (int i = 0; i < y->nitem; i++)
-		copy_item(m, y, &y->item[i], ir_state_item(m, &ys, y->item[i].kind));
+		ring_copy_item(m, y, &y->item[i], ir_state_item(m, &ys, y->item[i].kind), NULL,
+		               NULL);
 	for (int i = 0; i < n; i++)
 		ir_state_value(m, &ys, next[i]);
 	for (int i = 0; i < y->ntype; i++)
