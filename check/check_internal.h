@@ -15,6 +15,9 @@ typedef struct CkSmt {
 	Z3_context z;
 	Z3_sort is, bs;  /* Int, Bool */
 	IrMap side;      /* uninterpreted constant -> its side condition */
+	IrVec exact;     /* Z3_ast pairs (variable, condition): nonlinear definitions that
+			    queries leave out (their variables carry linear consequences as side
+			    conditions) and add back to confirm a model: see pass_ck_exact */
 	IrMap divs;      /* (dividend, divisor) -> quotient variable */
 	IrArena arena;   /* keys of `divs` */
 	Z3_solver solver; /* made on the first query */
@@ -33,9 +36,14 @@ void pass_ck_smt_free(CkSmt *s);
 Z3_ast pass_ck_num(CkSmt *s, int64_t v);
 Z3_ast pass_ck_fresh(CkSmt *s, const char *prefix);
 void pass_ck_side(CkSmt *s, Z3_ast var, Z3_ast cond); /* conjoined with what var has */
+/* A definition of `var` beyond linear arithmetic. A query is solved without it; a model it
+ * finds must also satisfy the definitions of the variables the query mentions (a second query
+ * with them: unsat then means the property holds, unknown that the checker cannot tell). */
+void pass_ck_exact(CkSmt *s, Z3_ast var, Z3_ast cond);
 Z3_ast pass_ck_add(CkSmt *s, Z3_ast a, Z3_ast b);
 Z3_ast pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b);
 Z3_ast pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c);
+Z3_ast pass_ck_mul(CkSmt *s, Z3_ast a, Z3_ast b); /* a product of two unknowns is nonlinear */
 Z3_ast pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c); /* c > 0 */
 Z3_ast pass_ck_mod(CkSmt *s, Z3_ast a, int64_t c);      /* c > 0; in [0, c) */
 Z3_ast pass_ck_ite(CkSmt *s, Z3_ast b, Z3_ast x, Z3_ast y);
@@ -95,6 +103,13 @@ typedef struct CkRole {
 	int sync_seg;
 	int lift_seg;    /* no sync loop: its sync ops from this role-body op on rank after every
 	                  * loop (0: none; see check_deadlock_order) */
+	/* A tile loop around the k-loop: the role's waits and arrivals sit in `flat_inner`, a
+	 * loop directly in the body of `flat_outer`, itself in the role body. The sites of
+	 * flat_inner then count their iterations across tiles: use u = t1 * n2 + t2 at
+	 * iteration t1 of the tile loop and t2 of the k-loop, n2 being the k-loop's trip count
+	 * (the same in every tile). */
+	IrOp *flat_outer, *flat_inner;
+	IrOp *flat_stray; /* an op touching shared memory in the tile loop outside the k-loop */
 } CkRole;
 
 typedef struct CkGroup CkGroup;
@@ -105,6 +120,10 @@ typedef struct CkLoMemo {
 	Z3_ast r, idx, lo;
 } CkLoMemo;
 typedef struct CkWaitForm CkWaitForm;
+
+typedef struct CkFlatMemo {
+	Z3_ast n2, u, t1, t2;
+} CkFlatMemo;
 
 typedef struct CkSite {
 	CkKind kind;
@@ -197,6 +216,8 @@ typedef struct Ck {
 	IrMap loopforms; /* ave.for -> its closed forms */
 	IrVec groups;    /* CkGroup* */
 	IrVec lomemo;    /* CkLoMemo: pass_ck_waited_before's terms */
+	IrVec flatmemo;  /* CkFlatMemo: a use split into tile and k-loop iterations */
+	IrVec flattrip;  /* CkFlatMemo: (n2, u = n1, t1 = uses of the flat loop) */
 	IrMap reported;  /* IrOp* -> that op already carries an error */
 	Z3_ast pid[3], npid[3], rank, world;
 	IrValue *pid_val[3];
@@ -304,5 +325,9 @@ Z3_ast pass_ck_po(Ck *k, const CkPoint *a, const CkPoint *b); /* same thread, a 
 
 /* check_invariants_rules.c: the checks and their reports. */
 void pass_ck_check_kernel(Ck *k);
+/* Is the k-loop wait `w` of a flat role ever passed twice in a row on one barrier with one
+ * parity (a ring restarting at every tile)? Reports it with a counterexample: true. */
+bool pass_ck_flat_restart(Ck *k, CkSite *w);
+bool pass_ck_is_flat(const CkSite *s);
 
 #endif

@@ -83,6 +83,8 @@ pass_ck_end(Ck *k)
 	ir_vec_free(k->c->al, &k->sites, sizeof(CkSite *));
 	ir_vec_free(k->c->al, &k->groups, sizeof(CkGroup *));
 	ir_vec_free(k->c->al, &k->lomemo, sizeof(CkLoMemo));
+	ir_vec_free(k->c->al, &k->flatmemo, sizeof(CkFlatMemo));
+	ir_vec_free(k->c->al, &k->flattrip, sizeof(CkFlatMemo));
 	ir_map_free(&k->loopforms);
 	ir_map_free(&k->reported);
 	ir_arena_free(&k->arena);
@@ -337,7 +339,10 @@ trip_count(Ck *k, CkEnv *parent, IrOp *loop)
 
 /* ---- closed forms of loop-carried scalars ---- */
 
-typedef enum LfKind { LF_OPAQUE, LF_INVARIANT, LF_COUNTER, LF_XOR, LF_STATELESS } LfKind;
+/* COUNTER: x + c per iteration; STEP: x + d per iteration, d a term the iteration and the
+ * carried values do not change (a ring position carried through a tile loop advances by the
+ * k-loop's trip count). */
+typedef enum LfKind { LF_OPAQUE, LF_INVARIANT, LF_COUNTER, LF_STEP, LF_XOR, LF_STATELESS } LfKind;
 
 typedef struct LoopForms {
 	int n;
@@ -450,9 +455,17 @@ loop_forms(Ck *k, IrOp *loop)
 			continue;
 		}
 		int64_t c;
-		if (pass_ck_is_num(S, Z3_simplify(S->z, pass_ck_sub(S, v, xs[j])), &c)) {
+		Z3_ast d = Z3_simplify(S->z, pass_ck_sub(S, v, xs[j]));
+		if (pass_ck_is_num(S, d, &c)) {
 			lf->kind[j] = LF_COUNTER;
 			lf->c[j] = c;
+			continue;
+		}
+		bool moves = pass_ck_depends(S, d, y);
+		for (int i = 0; i < lf->n && !moves; i++)
+			moves = pass_ck_depends(S, d, xs[i]);
+		if (!moves) {
+			lf->kind[j] = LF_STEP;
 			continue;
 		}
 		if (!(ty->kind == IR_TY_INT && ty->bits == 1))
@@ -507,6 +520,29 @@ iter_init(Ck *k, CkEnv *parent, IrOp *loop, int j)
 	return t ? t : opaque(k, ty, "init");
 }
 
+/* A tile loop's ring position advancing by the k-loop's trip count n2, at tile t1 of a use
+ * u = t1 * n2 + t2: t1 * d is u - t2 when d is n2 (NULL otherwise). The k-loop then adds t2,
+ * and its counter simplifies to a term of u alone: the barrier checks see no split. */
+static Z3_ast
+flat_product(Ck *k, Z3_ast t, Z3_ast d)
+{
+	for (int i = 0; i < k->flatmemo.len; i++) {
+		CkFlatMemo *m = &IR_VEC_AT(k->flatmemo, CkFlatMemo, i);
+		if (m->t1 == t && Z3_simplify(S->z, m->n2) == Z3_simplify(S->z, d))
+			return pass_ck_sub(S, m->u, m->t2);
+	}
+	return NULL;
+}
+
+static bool
+flat_inner_iter(Ck *k, Z3_ast t)
+{
+	for (int i = 0; i < k->flatmemo.len; i++)
+		if (IR_VEC_AT(k->flatmemo, CkFlatMemo, i).t2 == t)
+			return true;
+	return false;
+}
+
 /* Iter arg j of `loop` at iteration t (which may be the trip count: the loop's result). */
 static Z3_ast
 iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
@@ -519,8 +555,30 @@ iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
 	switch (lf->kind[j]) {
 	case LF_INVARIANT:
 		return init;
-	case LF_COUNTER:
+	case LF_COUNTER: {
+		Z3_ast d = pass_ck_num(S, lf->c[j]);
+		Z3_ast v = flat_product(k, t, d);
+		if (v)
+			return pass_ck_add(S, init, v);
+		if (flat_inner_iter(k, t))
+			return Z3_simplify(S->z, pass_ck_add(S, init, pass_ck_mulc(S, t, lf->c[j])));
 		return pass_ck_add(S, init, pass_ck_mulc(S, t, lf->c[j]));
+	}
+	case LF_STEP: {
+		/* The step, in this env: x + d at iteration t, the carried values as placeholders
+		 * (d depends on none of them). */
+		int nopaque = k->nopaque;
+		Z3_ast *xs = ir_arena_alloc(&k->arena, sizeof *xs * (size_t)(lf->n + 1));
+		for (int i = 0; i < lf->n; i++)
+			xs[i] = opaque(k, loop->reg[0].block->arg[i + 1]->type, "x");
+		Z3_ast v = yield_term(k, probe_env(k, parent, loop, t, xs, -1, NULL), loop, j);
+		k->nopaque = nopaque;
+		if (!v)
+			return opaque(k, ty, pass_ck_vname(loop->reg[0].block->arg[j + 1]));
+		Z3_ast d = Z3_simplify(S->z, pass_ck_sub(S, v, xs[j]));
+		Z3_ast p = flat_product(k, t, d);
+		return pass_ck_add(S, init, p ? p : pass_ck_mul(S, t, d));
+	}
 	case LF_STATELESS: {
 		CkEnv *e = pass_ck_loop_env(k, parent, loop, pass_ck_sub(S, t, pass_ck_num(S, 1)));
 		Z3_ast prev = yield_term(k, e, loop, j);
@@ -713,6 +771,19 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 			return pass_ck_mulc(S, a, c);
 		if (a && b && pass_ck_is_num(S, a, &c))
 			return pass_ck_mulc(S, b, c);
+		if (a && b && !i1) {
+			/* A product of two unknowns is beyond the solver's arithmetic (a value it
+			 * cannot express, as opaque() says), but the same product in two roles is
+			 * the same value: an uninterpreted function of its operands. */
+			Z3_context z = S->z;
+			Z3_sort dom[2] = {S->is, S->is};
+			Z3_ast args[2] = {a, b};
+			k->nopaque++;
+			k->opaque_name = v->name;
+			return Z3_mk_app(
+			    z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "mul"), 2, dom, S->is), 2,
+			    args);
+		}
 		break;
 	case IR_OP_DIV:
 		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
@@ -802,17 +873,30 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 static void
 position(CkRole *r, IrOp *op, int *seg, IrOp **loop, int *pos, bool *cond, bool *nested)
 {
-	IrOp *top = op, *inloop = NULL;
+	IrOp *top = op, *inloop = NULL, *flat = NULL;
 	*cond = *nested = false;
 	while (top->parent != r->body) {
 		IrOp *p = ir_op_parent_op(top);
 		if (p->code == IR_OP_IF)
 			*cond = true;
-		if (p->code == IR_OP_FOR && p->parent == r->body)
+		if (p == r->flat_inner) {
+			flat = top; /* the k-loop of a tile loop: the role's loop, iterated flat */
+		} else if (p->code == IR_OP_FOR && p->parent == r->body) {
 			inloop = top;
-		else if (p->code == IR_OP_FOR)
+		} else if (p->code == IR_OP_FOR) {
 			*nested = true;
+		}
 		top = p;
+	}
+	if (flat) {
+		*seg = 0;
+		for (IrOp *p = top->prev; p; p = p->prev)
+			(*seg)++;
+		*loop = r->flat_inner;
+		*pos = 0;
+		for (IrOp *p = flat->prev; p; p = p->prev)
+			(*pos)++;
+		return;
 	}
 	*seg = 0;
 	for (IrOp *p = top->prev; p; p = p->prev)
@@ -837,6 +921,36 @@ find_replica_id(IrOp *op, void *ud)
 	if (op->code == IR_OP_REPLICA_ID && !*out) {
 		*out = &op->res[0];
 		return false;
+	}
+	return true;
+}
+
+/* A tile loop around the k-loop: the first wait or arrival of the role two loops deep, the
+ * outer one in the role body and the inner one directly in its body, makes the pair the role's
+ * flat loop (position() then places the inner loop's sites in it). */
+typedef struct FlatScan {
+	CkRole *r;
+	IrOp *skip;
+} FlatScan;
+
+static bool
+find_flat(IrOp *op, void *ud)
+{
+	FlatScan *fs = ud;
+	CkRole *r = fs->r;
+	if (fs->skip && ir_op_is_ancestor(fs->skip, op))
+		return true;
+	if (r->flat_inner || (op->code != IR_OP_MBAR_WAIT && op->code != IR_OP_MBAR_ARRIVE &&
+	                      op->code != IR_OP_MBAR_EXPECT_TX && op->code != IR_OP_COPY_ASYNC))
+		return true;
+	IrOp *f[3];
+	int n = 0;
+	for (IrOp *p = ir_op_parent_op(op); p && p != r->op && n < 3; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_FOR)
+			f[n++] = p;
+	if (n == 2 && f[1]->parent == r->body && f[0]->parent == f[1]->reg[0].block) {
+		r->flat_outer = f[1];
+		r->flat_inner = f[0];
 	}
 	return true;
 }
@@ -1144,6 +1258,8 @@ pass_ck_collect(Ck *k)
 	kr->nrep = 1;
 	kr->body = body;
 	kr->ws_seg = ws ? wseg : -1;
+	FlatScan fs = {kr, ws};
+	ir_walk(body, find_flat, &fs);
 	Collect cl = {k, kr, ws, false};
 	ir_walk(body, collect_op, &cl);
 	bool any = cl.any;
@@ -1160,6 +1276,8 @@ pass_ck_collect(Ck *k)
 			ro->body = r->reg[0].block;
 			ro->ws_seg = -1;
 			ir_walk(ro->body, find_replica_id, &ro->rep_val);
+			fs = (FlatScan){ro, NULL};
+			ir_walk(ro->body, find_flat, &fs);
 			cl.role = ro;
 			cl.skip = NULL;
 			cl.any = false;
@@ -1247,6 +1365,121 @@ pass_ck_cta_leave(Ck *k, const CkCta *save)
 
 /* ---- instances ---- */
 
+static bool
+is_flat(const CkSite *s)
+{
+	return s->loop && s->loop == s->role->flat_inner;
+}
+
+bool
+pass_ck_is_flat(const CkSite *s)
+{
+	return is_flat(s);
+}
+
+/* The k-loop's trip count in iteration t1 of the tile loop (the same in every tile: checked by
+ * pass_ck_phases). */
+static Z3_ast
+flat_inner_trip(Ck *k, CkRole *ro, CkEnv *renv, Z3_ast t1)
+{
+	return trip_count(k, pass_ck_loop_env(k, renv, ro->flat_outer, t1), ro->flat_inner);
+}
+
+/* Use u of a flat role's loop as iterations (t1, t2) of the tile loop and the k-loop:
+ * u = t1 * n2 + t2 with 0 <= t2 < n2 (for u out of range, t1 is too). The pair is two
+ * uninterpreted functions of (u, n2), so equal uses give equal pairs in any role (congruence,
+ * not arithmetic). With n2 a constant the definition is linear; otherwise the solver gets its
+ * linear consequences and the product only to confirm a counterexample (pass_ck_exact). */
+static void
+flat_split(Ck *k, CkRole *ro, CkEnv *renv, Z3_ast u, Z3_ast *t1, Z3_ast *t2)
+{
+	Z3_ast n2 = flat_inner_trip(k, ro, renv, pass_ck_num(S, 0));
+	for (int i = 0; i < k->flatmemo.len; i++) {
+		CkFlatMemo *m = &IR_VEC_AT(k->flatmemo, CkFlatMemo, i);
+		if (m->n2 == n2 && m->u == u) {
+			*t1 = m->t1;
+			*t2 = m->t2;
+			return;
+		}
+	}
+	Z3_context z = S->z;
+	Z3_sort dom[2] = {S->is, S->is};
+	Z3_ast args[2] = {u, n2};
+	Z3_ast a = Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "tile_of"), 2, dom, S->is),
+	                     2, args);
+	Z3_ast b = Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "k_of"), 2, dom, S->is),
+	                     2, args);
+	Z3_ast zero = pass_ck_num(S, 0);
+	Z3_ast pos = pass_ck_lt(S, zero, n2);
+	Z3_ast v = pass_ck_sub(S, u, b); /* t1 * n2 */
+	Z3_ast exact = pass_ck_eq(S, v, pass_ck_mul(S, a, n2));
+	int64_t c;
+	bool linear = pass_ck_is_num(S, n2, &c);
+	Z3_ast facts[5] = {pass_ck_le(S, zero, b), pass_ck_lt(S, b, n2), exact, NULL, NULL};
+	if (!linear) {
+		facts[2] = pass_ck_eq(S, pass_ck_eq(S, a, zero), pass_ck_eq(S, v, zero));
+		facts[3] = pass_ck_or2(S, pass_ck_le(S, a, zero),
+		                       pass_ck_and2(S, pass_ck_le(S, n2, v), pass_ck_le(S, a, v)));
+		facts[4] = pass_ck_or2(S, pass_ck_le(S, zero, a),
+		                       pass_ck_le(S, v, pass_ck_sub(S, zero, n2)));
+	}
+	Z3_ast none = pass_ck_and2(S, pass_ck_eq(S, a, zero), pass_ck_eq(S, b, u));
+	Z3_ast def = pass_ck_or2(S, pass_ck_and2(S, pos, pass_ck_and(S, linear ? 3 : 5, facts)),
+	                         pass_ck_and2(S, pass_ck_not(S, pos), none));
+	pass_ck_side(S, a, def);
+	pass_ck_side(S, b, def);
+	if (!linear)
+		pass_ck_exact(S, a, pass_ck_or2(S, pass_ck_not(S, pos), exact));
+	CkFlatMemo m = {n2, u, a, b};
+	ir_vec_push(k->c->al, &k->flatmemo, &m, sizeof m);
+	*t1 = a;
+	*t2 = b;
+}
+
+/* Uses of a flat role's loop, n1 * n2 (a variable, when both are unknowns, whose product
+ * only confirms counterexamples). */
+static Z3_ast
+flat_trip(Ck *k, CkRole *ro, CkEnv *renv)
+{
+	Z3_ast n1 = trip_count(k, renv, ro->flat_outer);
+	Z3_ast n2 = flat_inner_trip(k, ro, renv, pass_ck_num(S, 0));
+	int64_t c;
+	if (!n1 || !n2)
+		return NULL;
+	if (pass_ck_is_num(S, n2, &c) || pass_ck_is_num(S, n1, &c))
+		return pass_ck_mul(S, n1, n2);
+	for (int i = 0; i < k->flattrip.len; i++) {
+		CkFlatMemo *m = &IR_VEC_AT(k->flattrip, CkFlatMemo, i);
+		if (m->n2 == n2 && m->u == n1)
+			return m->t1;
+	}
+	Z3_ast n = pass_ck_fresh(S, "uses");
+	CkFlatMemo m = {n2, n1, n, NULL};
+	ir_vec_push(k->c->al, &k->flattrip, &m, sizeof m);
+	Z3_ast zero = pass_ck_num(S, 0);
+	Z3_ast some = pass_ck_and2(S, pass_ck_lt(S, zero, n1), pass_ck_lt(S, zero, n2));
+	Z3_ast big = pass_ck_and(
+	    S, 3, (Z3_ast[]){pass_ck_le(S, n1, n), pass_ck_le(S, n2, n), pass_ck_lt(S, zero, n)});
+	pass_ck_side(S, n, pass_ck_or2(S, pass_ck_and2(S, some, big),
+	                               pass_ck_and2(S, pass_ck_not(S, some),
+	                                            pass_ck_eq(S, n, zero))));
+	pass_ck_exact(S, n, pass_ck_eq(S, n, pass_ck_mul(S, pass_ck_ite(S, some, n1, zero), n2)));
+	return n;
+}
+
+/* Iteration t of the loop of `site` (env `le` is that loop's) exists: for a flat role, use t
+ * of the uses of the tile loop and k-loop together. */
+static Z3_ast
+site_iter_exists(Ck *k, const CkSite *site, CkEnv *le, Z3_ast t)
+{
+	if (!is_flat(site))
+		return pass_ck_iter_exists(k, le->parent, site->loop, t);
+	Z3_ast n = flat_trip(k, site->role, le->parent->parent);
+	if (!n)
+		return Z3_mk_false(S->z);
+	return pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), t), pass_ck_lt(S, t, n));
+}
+
 CkInst
 pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t)
 {
@@ -1254,13 +1487,18 @@ pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t)
 	CkEnv *e = pass_ck_role_env(k, site->role, r);
 	IrOp *chain[64];
 	int n = 0;
+	Z3_ast t2 = NULL;
 	for (IrOp *p = ir_op_parent_op(site->op); p && p != site->role->op && n < 64;
 	     p = ir_op_parent_op(p))
 		if (p->code == IR_OP_FOR)
 			chain[n++] = p;
 	for (int i = n - 1; i >= 0; i--) {
-		if (chain[i] == site->loop) {
-			e = pass_ck_loop_env(k, e, chain[i], t);
+		if (t && is_flat(site) && chain[i] == site->role->flat_outer) {
+			Z3_ast t1;
+			flat_split(k, site->role, e, t, &t1, &t2);
+			e = pass_ck_loop_env(k, e, chain[i], t1);
+		} else if (chain[i] == site->loop) {
+			e = pass_ck_loop_env(k, e, chain[i], t2 ? t2 : t);
 		} else {
 			Z3_ast u = pass_ck_fresh(S, "u");
 			pass_ck_side(S, u, pass_ck_iter_exists(k, e, chain[i], u));
@@ -1289,7 +1527,7 @@ pass_ck_inst(Ck *k, CkSite *site, const char *tag)
 		CkEnv *re = in.env;
 		while (re->scope != site->loop)
 			re = re->parent;
-		pass_ck_side(S, t, pass_ck_iter_exists(k, re->parent, site->loop, t));
+		pass_ck_side(S, t, site_iter_exists(k, site, re, t));
 	}
 	return in;
 }
@@ -1304,7 +1542,7 @@ pass_ck_inst_exists(Ck *k, const CkInst *in)
 	CkEnv *re = in->env;
 	while (re->scope != in->site->loop)
 		re = re->parent;
-	return pass_ck_and2(S, ok, pass_ck_iter_exists(k, re->parent, in->site->loop, in->t));
+	return pass_ck_and2(S, ok, site_iter_exists(k, in->site, re, in->t));
 }
 
 Z3_ast
@@ -1499,6 +1737,10 @@ form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
 static bool
 wait_form(Ck *k, CkSite *w)
 {
+	if (is_flat(w) && pass_ck_flat_restart(k, w)) {
+		k->broken = true;
+		return false;
+	}
 	int64_t p = index_period(k, w);
 	if (!p)
 		return beyond(
@@ -1655,6 +1897,28 @@ group_of(Ck *k, CkSite *s)
 bool
 pass_ck_phases(Ck *k)
 {
+	/* A tile loop around the k-loop: the k-loop's uses are numbered across tiles, which
+	 * needs the same trip count in every tile, and the ops on shared memory and barriers in
+	 * the k-loop (elsewhere in the tile loop they would fall between two uses). */
+	for (int i = 0; i < k->nroles; i++) {
+		CkRole *ro = &k->roles[i];
+		if (!ro->flat_outer)
+			continue;
+		CkEnv *renv = pass_ck_role_env(k, ro, ro->nrep > 1 ? pass_ck_fresh(S, "r") : NULL);
+		Z3_ast t1 = pass_ck_fresh(S, "t");
+		Z3_ast n2 = flat_inner_trip(k, ro, renv, t1);
+		if (!n2 || pass_ck_depends(S, n2, t1))
+			return beyond(k, ro->flat_inner,
+			              "a k-loop in a tile loop whose trip count changes from tile to "
+			              "tile (the uses of its barriers are numbered across tiles)");
+	}
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		if (s->role->flat_outer && s->loop == s->role->flat_outer)
+			return beyond(k, s->op,
+			              "an op on shared memory or barriers in a tile loop outside its "
+			              "k-loop (only the k-loop of a tile loop may hold them)");
+	}
 	/* A role's waits and arrivals sit in one role-level loop (or outside loops): the deadlock
 	 * check ranks them by its iteration. */
 	for (int i = 0; i < k->sites.len; i++) {
@@ -1681,11 +1945,8 @@ pass_ck_phases(Ck *k)
 			return beyond(k, w->op,
 			              w->cond ? "an 'ave.mbar.wait' under 'ave.if'"
 			                      : "an 'ave.mbar.wait' in a nested loop (a tile loop "
-			                        "around the k-loop: which phase a use needs depends "
-			                        "on the product of the tile index and the k-loop's "
-			                        "trip count, beyond the checker's linear arithmetic; "
-			                        "a 'persistent = N' kernel, whose barriers are "
-			                        "initialized again for every tile, is checked)");
+			                        "around the k-loop is understood when the k-loop sits "
+			                        "directly in the tile loop, itself in the role body)");
 		/* A loop wait may be followed by top-level waits of its role on its array after
 		 * the loop (tail waits, a drain): their guarantee starts from the loop's last
 		 * wait on each barrier (top_wait_lo). */
@@ -1723,8 +1984,9 @@ pass_ck_phases(Ck *k)
 			              "result");
 		if (s->nested)
 			return beyond(k, s->op,
-			              "an arrival on a barrier in a nested loop (see the wait in a "
-			              "nested loop)");
+			              "an arrival on a barrier in a nested loop (a tile loop "
+			              "around the k-loop is understood when the k-loop sits "
+			              "directly in the tile loop, itself in the role body)");
 		if (s->cond && s->loop && !arrival_shift(k, s))
 			return false;
 		CkGroup *tail_of = NULL;
@@ -1800,7 +2062,8 @@ loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 	CkWaitForm *f = o->wf;
 	int64_t p = f->period, c;
 	Z3_ast rho = residue_of(k, o, r, idx, p);
-	Z3_ast trip = trip_count(k, pass_ck_role_env(k, o->role, r), o->loop);
+	CkEnv *renv = pass_ck_role_env(k, o->role, r);
+	Z3_ast trip = is_flat(o) ? flat_trip(k, o->role, renv) : trip_count(k, renv, o->loop);
 	if (!trip)
 		return pass_ck_num(S, 0);
 	Z3_ast has =

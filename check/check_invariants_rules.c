@@ -1041,6 +1041,55 @@ check_tail_orphans(Ck *k)
 	}
 }
 
+/* A tile loop around the k-loop whose ring restarts at every tile: a wait passed at use u and
+ * u + 1 on the same barrier with the same parity returns at u + 1 on the phase of use u (a
+ * consumer reads the previous tile's data, a producer overwrites a slot still being read). The
+ * solver looks for such a pair; none found leaves the kernel to the other checks. */
+bool
+pass_ck_flat_restart(Ck *k, CkSite *w)
+{
+	Z3_ast r = pass_ck_num(S, 0);
+	Z3_ast u = pass_ck_fresh(S, "u");
+	CkInst a = pass_ck_inst_at(k, w, r, u);
+	CkInst b = pass_ck_inst_at(k, w, r, pass_ck_add(S, u, pass_ck_num(S, 1)));
+	bool ka = true, kb = true;
+	Z3_ast ga = pass_ck_guard(k, &a, &ka), gb = pass_ck_guard(k, &b, &kb);
+	if (!ka || !kb)
+		return false;
+	Z3_ast ia = pass_ck_bar_index(k, &a), ib = pass_ck_bar_index(k, &b);
+	Z3_ast f = pass_ck_and(
+	    S, 6,
+	    (Z3_ast[]){pass_ck_inst_exists(k, &a), pass_ck_inst_exists(k, &b), ga, gb,
+	               pass_ck_eq(S, ia, ib),
+	               pass_ck_eq(S, pass_ck_parity(k, &a), pass_ck_parity(k, &b))});
+	CkInst *ins[2] = {&a, &b};
+	Z3_model m = solve_min(k, f, ins, 2, &ia, 1);
+	if (!m)
+		return false;
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, w->op->loc,
+	    "this wait is passed twice in a row on %s with the same parity: the second returns on "
+	    "the first one's phase (the ring position or phase restarts at every tile of the "
+	    "tile loop; carry them across tiles, through the tile loop's iter_args)",
+	    bar_str(k, m, w->bar, ia));
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, &a, true);
+	IrValue *kv = w->loop->reg[0].block->arg[0];
+	IrValue *tv = w->role->flat_outer->reg[0].block->arg[0];
+	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(tv)),
+	         pass_ck_value(k, b.env->parent, tv));
+	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(kv)),
+	         pass_ck_value(k, b.env, kv));
+	cex_globals(k, cx, m, f);
+	cx->role = w->role->name;
+	cx->found = ir_ctx_printf(k->c, "parity %lld at both uses",
+	                          (long long)ev(k, m, pass_ck_parity(k, &a)));
+	cx->expected = "consecutive uses of one barrier to wait for consecutive phases";
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+	return true;
+}
+
 /* Iteration comparison for the deadlock check: both sites in role-level loops. */
 static bool
 cyc_dfs(int v, int n, const bool *edge, int *state)

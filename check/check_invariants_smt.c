@@ -41,6 +41,7 @@ void
 pass_ck_smt_free(CkSmt *s)
 {
 	ir_map_free(&s->side);
+	ir_vec_free(s->al, &s->exact, sizeof(Z3_ast));
 	ir_map_free(&s->divs);
 	ir_arena_free(&s->arena);
 	if (s->solver)
@@ -88,6 +89,13 @@ pass_ck_side(CkSmt *s, Z3_ast var, Z3_ast cond)
 	if (old)
 		cond = pass_ck_and2(s, old, cond);
 	ir_map_put(&s->side, h, var, (void *)cond, NULL);
+}
+
+void
+pass_ck_exact(CkSmt *s, Z3_ast var, Z3_ast cond)
+{
+	ir_vec_push(s->al, &s->exact, &var, sizeof var);
+	ir_vec_push(s->al, &s->exact, &cond, sizeof cond);
 }
 
 Z3_ast
@@ -138,6 +146,18 @@ pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c)
 	if (c == 1)
 		return a;
 	Z3_ast args[2] = {pass_ck_num(s, c), a};
+	return Z3_mk_mul(s->z, 2, args);
+}
+
+Z3_ast
+pass_ck_mul(CkSmt *s, Z3_ast a, Z3_ast b)
+{
+	int64_t c;
+	if (pass_ck_is_num(s, a, &c))
+		return pass_ck_mulc(s, b, c);
+	if (pass_ck_is_num(s, b, &c))
+		return pass_ck_mulc(s, a, c);
+	Z3_ast args[2] = {a, b};
 	return Z3_mk_mul(s->z, 2, args);
 }
 
@@ -368,15 +388,13 @@ walk_run(Walk *w, Z3_ast a, bool sides)
 			continue;
 		Z3_app app = Z3_to_app(z, t);
 		unsigned n = Z3_get_app_num_args(z, app);
-		if (n == 0) {
-			if (!sides)
-				continue;
+		/* Constants, and applications of uninterpreted functions, carry side conditions. */
+		if (sides && (n == 0 || Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED)) {
 			Z3_ast cond = ir_map_get(&w->s->side, ir_hash_ptr(t), t, NULL);
 			if (cond) {
 				ir_vec_push(w->s->al, &w->sides, &cond, sizeof cond);
 				walk_push(w, cond);
 			}
-			continue;
 		}
 		for (unsigned i = 0; i < n; i++)
 			walk_push(w, Z3_get_app_arg(z, app, i));
@@ -476,6 +494,24 @@ static Z3_solver solver(CkSmt *s);
 static CkRes timed_check(CkSmt *s, Z3_solver sv);
 static Z3_model take_model(CkSmt *s, Z3_solver sv, Z3_model old);
 
+/* The exact definitions of the variables `all` mentions (with their side conditions), or NULL
+ * when none: a model of `all` is one of the kernel only if it satisfies them too. */
+static Z3_ast
+exact_defs(CkSmt *s, Z3_ast all)
+{
+	IrVec defs = {0};
+	for (int i = 0; i + 1 < s->exact.len; i += 2) {
+		Z3_ast v = IR_VEC_AT(s->exact, Z3_ast, i);
+		if (pass_ck_mentions(s, all, v)) {
+			Z3_ast d = with_sides(s, IR_VEC_AT(s->exact, Z3_ast, i + 1));
+			ir_vec_push(s->al, &defs, &d, sizeof d);
+		}
+	}
+	Z3_ast r = defs.len ? pass_ck_and(s, defs.len, (Z3_ast *)defs.data) : NULL;
+	ir_vec_free(s->al, &defs, sizeof(Z3_ast));
+	return r;
+}
+
 CkRes
 pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 {
@@ -485,8 +521,14 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 		return CK_UNSAT; /* after an overflow: nothing is reported but pass_ck_overflowed */
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
-	Z3_solver_assert(s->z, sv, with_sides(s, f));
+	Z3_ast all = with_sides(s, f);
+	Z3_solver_assert(s->z, sv, all);
 	CkRes res = timed_check(s, sv);
+	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
+	if (ex) {
+		Z3_solver_assert(s->z, sv, ex);
+		res = timed_check(s, sv);
+	}
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
 	Z3_solver_pop(s->z, sv, 1);
@@ -540,8 +582,14 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		return CK_UNSAT;
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
-	Z3_solver_assert(s->z, sv, with_sides(s, f));
+	Z3_ast all = with_sides(s, f);
+	Z3_solver_assert(s->z, sv, all);
 	CkRes res = timed_check(s, sv);
+	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
+	if (ex) {
+		Z3_solver_assert(s->z, sv, ex);
+		res = timed_check(s, sv);
+	}
 	if (res != CK_SAT) {
 		Z3_solver_pop(s->z, sv, 1);
 		return res;
