@@ -346,6 +346,13 @@ aveStreamDestroy(AveStream h)
 	free(s);
 }
 
+void *
+aveStreamGetNative(AveStream h)
+{
+	RtStream *s = h.ptr;
+	return s ? s->s : NULL;
+}
+
 AveResult
 aveStreamSynchronize(AveStream h)
 {

@@ -440,9 +440,18 @@ cuda_wrap(RtDevice *d, void *ptr, size_t bytes)
 	size_t size = 0;
 	if (cu->cuMemGetAddressRange_v2 &&
 	    cu->cuMemGetAddressRange_v2(&base, &size, p) == CUDA_SUCCESS && bytes > base + size - p) {
-		rt_error(d->ctx, "aveBufferWrap: the %zu bytes at %p run past the end of their "
-				 "allocation (%zu bytes left in it)", bytes, ptr, (size_t)(base + size - p));
-		return AVE_ERROR_INVALID_ARGUMENT;
+		/* Virtual memory mapped in several pieces (cuMemMap, as torch's expandable segments
+		 * do) is one range to kernels: refuse only when the last byte is not this device's. */
+		int last = -1;
+		if (!cu->cuPointerGetAttribute ||
+		    cu->cuPointerGetAttribute(&last, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					      p + bytes - 1) != CUDA_SUCCESS ||
+		    last != cu->ordinal) {
+			rt_error(d->ctx, "aveBufferWrap: the %zu bytes at %p run past the end of their "
+					 "allocation (%zu bytes left in it)", bytes, ptr,
+				 (size_t)(base + size - p));
+			return AVE_ERROR_INVALID_ARGUMENT;
+		}
 	}
 	return AVE_SUCCESS;
 }

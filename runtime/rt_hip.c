@@ -239,7 +239,12 @@ hip_wrap(RtDevice *d, void *ptr, size_t bytes)
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}
 	size_t left = (size_t)((char *)base + size - (char *)ptr);
-	if (bytes > left) {
+	void *lbase = NULL;
+	size_t lsize = 0;
+	/* Memory mapped in several pieces is one range to kernels: refuse only when the last
+	 * byte is in no allocation. */
+	if (bytes > left &&
+	    h->hipMemGetAddressRange(&lbase, &lsize, (char *)ptr + bytes - 1) != 0) {
 		rt_error(d->ctx, "aveBufferWrap: the %zu bytes at %p run past the end of their "
 				 "allocation (%zu bytes left in it)", bytes, ptr, left);
 		return AVE_ERROR_INVALID_ARGUMENT;

@@ -241,6 +241,9 @@ AVE_API AveResult aveStreamCreate(AveDevice d, AveStream *out);
  * device is AVE_ERROR_INVALID_ARGUMENT. */
 AVE_API AveResult aveStreamWrap(AveDevice d, void *native_stream, AveStream *out);
 AVE_API void aveStreamDestroy(AveStream s); /* destroys the native stream unless it was wrapped */
+/* The native stream behind s (a CUstream, a hipStream_t), for another library to order its work
+ * with ave's; borrowed. NULL for the default stream, on the host device, and for a null s. */
+AVE_API void *aveStreamGetNative(AveStream s);
 AVE_API AveResult aveStreamSynchronize(AveStream s);
 
 /* ---- launching ---- */

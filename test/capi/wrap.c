@@ -67,6 +67,7 @@ host(AveContext c, const char *dir)
 	printf("wrapped size: %zu\n", aveBufferGetSize(bc));
 	AveStream s;
 	CHECK_OK(aveStreamWrap(d, NULL, &s));
+	printf("native of the host stream: %p\n", aveStreamGetNative(s));
 	CHECK_OK(vadd(k, d, ba, bb, bc, N, s));
 	CHECK_OK(aveStreamSynchronize(s));
 	int bad = 0;
@@ -237,6 +238,7 @@ cuda(AveContext c, const char *dir)
 	CHECK_OK(aveBufferWrap(d, (void *)(uintptr_t)dc, N * 4, &bc));
 	AveStream s;
 	CHECK_OK(aveStreamWrap(d, native, &s));
+	printf("cuda native stream given back: %s\n", aveStreamGetNative(s) == native ? "yes" : "no");
 	CHECK_OK(vadd(k, d, ba, bb, bc, N, s));
 	CHECK_OK(aveStreamSynchronize(s));
 	CU(dtoh(out, dc, N * 4));
