@@ -183,9 +183,13 @@ class Kernel:
         return _Bound(self, grid)
 
     def launch(self, grid: Union[int, Sequence[int]], args: Sequence[Any],
-               device: Union[str, Device, None] = None, stream: Optional[Stream] = None) -> None:
-        """Checks `args` against the signature (TypeError/ValueError before anything runs),
-        launches over `grid` CTAs and, on return, tensors hold what the kernel wrote."""
+               device: Union[str, Device, None] = None, stream: Any = None) -> None:
+        """Checks `args` against the signature (TypeError/ValueError before anything runs) and
+        launches over `grid` CTAs, passing tensors in place where the device can use them.
+        `stream`: None (torch's current stream when a torch GPU tensor is among the arguments,
+        else the default stream), an ave.Stream, a torch.cuda.Stream or a native handle (int).
+        On return tensors hold what the kernel wrote, except for a GPU launch whose tensors are
+        all GPU memory passed in place: that one is queued on the stream, as a torch op is."""
         from ._launch import launch
         launch(self, grid, list(args), device, stream)
 
@@ -211,7 +215,7 @@ class _Bound:
         self.grid = grid
 
     def __call__(self, *args: Any, device: Union[str, Device, None] = None,
-                 stream: Optional[Stream] = None) -> None:
+                 stream: Any = None) -> None:
         self.kernel.launch(self.grid, args, device=device, stream=stream)
 
 

@@ -285,13 +285,14 @@ def _grid(grid: Any) -> Tuple[int, int, int]:
 
 
 def _pick_device(k: Kernel, wheres: List[Optional[Where]], dev: Union[str, Device, None]) -> Device:
-    """The launch device: `dev`, else the device of the first GPU tensor, else the kind the
-    kernel's target runs on. Every GPU tensor must be on it (host arrays may be staged)."""
-    if dev is None:
-        gpu = next((w for w in wheres if w is not None and w[0] != "cpu"), None)
-        dev = "%s:%d" % gpu if gpu else k.default_device()
-    kind = dev.kind if isinstance(dev, Device) else dev.partition(":")[0]
+    """The launch device: `dev`, else the kind the kernel's target runs on (the device of the
+    first tensor on that kind of GPU). Every GPU tensor must be on it (host arrays may be
+    staged), else a ValueError names the argument."""
     want = _target_device(k.target)
+    if dev is None:
+        gpu = next((w for w in wheres if w is not None and w[0] == want), None)
+        dev = "%s:%d" % gpu if gpu else want
+    kind = dev.kind if isinstance(dev, Device) else dev.partition(":")[0]
     if kind != want:
         raise ValueError("ave: kernel @%s is compiled for %s, which runs on a %s device, not %s"
                          % (k.name, k.target, want, kind))
