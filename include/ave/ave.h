@@ -161,6 +161,12 @@ AVE_API AveResult aveCompileOptionsSetTarget(AveCompileOptions o, const char *ta
 AVE_API AveResult aveCompileOptionsSetOptLevel(AveCompileOptions o, int level); /* 0..3 */
 /* Extra passes run before lowering ("canonicalize,cse"); NULL for the default pipeline. */
 AVE_API AveResult aveCompileOptionsSetPipeline(AveCompileOptions o, const char *passes);
+/* Debug information in the binary, as `ave compile` gives it: 0 none (the default); 1 line tables
+ * (-lineinfo: PTX .loc/.file and the cubin's .debug_line, or the HSACO's .debug_line, naming the
+ * .ave lines; the code is optimized as without); 2 full DWARF (-g; on NVIDIA ptxas then makes
+ * unoptimized device-debug code). Part of the cache key. The host target ignores it: the
+ * interpreter always knows the .ave lines. */
+AVE_API AveResult aveCompileOptionsSetDebugInfo(AveCompileOptions o, int level);
 
 /* Compiles kernel `name` (without '@') of m, with options o (a null handle means the defaults).
  * Served from the cache when the same IR text, target, options, ave version and LLVM version
@@ -198,6 +204,9 @@ AVE_API int64_t aveKernelGetArgDim(AveKernel k, int i, int d);
 AVE_API int64_t aveKernelGetArgStride(AveKernel k, int i, int d);
 /* The whole metadata as JSON (the schema of `ave compile --emit-metadata`); borrowed. */
 AVE_API const char *aveKernelGetMetadataJson(AveKernel k);
+/* The binary the kernel runs from (a cubin, an HSACO, or the `.ave` text for host) and its size
+ * in *size (which may be NULL); borrowed. NULL (size 0) for a null kernel. */
+AVE_API const void *aveKernelGetBinary(AveKernel k, size_t *size);
 
 /* ---- devices, buffers, streams ---- */
 

@@ -193,6 +193,13 @@ class Kernel:
         from ._launch import launch
         launch(self, grid, list(args), device, stream)
 
+    @property
+    def binary(self) -> bytes:
+        """The binary the kernel runs from: a cubin, an HSACO, or the .ave text for host."""
+        n = ctypes.c_size_t()
+        p = lib.aveKernelGetBinary(self._h, ctypes.byref(n))
+        return ctypes.string_at(p, n.value) if p else b""
+
     def default_device(self) -> str:
         return _target_device(self.target)
 
@@ -260,7 +267,8 @@ def _is_text(src: str) -> bool:
 
 def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
             pipeline: Optional[str] = None, kernel: Optional[str] = None,
-            cache_dir: Union[str, os.PathLike, None, bool] = None) -> Union[Kernel, Module]:
+            cache_dir: Union[str, os.PathLike, None, bool] = None,
+            lineinfo: bool = False, debug: bool = False) -> Union[Kernel, Module]:
     """Compiles `.ave` source (a path, or the text itself) for `target`.
 
     Returns the Kernel named `kernel`, or the only kernel of the source, or a Module holding every
@@ -269,7 +277,11 @@ def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
 
     cache_dir: None uses libave's default ($AVE_CACHE_DIR, else $XDG_CACHE_HOME/ave, else
     ~/.cache/ave), shared with the C API and the `ave` tools; a path uses that directory; False
-    turns the disk cache off (the in-memory cache of the process still serves repeats)."""
+    turns the disk cache off (the in-memory cache of the process still serves repeats).
+
+    lineinfo=True puts line tables in the binary (`ave compile -lineinfo`: PTX .loc, the cubin's
+    or HSACO's .debug_line, naming the .ave lines; code optimized as without); debug=True full
+    DWARF (`-g`, unoptimized device code on NVIDIA). The host target ignores both."""
     ctx = _context(_DEFAULT if cache_dir is None else cache_dir)
     if not isinstance(opt, int) or not 0 <= opt <= 3:
         raise ValueError("ave.compile: opt must be 0..3, got %r" % (opt,))
@@ -297,6 +309,9 @@ def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
             if lib.aveCompileOptionsSetTarget(opts, target.encode()):
                 raise ValueError("ave.compile: unknown target %r (sm_90a, sm_80, gfx942, gfx90a or host)" % target)
             lib.aveCompileOptionsSetOptLevel(opts, opt)
+            level = 2 if debug else 1 if lineinfo else 0
+            if lib.aveCompileOptionsSetDebugInfo(opts, level):
+                raise CompileError("setting debug info level %d" % level, 1, list(diags))
             if pipeline is not None:
                 r = lib.aveCompileOptionsSetPipeline(opts, pipeline.encode())
                 if r:
