@@ -23,6 +23,7 @@ typedef struct JitRequest {
 	bool check;         /* run check-invariants (a failure stops the compile) */
 	const char *source; /* the module's text as written, or NULL (host bundles carry it) */
 	size_t source_len;
+	int debug;          /* 0: none; 1: line tables (-lineinfo); 2: full (-g); GPU targets only */
 } JitRequest;
 
 /* ---- jit_backends.c ---- */

@@ -117,6 +117,7 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 	LowerOptions lo = {0};
 	lo.emit = binary_kind(t);
 	lo.opt = rq->opt;
+	lo.debug = rq->debug;
 	lo.kernel = rq->kernel->item[0].s;
 	LowerResult res = {0};
 	bool ok = lower_compile(rq->m, t, &lo, &res);

@@ -16,6 +16,7 @@ typedef struct JitOptions {
 	const TargetInfo *target;
 	int opt;
 	char *pipeline;
+	int debug; /* aveCompileOptionsSetDebugInfo */
 } JitOptions;
 
 AveResult
@@ -77,6 +78,19 @@ aveCompileOptionsSetPipeline(AveCompileOptions h, const char *passes)
 		return rt_misuse(NULL, "aveCompileOptionsSetPipeline: the options are null");
 	free(o->pipeline);
 	o->pipeline = passes ? strdup(passes) : NULL;
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveCompileOptionsSetDebugInfo(AveCompileOptions h, int level)
+{
+	JitOptions *o = h.ptr;
+	if (!o)
+		return rt_misuse(NULL, "aveCompileOptionsSetDebugInfo: the options are null");
+	if (level < 0 || level > 2)
+		return rt_misuse(NULL, "aveCompileOptionsSetDebugInfo: level %d is outside 0..2 (0 none, "
+				       "1 line tables, 2 full)", level);
+	o->debug = level;
 	return AVE_SUCCESS;
 }
 
@@ -149,9 +163,13 @@ cache_ident(const JitOptions *o, const char *kernel, const char *text, size_t le
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 	/* The pipeline is the only free text: its length keeps the fields apart. */
-	fprintf(f, "ave-cache-v3\nave %s\nllvm %u.%u.%u\ntarget %s\n-O%d\npipeline %zu %s\n"
-		   "kernel %s\nsource %s\n",
-		AVE_VERSION, major, minor, patch, o->target->name, o->opt, strlen(pl), pl, kernel, hex);
+	fprintf(f, "ave-cache-v3\nave %s\nllvm %u.%u.%u\ntarget %s\n-O%d\n", AVE_VERSION, major,
+		minor, patch, o->target->name, o->opt);
+	/* Debug info changes the binary; without it the request reads as before, so that entries
+	 * written before the option existed stay valid. */
+	if (o->debug)
+		fprintf(f, "debug %d\n", o->debug);
+	fprintf(f, "pipeline %zu %s\nkernel %s\nsource %s\n", strlen(pl), pl, kernel, hex);
 	fclose(f);
 	return buf;
 }
@@ -209,7 +227,7 @@ AveResult
 aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel *out)
 {
 	RtModule *mod = mh.ptr;
-	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL};
+	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL, 0};
 	if (!mod || !name || !out)
 		return rt_misuse(mod ? mod->ctx : NULL, "aveKernelCompile: %s is null",
 				 !mod ? "the module" : !name ? "'name'" : "'out'");
@@ -276,7 +294,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		r = AVE_ERROR_COMPILE;
 	} else {
 		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline, true,
-				 text, len};
+				 text, len, o->debug};
 		int errs = ir->nerrors;
 		if (!jit_build(&rq, &jo))
 			r = jit_failure_kind(ir, errs);

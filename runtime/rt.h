@@ -218,6 +218,7 @@ typedef struct RtBuffer {
 	struct RtDevice *dev;
 	void *ptr;     /* host pointer, or device address */
 	size_t size;
+	bool wrapped;  /* aveBufferWrap: the caller's memory, never freed by ave */
 } RtBuffer;
 
 typedef struct RtDeviceOps {
@@ -238,6 +239,11 @@ typedef struct RtDeviceOps {
 	void (*unload)(struct RtDevice *d, void *handle);
 	AveResult (*launch)(struct RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3],
 			    const RtArgs *args, void *stream);
+	/* aveBufferWrap: checks, as far as the driver can tell, that [ptr, ptr + bytes) is memory
+	 * this device's kernels can use; reports why not. */
+	AveResult (*wrap)(struct RtDevice *d, void *ptr, size_t bytes);
+	/* aveStreamWrap: checks that the native stream handle can carry this device's launches. */
+	AveResult (*stream_wrap)(struct RtDevice *d, void *native);
 } RtDeviceOps;
 
 typedef struct RtDevice {

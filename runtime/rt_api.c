@@ -206,13 +206,41 @@ aveBufferCreate(AveDevice h, size_t bytes, AveBuffer *out)
 	return AVE_SUCCESS;
 }
 
+AveResult
+aveBufferWrap(AveDevice h, void *ptr, size_t bytes, AveBuffer *out)
+{
+	RtDevice *d = h.ptr;
+	if (out)
+		out->ptr = NULL;
+	if (!d || !ptr || !out)
+		return rt_misuse(d ? d->ctx : NULL, "aveBufferWrap: %s is null",
+				 !d ? "the device" : !ptr ? "'ptr'" : "'out'");
+	if (!bytes)
+		return rt_misuse(d->ctx, "aveBufferWrap: 'bytes' is 0 (wrap at least one byte; an "
+					 "empty tensor can use a buffer of aveBufferCreate)");
+	if ((uintptr_t)ptr + bytes - 1 < (uintptr_t)ptr)
+		return rt_misuse(d->ctx, "aveBufferWrap: %zu bytes at %p wrap around the address space",
+				 bytes, ptr);
+	AveResult r = d->ops->wrap(d, ptr, bytes);
+	if (r)
+		return r;
+	RtBuffer *b = calloc(1, sizeof *b);
+	b->dev = d;
+	b->ptr = ptr;
+	b->size = bytes;
+	b->wrapped = true;
+	out->ptr = b;
+	return AVE_SUCCESS;
+}
+
 void
 aveBufferDestroy(AveBuffer h)
 {
 	RtBuffer *b = h.ptr;
 	if (!b)
 		return;
-	b->dev->ops->free(b->dev, b->ptr);
+	if (!b->wrapped)
+		b->dev->ops->free(b->dev, b->ptr);
 	free(b);
 }
 
@@ -264,7 +292,8 @@ aveBufferDownload(AveBuffer h, size_t off, void *dst, size_t n)
 
 typedef struct RtStream {
 	RtDevice *dev;
-	void *s;
+	void *s;      /* the native stream (NULL: the default stream) */
+	bool wrapped; /* aveStreamWrap: the caller's, never destroyed by ave */
 } RtStream;
 
 AveResult
@@ -286,14 +315,42 @@ aveStreamCreate(AveDevice h, AveStream *out)
 	return AVE_SUCCESS;
 }
 
+AveResult
+aveStreamWrap(AveDevice h, void *native, AveStream *out)
+{
+	RtDevice *d = h.ptr;
+	if (out)
+		out->ptr = NULL;
+	if (!d || !out)
+		return rt_misuse(d ? d->ctx : NULL, "aveStreamWrap: %s is null",
+				 !d ? "the device" : "'out'");
+	AveResult r = d->ops->stream_wrap(d, native);
+	if (r)
+		return r;
+	RtStream *s = calloc(1, sizeof *s);
+	s->dev = d;
+	s->s = native;
+	s->wrapped = true;
+	out->ptr = s;
+	return AVE_SUCCESS;
+}
+
 void
 aveStreamDestroy(AveStream h)
 {
 	RtStream *s = h.ptr;
 	if (!s)
 		return;
-	s->dev->ops->stream_destroy(s->dev, s->s);
+	if (!s->wrapped)
+		s->dev->ops->stream_destroy(s->dev, s->s);
 	free(s);
+}
+
+void *
+aveStreamGetNative(AveStream h)
+{
+	RtStream *s = h.ptr;
+	return s ? s->s : NULL;
 }
 
 AveResult
@@ -473,6 +530,16 @@ rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d)
 		if (a->elem[0] && info->type && strcmp(a->elem, info->type)) {
 			rt_error(d->ctx, "kernel '%s': argument '%%%s' holds %s elements, given a buffer of %s",
 				 k->name, info->name, info->type, a->elem);
+			return AVE_ERROR_LAUNCH;
+		}
+		/* GPU loads and stores of one element need it aligned to its size (vectors check
+		 * their own alignment at run time); the interpreter copies bytes. Only memory the
+		 * caller wrapped can be misaligned: allocations are aligned. */
+		int es = elem_bytes(info->type);
+		if (b->wrapped && d->ops != &rt_host_ops && es > 1 && (uintptr_t)b->ptr % (uintptr_t)es) {
+			rt_error(d->ctx, "kernel '%s': argument '%%%s' holds %d-byte %s elements but its "
+				 "wrapped memory at %p is not aligned to %d bytes", k->name, info->name, es,
+				 info->type, b->ptr, es);
 			return AVE_ERROR_LAUNCH;
 		}
 		if (info->kind == AVE_ARG_POINTER)

@@ -66,7 +66,12 @@ typedef struct Cuda {
 	CUDA_FUNCS(X)
 #undef X
 	PFN_cuTensorMapEncodeTiled cuTensorMapEncodeTiled; /* NULL on drivers older than 12.0 */
+	/* Optional: the checks of wrapped memory and streams, skipped where the driver lacks them. */
+	CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+	CUresult (*cuMemGetAddressRange_v2)(CUdeviceptr *, size_t *, CUdeviceptr);
+	CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
 	CUdevice dev;
+	int ordinal;
 	CUcontext ctx;
 	int cc_major, cc_minor;
 	char path[1024]; /* the driver library that was loaded, as the dynamic linker found it */
@@ -147,6 +152,9 @@ cuda_open(RtDevice *d, int ordinal)
 	CUDA_FUNCS(X)
 #undef X
 	rt_dlsym(cu->lib, "cuTensorMapEncodeTiled", &cu->cuTensorMapEncodeTiled);
+	rt_dlsym(cu->lib, "cuPointerGetAttribute", &cu->cuPointerGetAttribute);
+	rt_dlsym(cu->lib, "cuMemGetAddressRange_v2", &cu->cuMemGetAddressRange_v2);
+	rt_dlsym(cu->lib, "cuStreamGetCtx", &cu->cuStreamGetCtx);
 	AveResult r;
 	if ((r = check(d, cu->cuInit(0), "cuInit")))
 		return r;
@@ -166,6 +174,7 @@ cuda_open(RtDevice *d, int ordinal)
 	}
 	if ((r = check(d, cu->cuDeviceGet(&cu->dev, ordinal), "cuDeviceGet")))
 		return r;
+	cu->ordinal = ordinal;
 	cu->cuDeviceGetName(d->name, sizeof d->name, cu->dev);
 	cu->cuDeviceGetAttribute(&cu->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu->dev);
 	cu->cuDeviceGetAttribute(&cu->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu->dev);
@@ -405,8 +414,73 @@ cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 	return r;
 }
 
+enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
+
+/* Memory the driver knows (cuMemAlloc, a caching allocator over it such as torch's, managed or
+ * registered host memory) on this device, and the bytes wrapped within its allocation. */
+static AveResult
+cuda_wrap(RtDevice *d, void *ptr, size_t bytes)
+{
+	Cuda *cu = d->impl;
+	CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
+	cu->cuCtxSetCurrent(cu->ctx);
+	int ord = -1;
+	if (cu->cuPointerGetAttribute &&
+	    cu->cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS) {
+		rt_error(d->ctx, "aveBufferWrap: %p is not memory the CUDA driver knows (a host "
+				 "pointer that was never registered?)", ptr);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	if (cu->cuPointerGetAttribute && ord != cu->ordinal) {
+		rt_error(d->ctx, "aveBufferWrap: the memory at %p is on CUDA device %d, not device %d",
+			 ptr, ord, cu->ordinal);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	if (cu->cuMemGetAddressRange_v2 &&
+	    cu->cuMemGetAddressRange_v2(&base, &size, p) == CUDA_SUCCESS && bytes > base + size - p) {
+		/* Virtual memory mapped in several pieces (cuMemMap, as torch's expandable segments
+		 * do) is one range to kernels: refuse only when the last byte is not this device's. */
+		int last = -1;
+		if (!cu->cuPointerGetAttribute ||
+		    cu->cuPointerGetAttribute(&last, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					      p + bytes - 1) != CUDA_SUCCESS ||
+		    last != cu->ordinal) {
+			rt_error(d->ctx, "aveBufferWrap: the %zu bytes at %p run past the end of their "
+					 "allocation (%zu bytes left in it)", bytes, ptr,
+				 (size_t)(base + size - p));
+			return AVE_ERROR_INVALID_ARGUMENT;
+		}
+	}
+	return AVE_SUCCESS;
+}
+
+/* A stream of the device's primary context (the one torch and the runtime API use); NULL and the
+ * special handles (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) resolve to the current context, which
+ * is set to it first. */
+static AveResult
+cuda_stream_wrap(RtDevice *d, void *native)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	CUcontext sc = NULL;
+	if (!cu->cuStreamGetCtx)
+		return AVE_SUCCESS;
+	AveResult r = check(d, cu->cuStreamGetCtx(native, &sc), "cuStreamGetCtx");
+	if (r)
+		return r == AVE_ERROR_OUT_OF_MEMORY ? r : AVE_ERROR_INVALID_ARGUMENT;
+	if (sc != cu->ctx) {
+		rt_error(d->ctx, "aveStreamWrap: the stream belongs to another CUDA context than the "
+				 "primary context of device %d", cu->ordinal);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	return AVE_SUCCESS;
+}
+
 const RtDeviceOps rt_cuda_ops = {
 	"cuda",        cuda_open,          cuda_close,          cuda_alloc,       cuda_free,
 	cuda_upload,   cuda_download,      cuda_stream_create,  cuda_stream_destroy,
 	cuda_stream_sync, cuda_sync,       cuda_load,           cuda_unload,      cuda_launch,
+	cuda_wrap,     cuda_stream_wrap,
 };

@@ -40,6 +40,9 @@ typedef struct Hip {
 #define X(name, ret, args) ret(*name) args;
 	HIP_FUNCS(X)
 #undef X
+	/* Optional (checks of wrapped memory and streams; skipped where the runtime lacks them). */
+	hipError_t (*hipMemGetAddressRange)(void **, size_t *, void *);
+	hipError_t (*hipStreamGetDevice)(hipStream_t, int *);
 	int ordinal;
 } Hip;
 
@@ -79,6 +82,8 @@ hip_open(RtDevice *d, int ordinal)
 	}
 	HIP_FUNCS(X)
 #undef X
+	rt_dlsym(h->lib, "hipMemGetAddressRange", &h->hipMemGetAddressRange);
+	rt_dlsym(h->lib, "hipStreamGetDevice", &h->hipStreamGetDevice);
 	AveResult r;
 	int count = 0;
 	if ((r = check(d, h->hipInit(0), "hipInit")))
@@ -217,8 +222,53 @@ hip_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const
 	return r;
 }
 
+/* Memory HIP allocated (hipMalloc, or another library's allocator over it), and the bytes
+ * wrapped within its allocation. */
+static AveResult
+hip_wrap(RtDevice *d, void *ptr, size_t bytes)
+{
+	Hip *h = d->impl;
+	if (!h->hipMemGetAddressRange)
+		return AVE_SUCCESS;
+	SET(d);
+	void *base = NULL;
+	size_t size = 0;
+	if (h->hipMemGetAddressRange(&base, &size, ptr) != 0) {
+		rt_error(d->ctx, "aveBufferWrap: %p is not device memory HIP knows on device %d "
+				 "(a host pointer, or another device's memory?)", ptr, h->ordinal);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	size_t left = (size_t)((char *)base + size - (char *)ptr);
+	void *lbase = NULL;
+	size_t lsize = 0;
+	/* Memory mapped in several pieces is one range to kernels: refuse only when the last
+	 * byte is in no allocation. */
+	if (bytes > left &&
+	    h->hipMemGetAddressRange(&lbase, &lsize, (char *)ptr + bytes - 1) != 0) {
+		rt_error(d->ctx, "aveBufferWrap: the %zu bytes at %p run past the end of their "
+				 "allocation (%zu bytes left in it)", bytes, ptr, left);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	return AVE_SUCCESS;
+}
+
+static AveResult
+hip_stream_wrap(RtDevice *d, void *native)
+{
+	Hip *h = d->impl;
+	int dev = -1;
+	if (native && h->hipStreamGetDevice && h->hipStreamGetDevice(native, &dev) == 0 &&
+	    dev != h->ordinal) {
+		rt_error(d->ctx, "aveStreamWrap: the stream belongs to HIP device %d, not device %d",
+			 dev, h->ordinal);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	return AVE_SUCCESS;
+}
+
 const RtDeviceOps rt_hip_ops = {
 	"hip",        hip_open,          hip_close,          hip_alloc,         hip_free,
 	hip_upload,   hip_download,      hip_stream_create,  hip_stream_destroy,
 	hip_stream_sync, hip_sync,       hip_load,           hip_unload,        hip_launch,
+	hip_wrap,     hip_stream_wrap,
 };

@@ -188,10 +188,34 @@ host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 	return ok ? AVE_SUCCESS : AVE_ERROR_RUNTIME;
 }
 
+/* Any host memory will do: the interpreter reads and writes elements with memcpy, so neither
+ * the base nor the strides need alignment. */
+static AveResult
+host_wrap(RtDevice *d, void *ptr, size_t bytes)
+{
+	(void)d;
+	(void)ptr;
+	(void)bytes;
+	return AVE_SUCCESS;
+}
+
+/* The host device has no streams of its own (launches run to completion), so the only native
+ * stream it can wrap is NULL, which is its default stream. */
+static AveResult
+host_stream_wrap(RtDevice *d, void *native)
+{
+	if (!native)
+		return AVE_SUCCESS;
+	rt_error(d->ctx, "aveStreamWrap: the host device has no native streams; only NULL (its "
+			 "default stream) can be wrapped, given %p", native);
+	return AVE_ERROR_UNSUPPORTED;
+}
+
 const RtDeviceOps rt_host_ops = {
 	"host",        host_open,          host_close,          host_alloc,       host_free,
 	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
 	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
+	host_wrap,     host_stream_wrap,
 };
 
 bool

@@ -325,3 +325,12 @@ aveKernelGetMetadataJson(AveKernel h)
 {
 	return K(h) ? K(h)->meta_text : NULL;
 }
+
+const void *
+aveKernelGetBinary(AveKernel h, size_t *size)
+{
+	RtKernel *k = h.ptr;
+	if (size)
+		*size = k ? k->bundle.binary_len : 0;
+	return k ? k->bundle.binary : NULL;
+}

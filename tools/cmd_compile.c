@@ -254,7 +254,7 @@ emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target)
 	ir_module_print(m, f, NULL);
 	fclose(f);
 	const IrFile *file = ir_ctx_file(c, 1); /* the input, as written */
-	JitRequest rq = {m, k, target, o->opt, NULL, !o->no_check, file->text, file->len};
+	JitRequest rq = {m, k, target, o->opt, NULL, !o->no_check, file->text, file->len, o->debug};
 	JitOutput jo = {0};
 	int rc = 1;
 	if (jit_build(&rq, &jo)) {

@@ -161,6 +161,12 @@ AVE_API AveResult aveCompileOptionsSetTarget(AveCompileOptions o, const char *ta
 AVE_API AveResult aveCompileOptionsSetOptLevel(AveCompileOptions o, int level); /* 0..3 */
 /* Extra passes run before lowering ("canonicalize,cse"); NULL for the default pipeline. */
 AVE_API AveResult aveCompileOptionsSetPipeline(AveCompileOptions o, const char *passes);
+/* Debug information in the binary, as `ave compile` gives it: 0 none (the default); 1 line tables
+ * (-lineinfo: PTX .loc/.file and the cubin's .debug_line, or the HSACO's .debug_line, naming the
+ * .ave lines; the code is optimized as without); 2 full DWARF (-g; on NVIDIA ptxas then makes
+ * unoptimized device-debug code). Part of the cache key. The host target ignores it: the
+ * interpreter always knows the .ave lines. */
+AVE_API AveResult aveCompileOptionsSetDebugInfo(AveCompileOptions o, int level);
 
 /* Compiles kernel `name` (without '@') of m, with options o (a null handle means the defaults).
  * Served from the cache when the same IR text, target, options, ave version and LLVM version
@@ -198,6 +204,9 @@ AVE_API int64_t aveKernelGetArgDim(AveKernel k, int i, int d);
 AVE_API int64_t aveKernelGetArgStride(AveKernel k, int i, int d);
 /* The whole metadata as JSON (the schema of `ave compile --emit-metadata`); borrowed. */
 AVE_API const char *aveKernelGetMetadataJson(AveKernel k);
+/* The binary the kernel runs from (a cubin, an HSACO, or the `.ave` text for host) and its size
+ * in *size (which may be NULL); borrowed. NULL (size 0) for a null kernel. */
+AVE_API const void *aveKernelGetBinary(AveKernel k, size_t *size);
 
 /* ---- devices, buffers, streams ---- */
 
@@ -214,14 +223,36 @@ AVE_API AveResult aveDeviceSetSchedules(AveDevice d, int schedules, uint64_t see
 
 /* Device memory. Owned by the caller. */
 AVE_API AveResult aveBufferCreate(AveDevice d, size_t bytes, AveBuffer *out);
-AVE_API void aveBufferDestroy(AveBuffer b);
+/* Wraps `bytes` (> 0) of memory the caller owns, starting at `ptr`, as a buffer of d, without
+ * copying: a host pointer on the host device, a device address (CUdeviceptr, hipMalloc'd memory,
+ * torch's data_ptr()) on cuda and hip. Kernels launched with it read and write that memory in
+ * place. The handle is owned by the caller; aveBufferDestroy frees the handle, never the memory,
+ * which must stay valid until the buffer is destroyed and until launches using it are finished.
+ * A null ptr, 0 bytes, or memory the driver says is not this device's (cuda: unknown to the
+ * driver, on another device, or running past the end of its allocation; hip: outside a HIP
+ * allocation) is AVE_ERROR_INVALID_ARGUMENT with the reason. On GPU devices a launch refuses a
+ * wrapped buffer whose address is not aligned to its elements' size. */
+AVE_API AveResult aveBufferWrap(AveDevice d, void *ptr, size_t bytes, AveBuffer *out);
+AVE_API void aveBufferDestroy(AveBuffer b); /* frees the memory unless it was wrapped */
 AVE_API size_t aveBufferGetSize(AveBuffer b);
 AVE_API AveResult aveBufferUpload(AveBuffer b, size_t offset, const void *src, size_t bytes);
 AVE_API AveResult aveBufferDownload(AveBuffer b, size_t offset, void *dst, size_t bytes);
 
 /* Owned by the caller; a null stream means the device's default stream. */
 AVE_API AveResult aveStreamCreate(AveDevice d, AveStream *out);
-AVE_API void aveStreamDestroy(AveStream s);
+/* Wraps a stream another library created, so that launches on it are ordered with that
+ * library's work: a CUstream on cuda (torch.cuda.current_stream().cuda_stream; it must belong to
+ * the device's primary context, as torch's and the CUDA runtime's do; NULL and the special
+ * handles CU_STREAM_LEGACY / CU_STREAM_PER_THREAD are accepted), a hipStream_t on hip. The host
+ * device has no native streams: it wraps only NULL (its default stream) and refuses any other
+ * handle with AVE_ERROR_UNSUPPORTED. The handle is owned by the caller; aveStreamDestroy frees
+ * the handle, never the native stream, which must outlive it. A stream of another context or
+ * device is AVE_ERROR_INVALID_ARGUMENT. */
+AVE_API AveResult aveStreamWrap(AveDevice d, void *native_stream, AveStream *out);
+AVE_API void aveStreamDestroy(AveStream s); /* destroys the native stream unless it was wrapped */
+/* The native stream behind s (a CUstream, a hipStream_t), for another library to order its work
+ * with ave's; borrowed. NULL for the default stream, on the host device, and for a null s. */
+AVE_API void *aveStreamGetNative(AveStream s);
 AVE_API AveResult aveStreamSynchronize(AveStream s);
 
 /* ---- launching ---- */

@@ -183,11 +183,22 @@ class Kernel:
         return _Bound(self, grid)
 
     def launch(self, grid: Union[int, Sequence[int]], args: Sequence[Any],
-               device: Union[str, Device, None] = None, stream: Optional[Stream] = None) -> None:
-        """Checks `args` against the signature (TypeError/ValueError before anything runs),
-        launches over `grid` CTAs and, on return, tensors hold what the kernel wrote."""
+               device: Union[str, Device, None] = None, stream: Any = None) -> None:
+        """Checks `args` against the signature (TypeError/ValueError before anything runs) and
+        launches over `grid` CTAs, passing tensors in place where the device can use them.
+        `stream`: None (torch's current stream when a torch GPU tensor is among the arguments,
+        else the default stream), an ave.Stream, a torch.cuda.Stream or a native handle (int).
+        On return tensors hold what the kernel wrote, except for a GPU launch whose tensors are
+        all GPU memory passed in place: that one is queued on the stream, as a torch op is."""
         from ._launch import launch
         launch(self, grid, list(args), device, stream)
+
+    @property
+    def binary(self) -> bytes:
+        """The binary the kernel runs from: a cubin, an HSACO, or the .ave text for host."""
+        n = ctypes.c_size_t()
+        p = lib.aveKernelGetBinary(self._h, ctypes.byref(n))
+        return ctypes.string_at(p, n.value) if p else b""
 
     def default_device(self) -> str:
         return _target_device(self.target)
@@ -211,7 +222,7 @@ class _Bound:
         self.grid = grid
 
     def __call__(self, *args: Any, device: Union[str, Device, None] = None,
-                 stream: Optional[Stream] = None) -> None:
+                 stream: Any = None) -> None:
         self.kernel.launch(self.grid, args, device=device, stream=stream)
 
 
@@ -256,7 +267,8 @@ def _is_text(src: str) -> bool:
 
 def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
             pipeline: Optional[str] = None, kernel: Optional[str] = None,
-            cache_dir: Union[str, os.PathLike, None, bool] = None) -> Union[Kernel, Module]:
+            cache_dir: Union[str, os.PathLike, None, bool] = None,
+            lineinfo: bool = False, debug: bool = False) -> Union[Kernel, Module]:
     """Compiles `.ave` source (a path, or the text itself) for `target`.
 
     Returns the Kernel named `kernel`, or the only kernel of the source, or a Module holding every
@@ -265,7 +277,11 @@ def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
 
     cache_dir: None uses libave's default ($AVE_CACHE_DIR, else $XDG_CACHE_HOME/ave, else
     ~/.cache/ave), shared with the C API and the `ave` tools; a path uses that directory; False
-    turns the disk cache off (the in-memory cache of the process still serves repeats)."""
+    turns the disk cache off (the in-memory cache of the process still serves repeats).
+
+    lineinfo=True puts line tables in the binary (`ave compile -lineinfo`: PTX .loc, the cubin's
+    or HSACO's .debug_line, naming the .ave lines; code optimized as without); debug=True full
+    DWARF (`-g`, unoptimized device code on NVIDIA). The host target ignores both."""
     ctx = _context(_DEFAULT if cache_dir is None else cache_dir)
     if not isinstance(opt, int) or not 0 <= opt <= 3:
         raise ValueError("ave.compile: opt must be 0..3, got %r" % (opt,))
@@ -293,6 +309,9 @@ def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
             if lib.aveCompileOptionsSetTarget(opts, target.encode()):
                 raise ValueError("ave.compile: unknown target %r (sm_90a, sm_80, gfx942, gfx90a or host)" % target)
             lib.aveCompileOptionsSetOptLevel(opts, opt)
+            level = 2 if debug else 1 if lineinfo else 0
+            if lib.aveCompileOptionsSetDebugInfo(opts, level):
+                raise CompileError("setting debug info level %d" % level, 1, list(diags))
             if pipeline is not None:
                 r = lib.aveCompileOptionsSetPipeline(opts, pipeline.encode())
                 if r:

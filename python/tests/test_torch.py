@@ -1,4 +1,4 @@
-"""torch tensors: CPU tensors on the host device; CUDA tensors only where a GPU is present."""
+"""torch CPU tensors on the host device (CUDA tensors: test_cuda.py)."""
 import os
 
 import numpy as np
@@ -61,16 +61,3 @@ def test_torch_views_and_errors(torch):
         k[1, 1](A, B, wide[:, :N], torch.tensor(64.0))
     k[1, 1](A, B, wide[:, :N], torch.tensor(64))  # a 0-d integer tensor is a scalar
 
-
-def test_torch_cuda(torch):
-    """CUDA tensors launch on the cuda device (the kernel compiled for the GPU's target)."""
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU (torch.cuda.is_available() is False)")
-    major, minor = torch.cuda.get_device_capability()
-    target = "sm_90a" if major >= 9 else "sm_80"
-    k = ave.compile(os.path.join(EXAMPLES, "vadd.ave"), target=target)
-    a = torch.arange(4096, dtype=torch.float32, device="cuda")
-    b = torch.ones(4096, device="cuda")
-    c = torch.zeros(4096, device="cuda")
-    k[4](a, b, c)
-    assert torch.equal(c, a + b)
