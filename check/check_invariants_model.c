@@ -309,12 +309,60 @@ grid_stride_dim(Ck *k, IrOp *loop)
 	return (int)da;
 }
 
+static Z3_ast
+uf2(Ck *k, const char *name, int n, Z3_ast *args)
+{
+	Z3_context z = S->z;
+	Z3_sort dom[3] = {S->is, S->is, S->is};
+	return Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, name), (unsigned)n, dom, S->is),
+	                 (unsigned)n, args);
+}
+
+/* A grid-stride loop (step num_programs >= 1): its trip count n and its variable at iteration t
+ * are uninterpreted functions of the bounds, the step and t (two roles running the same loop
+ * agree on them), with their linear consequences; the products only confirm counterexamples. */
+static Z3_ast
+gs_trips(Ck *k, Z3_ast lb, Z3_ast ub, Z3_ast st)
+{
+	Z3_ast n = uf2(k, "trips", 3, (Z3_ast[]){lb, ub, st});
+	Z3_ast zero = pass_ck_num(S, 0), one = pass_ck_num(S, 1);
+	Z3_ast some = pass_ck_lt(S, lb, ub);
+	Z3_ast lin = pass_ck_and2(S, pass_ck_le(S, one, n), pass_ck_le(S, n, pass_ck_sub(S, ub, lb)));
+	pass_ck_side(S, n, pass_ck_ite(S, some, lin, pass_ck_eq(S, n, zero)));
+	Z3_ast last = pass_ck_add(S, lb, pass_ck_mul(S, pass_ck_sub(S, n, one), st));
+	pass_ck_exact(S, n,
+	              pass_ck_or2(S, pass_ck_not(S, some),
+	                          pass_ck_and2(S, pass_ck_lt(S, last, ub),
+	                                       pass_ck_le(S, ub, pass_ck_add(S, last, st)))));
+	return n;
+}
+
+static Z3_ast
+gs_at(Ck *k, Z3_ast lb, Z3_ast st, Z3_ast t)
+{
+	Z3_ast x = uf2(k, "stride_at", 3, (Z3_ast[]){lb, st, t});
+	Z3_ast zero = pass_ck_num(S, 0);
+	pass_ck_side(S, x,
+	             pass_ck_and2(S, pass_ck_eq(S, pass_ck_eq(S, t, zero), pass_ck_eq(S, x, lb)),
+	                          pass_ck_or2(S, pass_ck_lt(S, t, zero),
+	                                      pass_ck_le(S, pass_ck_add(S, lb, t), x))));
+	pass_ck_exact(S, x, pass_ck_eq(S, x, pass_ck_add(S, lb, pass_ck_mul(S, t, st))));
+	return x;
+}
+
 Z3_ast
 pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
 {
 	int64_t step;
 	if (k->gstride && grid_stride_dim(k, loop) >= 0)
 		return pass_ck_le(S, pass_ck_num(S, 0), t); /* the loop variable's range is its own */
+	if (grid_stride_dim(k, loop) >= 0) {
+		Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
+		Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
+		Z3_ast st = pass_ck_expr(k, parent, loop, loop->item[2].e);
+		return pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), t),
+		                    pass_ck_lt(S, t, gs_trips(k, lb, ub, st)));
+	}
 	if (!loop_step(k, loop, &step))
 		return Z3_mk_false(S->z);
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
@@ -328,6 +376,10 @@ static Z3_ast
 trip_count(Ck *k, CkEnv *parent, IrOp *loop)
 {
 	int64_t step;
+	if (!k->gstride && grid_stride_dim(k, loop) >= 0)
+		return gs_trips(k, pass_ck_expr(k, parent, loop, loop->item[0].e),
+		                pass_ck_expr(k, parent, loop, loop->item[1].e),
+		                pass_ck_expr(k, parent, loop, loop->item[2].e));
 	if (!loop_step(k, loop, &step))
 		return NULL;
 	Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
@@ -670,6 +722,10 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 					k->gs_dim[k->ngs++] = d;
 					return x;
 				}
+				if (e->iter && grid_stride_dim(k, owner) >= 0)
+					return gs_at(k, pass_ck_expr(k, e->parent, owner, owner->item[0].e),
+					             pass_ck_expr(k, e->parent, owner, owner->item[2].e),
+					             e->iter);
 				if (!e->iter || !loop_step(k, owner, &step))
 					return opaque(k, ty, v->name);
 				Z3_ast lb = pass_ck_expr(k, e->parent, owner, owner->item[0].e);
@@ -1312,7 +1368,8 @@ pass_ck_collect(Ck *k)
 		 * other step would leave the site with no instances, proving everything about it).
 		 */
 		for (IrOp *p = ir_op_parent_op(s->op); p && p != k->kernel; p = ir_op_parent_op(p))
-			if (p->code == IR_OP_FOR && !loop_step(k, p, &step))
+			if (p->code == IR_OP_FOR && !loop_step(k, p, &step) &&
+			    !(p == s->role->flat_outer && grid_stride_dim(k, p) >= 0))
 				return beyond(k, p,
 				              "a loop whose step is not a positive constant holds "
 				              "synchronization or shared-memory operations");

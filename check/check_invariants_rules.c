@@ -1062,6 +1062,14 @@ pass_ck_flat_restart(Ck *k, CkSite *w)
 	    (Z3_ast[]){pass_ck_inst_exists(k, &a), pass_ck_inst_exists(k, &b), ga, gb,
 	               pass_ck_eq(S, ia, ib),
 	               pass_ck_eq(S, pass_ck_parity(k, &a), pass_ck_parity(k, &b))});
+	/* The loop variables shown, mentioned so that the model gives them their exact values. */
+	IrValue *kv = w->loop->reg[0].block->arg[0];
+	IrValue *tv = w->role->flat_outer->reg[0].block->arg[0];
+	Z3_ast shown[4] = {pass_ck_value(k, a.env->parent, tv), pass_ck_value(k, b.env->parent, tv),
+	                   pass_ck_value(k, a.env, kv), pass_ck_value(k, b.env, kv)};
+	for (int i = 0; i < 4; i++)
+		if (shown[i])
+			f = pass_ck_and2(S, f, Z3_mk_eq(S->z, shown[i], shown[i]));
 	CkInst *ins[2] = {&a, &b};
 	Z3_model m = solve_min(k, f, ins, 2, &ia, 1);
 	if (!m)
@@ -1074,12 +1082,8 @@ pass_ck_flat_restart(Ck *k, CkSite *w)
 	    bar_str(k, m, w->bar, ia));
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, &a, true);
-	IrValue *kv = w->loop->reg[0].block->arg[0];
-	IrValue *tv = w->role->flat_outer->reg[0].block->arg[0];
-	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(tv)),
-	         pass_ck_value(k, b.env->parent, tv));
-	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(kv)),
-	         pass_ck_value(k, b.env, kv));
+	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(tv)), shown[1]);
+	cex_show(k, cx, m, ir_ctx_printf(k->c, "next %%%s", pass_ck_vname(kv)), shown[3]);
 	cex_globals(k, cx, m, f);
 	cx->role = w->role->name;
 	cx->found = ir_ctx_printf(k->c, "parity %lld at both uses",
