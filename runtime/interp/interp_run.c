@@ -87,6 +87,8 @@ interp_where(Run *r, Task *t, char *buf, size_t n)
 {
 	Cta *c = r->cta;
 	buf[0] = 0;
+	if (r->o->launches > 1)
+		appendf(buf, n, "launch %lld, ", (long long)r->epoch);
 	if (r->world > 1)
 		appendf(buf, n, "rank %d, ", r->rank);
 	appendf(buf, n, "CTA (%lld, %lld, %lld)", (long long)c->pid[0], (long long)c->pid[1],
@@ -1037,6 +1039,15 @@ check_ranks(IrCtx *c, const InterpLaunch *ls, int world)
 				 "kernel, grid, epoch or world size, or says rank %d", q, lq->rank);
 			return false;
 		}
+	}
+	/* a module written for a number of ranks runs on that many */
+	IrRegion *rg = l->kernel->parent ? l->kernel->parent->parent : NULL;
+	IrOp *mod = rg ? rg->parent : NULL;
+	IrAttr *wa = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, c->kw.world) : NULL;
+	if (wa && wa->kind == IR_ATTR_INT && wa->i != world) {
+		ir_error(c, mod->loc, "module '@%s' is written for %lld ranks ('world = %lld'), the run "
+			 "has %d", mod->item[0].s, (long long)wa->i, (long long)wa->i, world);
+		return false;
 	}
 	for (int d = 0; d < 3; d++)
 		if (l->grid[d] < 1) {
