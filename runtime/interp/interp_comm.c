@@ -123,22 +123,28 @@ int
 interp_chunk_signal(Run *r, Task *t, IOp *o)
 {
 	ChunkRef cr;
-	int p;
-	if (!chunk_ref(r, t, o, &cr) || !peer_of(r, t, o, &p))
+	int p = 0;
+	bool all = !ir_op_group(o->op, r->c->kw.peer);
+	if (!chunk_ref(r, t, o, &cr) || (!all && !peer_of(r, t, o, &p)))
 		return EX_ERR;
-	Tens *g = copy_on(r, p, cr.k);
-	interp_mem_set_i64(g->elem, g->data, cr.off, interp_mem_get_i64(g->elem, g->data, cr.off) + 1);
-	if (r->narr == r->caparr) {
-		int cap = r->caparr ? 2 * r->caparr : 64;
-		r->arr = ir_xrealloc(r->al, r->arr, sizeof *r->arr * (size_t)r->caparr,
-				     sizeof *r->arr * (size_t)cap);
-		r->caparr = cap;
+	uint32_t clk = ++r->clk;
+	/* without peer(...), every rank */
+	for (int q = all ? 0 : p; q < (all ? r->world : p + 1); q++) {
+		Tens *g = copy_on(r, q, cr.k);
+		interp_mem_set_i64(g->elem, g->data, cr.off,
+				   interp_mem_get_i64(g->elem, g->data, cr.off) + 1);
+		if (r->narr == r->caparr) {
+			int cap = r->caparr ? 2 * r->caparr : 64;
+			r->arr = ir_xrealloc(r->al, r->arr, sizeof *r->arr * (size_t)r->caparr,
+					     sizeof *r->arr * (size_t)cap);
+			r->caparr = cap;
+		}
+		r->arr[r->narr++] = (Arrival){cr.k, q, cr.off, r->cta->gid, clk};
+		/* waiters on rank q may run again */
+		for (int i = 0; i < r->nact; i++)
+			if (r->act[i]->rank == q)
+				r->act[i]->epoch++;
 	}
-	r->arr[r->narr++] = (Arrival){cr.k, p, cr.off, r->cta->gid, ++r->clk};
-	/* waiters on rank p may run again */
-	for (int i = 0; i < r->nact; i++)
-		if (r->act[i]->rank == p)
-			r->act[i]->epoch++;
 	return EX_OK;
 }
 
