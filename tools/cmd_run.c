@@ -367,7 +367,12 @@ check_names(IrOp *k, RunOpts *o)
 			}
 			for (int i = 0; i < j; i++)
 				if (!strcmp(a[i].name, a[j].name)) {
-					fprintf(stderr, "ave run: %s '%s' is given twice\n", opt, a[j].name);
+					if (pass)
+						fprintf(stderr, "ave run: --out '%s' is given twice\n",
+							a[j].name);
+					else
+						fprintf(stderr, "ave run: argument '%s%s' is given twice\n",
+							a[j].name[0] == '@' ? "" : "%", a[j].name);
 					return false;
 				}
 			if (known_name(k, a[j].name, len, pass))
