@@ -760,4 +760,34 @@ bool ir_pass_arg_int(IrCtx *c, const IrPassOpts *o, const char *pass, const char
 		     int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 double ir_now(void);
 
+/* ---- chunk.c: chunks and chunk schedules (SPEC 5.9) ---- */
+
+/* A box of a symmetric buffer: per dimension its first element and length. */
+typedef struct IrChunkBox {
+	IrOp *buf; /* the ave.symm.alloc */
+	int rank;
+	int64_t lo[IR_MAX_RANK], len[IR_MAX_RANK];
+} IrChunkBox;
+
+/* One wave of a chunk schedule on one rank: the chunk that becomes ready and the rank it comes
+ * from (the rank itself for its local chunk). */
+typedef struct IrChunkStep {
+	int64_t chunk, peer;
+} IrChunkStep;
+
+/* The region (`region(...)`) or the signal slot (`signal(...)`, lengths 1) of chunk `ch`, an
+ * ave.chunk, for its arguments `args` (one per parameter). False with a message in err when an
+ * expression divides by a value that is not positive. A coordinate without `: n` is one element. */
+bool ir_chunk_box(IrCtx *c, IrOp *ch, IrStr which, const int64_t *args, IrChunkBox *out,
+		  char *err, size_t errlen);
+/* The ave.chunk a schedule is for. */
+IrOp *ir_chunk_schedule_for(IrCtx *c, IrOp *sched);
+/* The step of schedule `sched` for `rank` at `wave` (both in [0, world)) of a `world`-rank job:
+ * its chunk(...)/peer(...) expressions, or its template (docs/language.md defines them). False
+ * with a message in err when an expression fails or gives a peer outside [0, world). */
+bool ir_chunk_schedule_step(IrCtx *c, IrOp *sched, int64_t world, int64_t rank, int64_t wave,
+			    IrChunkStep *out, char *err, size_t errlen);
+/* Prints every rank's waves with the chunk, the peer and the chunk's region (tools' --print). */
+bool ir_chunk_schedule_print(IrCtx *c, IrOp *sched, int64_t world, FILE *out);
+
 #endif

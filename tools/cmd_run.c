@@ -16,6 +16,7 @@ static const char usage_text[] =
     "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host|cuda|hip] [--target=T]\n"
     "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
     "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
+    "               [--world=N] [--launches=N] [--print-schedule=@S]\n"
     "               [--diagnostics-format=text|json]\n"
     "\n"
     "Runs kernel @NAME of FILE on a grid of X*Y*Z CTAs (--grid; default 1, one CTA: a warning\n"
@@ -25,6 +26,12 @@ static const char usage_text[] =
     "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
     "  a literal              for scalar arguments, e.g. --arg K=512\n"
     "--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
+    "--world=N runs N ranks (1 to 64) in one process, each with its own copy of every\n"
+    "ave.symm.alloc (zeros unless given). '--arg @SYM=VALUE' fills buffer @SYM and\n"
+    "'--out @SYM=FILE.npy' writes it; NAME@R=VALUE gives rank R its own value; '{r}' in a\n"
+    "VALUE or FILE stands for the rank. With N > 1, an --out FILE without '{r}' is written\n"
+    "once per rank as FILE.rankR.npy. --launches=N launches the kernel N times on the same\n"
+    "memory (epochs 1..N). --print-schedule=@S prints chunk schedule @S for N ranks and exits.\n"
     "--schedules=N runs N interleavings of the warp roles (seeds S, S+1, ...) and fails on the\n"
     "first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
     "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
@@ -104,6 +111,8 @@ typedef struct RunOpts {
 	int nargs, nouts;
 	InterpOptions io;
 	bool stats;
+	int world;
+	const char *print_schedule;
 } RunOpts;
 
 static void
@@ -123,6 +132,7 @@ parse_opts(int argc, char **argv, RunOpts *o)
 {
 	o->grid[0] = o->grid[1] = o->grid[2] = 1;
 	o->io.schedules = 1;
+	o->world = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (driver_common_opt(&o->common, a))
@@ -171,6 +181,24 @@ parse_opts(int argc, char **argv, RunOpts *o)
 				return 2;
 			}
 			o->io.schedules = (int)n;
+		} else if ((v = opt_value(argc, argv, &i, "--world"))) {
+			uint64_t n;
+			if (!parse_u64(v, &n) || n < 1 || n > INTERP_MAX_WORLD) {
+				fprintf(stderr, "ave run: --world expects a rank count in [1, %d], "
+					"found '%s'\n", INTERP_MAX_WORLD, v);
+				return 2;
+			}
+			o->world = (int)n;
+		} else if ((v = opt_value(argc, argv, &i, "--launches"))) {
+			uint64_t n;
+			if (!parse_u64(v, &n) || n < 1 || n > 1000) {
+				fprintf(stderr, "ave run: --launches expects a count in [1, 1000], "
+					"found '%s'\n", v);
+				return 2;
+			}
+			o->io.launches = (int)n;
+		} else if ((v = opt_value(argc, argv, &i, "--print-schedule"))) {
+			o->print_schedule = v;
 		} else if ((v = opt_value(argc, argv, &i, "--seed"))) {
 			if (!parse_u64(v, &o->io.seed)) {
 				fprintf(stderr,
@@ -229,71 +257,240 @@ pick_kernel(IrModule *m, const char *name)
 	return n == 1 ? only : NULL;
 }
 
-/* Makes the launch's arguments from --arg values; false after a message. */
-static bool
-make_args(IrCtx *c, IrOp *k, RunOpts *o, InterpValue *vals)
+/* `v` with every "{r}" replaced by rank q (malloc'd). */
+static char *
+subst_rank(const char *v, int q)
 {
-	IrBlock *b = k->reg[0].block;
-	for (int i = 0; i < b->narg; i++) {
-		IrValue *av = b->arg[i];
-		NamedArg *na = NULL;
-		for (int j = 0; j < o->nargs; j++)
-			if (av->name && !strcmp(o->args[j].name, av->name))
-				na = &o->args[j];
-		if (!na) {
-			fprintf(stderr,
-			        "ave run: no value for argument '%%%s' of type '%s' (give --arg "
-			        "%s=VALUE)\n",
-			        av->name ? av->name : "?", ir_type_str(c, av->type),
-			        av->name ? av->name : "?");
-			return false;
-		}
-		na->used = true;
-		char err[512];
-		if (!interp_value_parse(c, na->value, av->type, &vals[i], err, sizeof err)) {
-			fprintf(stderr, "ave run: --arg %s: %s\n", na->name, err);
-			return false;
+	size_t n = strlen(v) + 1;
+	for (const char *p = strstr(v, "{r}"); p; p = strstr(p + 3, "{r}"))
+		n += 8;
+	char *out = malloc(n), *d = out;
+	while (*v) {
+		if (!strncmp(v, "{r}", 3)) {
+			d += sprintf(d, "%d", q);
+			v += 3;
+		} else {
+			*d++ = *v++;
 		}
 	}
-	for (int j = 0; j < o->nargs; j++)
-		if (!o->args[j].used) {
-			bool dup = false;
-			for (int i = 0; i < o->nargs && !dup; i++)
-				dup = i != j && !strcmp(o->args[i].name, o->args[j].name);
-			if (dup)
-				fprintf(stderr, "ave run: argument '%%%s' is given twice\n", o->args[j].name);
-			else
-				fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%s'\n",
-				        k->item[0].s, o->args[j].name);
-			return false;
+	*d = 0;
+	return out;
+}
+
+/* Where --out FILE goes for rank q: '{r}' replaced, else FILE.rankQ.npy when there are ranks. */
+static char *
+out_path(const char *v, int q, int world)
+{
+	if (strstr(v, "{r}") || world == 1)
+		return subst_rank(v, q);
+	size_t n = strlen(v);
+	bool npy = n >= 4 && !strcmp(v + n - 4, ".npy");
+	char *out = malloc(n + 24);
+	sprintf(out, "%.*s.rank%d%s", (int)(npy ? n - 4 : n), v, q, npy ? ".npy" : "");
+	return out;
+}
+
+/* The --arg or --out for NAME ("%x" as "x", a buffer as "@S") on rank q: NAME@q, else NAME. */
+static NamedArg *
+find_named(NamedArg *a, int n, const char *name, int q)
+{
+	char rn[256];
+	snprintf(rn, sizeof rn, "%s@%d", name, q);
+	for (int j = 0; j < n; j++)
+		if (!strcmp(a[j].name, rn))
+			return &a[j];
+	for (int j = 0; j < n; j++)
+		if (!strcmp(a[j].name, name))
+			return &a[j];
+	return NULL;
+}
+
+/* Splits "NAME@R" into NAME (len) and R; R = -1 without a rank. False when R is not a number. */
+static bool
+split_rank(const char *name, size_t *len, long *rank)
+{
+	const char *at = strrchr(name, '@');
+	*len = strlen(name);
+	*rank = -1;
+	if (!at || at == name)
+		return true;
+	char *e;
+	errno = 0;
+	long r = strtol(at + 1, &e, 10);
+	if (e == at + 1 || *e || errno || r < 0)
+		return false;
+	*len = (size_t)(at - name);
+	*rank = r;
+	return true;
+}
+
+/* Whether NAME (without a rank) is a kernel argument, a tensor one, or a symmetric buffer. */
+static bool
+known_name(IrOp *k, const char *name, size_t len, bool tensor)
+{
+	if (name[0] == '@') {
+		for (int i = 0; interp_symm_alloc(k, i); i++) {
+			const char *s = interp_symm_alloc(k, i)->item[0].s;
+			if (strlen(s) == len - 1 && !strncmp(s, name + 1, len - 1))
+				return true;
 		}
-	for (int j = 0; j < o->nouts; j++) {
-		int i = 0;
-		while (i < b->narg &&
-		       (!b->arg[i]->name || strcmp(b->arg[i]->name, o->outs[j].name)))
-			i++;
-		if (i == b->narg || b->arg[i]->type->kind != IR_TY_TENSOR) {
-			fprintf(stderr,
-			        "ave run: --out %s: kernel '@%s' has no tensor argument '%%%s'\n",
-			        o->outs[j].name, k->item[0].s, o->outs[j].name);
+		return false;
+	}
+	IrBlock *b = k->reg[0].block;
+	for (int i = 0; i < b->narg; i++)
+		if (b->arg[i]->name && strlen(b->arg[i]->name) == len &&
+		    !strncmp(b->arg[i]->name, name, len))
+			return !tensor || b->arg[i]->type->kind == IR_TY_TENSOR;
+	return false;
+}
+
+/* Every --arg and --out names an argument or buffer, and a rank of the run. */
+static bool
+check_names(IrOp *k, RunOpts *o)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		NamedArg *a = pass ? o->outs : o->args;
+		int n = pass ? o->nouts : o->nargs;
+		const char *opt = pass ? "--out" : "--arg";
+		for (int j = 0; j < n; j++) {
+			size_t len;
+			long q;
+			if (!split_rank(a[j].name, &len, &q)) {
+				fprintf(stderr, "ave run: %s %s: expected NAME or NAME@RANK\n", opt,
+					a[j].name);
+				return false;
+			}
+			if (q >= o->world) {
+				fprintf(stderr, "ave run: %s %s: rank %ld is not one of the %d ranks "
+					"(--world)\n", opt, a[j].name, q, o->world);
+				return false;
+			}
+			for (int i = 0; i < j; i++)
+				if (!strcmp(a[i].name, a[j].name)) {
+					if (pass)
+						fprintf(stderr, "ave run: --out '%s' is given twice\n",
+							a[j].name);
+					else
+						fprintf(stderr, "ave run: argument '%s%s' is given twice\n",
+							a[j].name[0] == '@' ? "" : "%", a[j].name);
+					return false;
+				}
+			if (known_name(k, a[j].name, len, pass))
+				continue;
+			if (a[j].name[0] == '@')
+				fprintf(stderr, "ave run: %s %s: the module has no symmetric buffer '%.*s'\n",
+					opt, a[j].name, (int)len, a[j].name);
+			else if (pass)
+				fprintf(stderr, "ave run: --out %s: kernel '@%s' has no tensor argument "
+					"'%%%.*s'\n", a[j].name, k->item[0].s, (int)len, a[j].name);
+			else
+				fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%.*s'\n",
+					k->item[0].s, (int)len, a[j].name);
 			return false;
 		}
 	}
 	return true;
 }
 
+/* Makes rank q's arguments from --arg values; false after a message. */
 static bool
-write_outs(IrOp *k, RunOpts *o, InterpValue *vals)
+make_args(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals)
+{
+	IrBlock *b = k->reg[0].block;
+	for (int i = 0; i < b->narg; i++) {
+		IrValue *av = b->arg[i];
+		NamedArg *na = av->name ? find_named(o->args, o->nargs, av->name, q) : NULL;
+		if (!na) {
+			fprintf(stderr,
+			        "ave run: no value for argument '%%%s' of type '%s'%s (give --arg "
+			        "%s=VALUE)\n",
+			        av->name ? av->name : "?", ir_type_str(c, av->type),
+			        o->world > 1 ? " on every rank" : "", av->name ? av->name : "?");
+			return false;
+		}
+		char err[512], *v = subst_rank(na->value, q);
+		bool ok = interp_value_parse(c, v, av->type, &vals[i], err, sizeof err);
+		free(v);
+		if (!ok) {
+			fprintf(stderr, "ave run: --arg %s: %s\n", na->name, err);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Makes rank q's symmetric buffers: the --arg @S value, else zeros. */
+static bool
+make_symm(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpTensor *ts)
+{
+	for (int i = 0; interp_symm_alloc(k, i); i++) {
+		IrOp *s = interp_symm_alloc(k, i);
+		IrType *ty = s->type[0];
+		char name[256];
+		snprintf(name, sizeof name, "@%s", s->item[0].s);
+		NamedArg *na = find_named(o->args, o->nargs, name, q);
+		if (na) {
+			char err[512], *v = subst_rank(na->value, q);
+			bool ok = interp_value_parse(c, v, ty, &vals[i], err, sizeof err);
+			free(v);
+			if (!ok) {
+				fprintf(stderr, "ave run: --arg %s: %s\n", na->name, err);
+				return false;
+			}
+		} else {
+			InterpTensor *t = &vals[i].arg.t;
+			int64_t st = 1, need = 1;
+			vals[i].arg.tensor = true;
+			t->elem = ty->elem;
+			t->rank = ty->rank;
+			for (int d = ty->rank - 1; d >= 0; d--) {
+				t->dims[d] = ty->dims[d];
+				t->strides[d] = ty->strides ? ty->strides[d] : st;
+				st *= ty->dims[d];
+				need += (ty->dims[d] - 1) * t->strides[d];
+			}
+			t->nelem = need;
+			t->data = vals[i].owned = calloc((size_t)need, interp_elem_size(ty->elem));
+		}
+		ts[i] = vals[i].arg.t;
+	}
+	return true;
+}
+
+/* Writes the --out files of rank q (its arguments and its copies of the buffers). */
+static bool
+write_outs(IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpValue *svals)
 {
 	IrBlock *b = k->reg[0].block;
 	for (int j = 0; j < o->nouts; j++) {
-		int i = 0;
-		while (strcmp(b->arg[i]->name, o->outs[j].name))
-			i++;
-		const InterpTensor *t = &vals[i].arg.t;
-		char err[512];
-		if (!interp_npy_write(o->outs[j].value, b->arg[i]->type->elem, t->rank, t->dims,
-		                      t->data, err, sizeof err)) {
+		size_t len;
+		long rank;
+		split_rank(o->outs[j].name, &len, &rank);
+		if (rank >= 0 && rank != q)
+			continue;
+		char base[256];
+		snprintf(base, sizeof base, "%.*s", (int)len, o->outs[j].name);
+		if (rank < 0 && find_named(o->outs, o->nouts, base, q) != &o->outs[j])
+			continue; /* this rank has an --out of its own */
+		const InterpTensor *t = NULL;
+		const IrType *elem = NULL;
+		if (base[0] == '@') {
+			for (int i = 0; interp_symm_alloc(k, i); i++)
+				if (!strcmp(interp_symm_alloc(k, i)->item[0].s, base + 1)) {
+					t = &svals[i].arg.t;
+					elem = interp_symm_alloc(k, i)->type[0]->elem;
+				}
+		} else {
+			for (int i = 0; i < b->narg; i++)
+				if (b->arg[i]->name && !strcmp(b->arg[i]->name, base)) {
+					t = &vals[i].arg.t;
+					elem = b->arg[i]->type->elem;
+				}
+		}
+		char err[512], *path = out_path(o->outs[j].value, q, rank >= 0 ? 1 : o->world);
+		bool ok = interp_npy_write(path, elem, t->rank, t->dims, t->data, err, sizeof err);
+		free(path);
+		if (!ok) {
 			fprintf(stderr, "ave run: --out %s: %s\n", o->outs[j].name, err);
 			return false;
 		}
@@ -413,8 +610,8 @@ cmd_run(int argc, char **argv)
 	DiagSink sink;
 	IrCtx *c = driver_ctx(&o.common, &sink);
 	IrModule *m = fe_parse_file(c, o.common.input);
-	InterpValue *vals = NULL;
-	int nk = 0;
+	InterpValue *vals = NULL, *svals = NULL;
+	int nk = 0, ns = 0, W = 0;
 	rc = 1;
 	if (!m || !ir_verify(m))
 		goto out;
@@ -431,27 +628,65 @@ cmd_run(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	nk = k->reg[0].block->narg;
-	vals = calloc((size_t)nk + 1, sizeof *vals);
-	if (!make_args(c, k, &o, vals)) {
+	if (o.print_schedule) {
+		const char *sn = o.print_schedule + (o.print_schedule[0] == '@');
+		IrOp *sc = ir_symbol_lookup(c, k, ir_intern_cstr(c, sn));
+		if (!sc || sc->code != IR_OP_CHUNK_SCHEDULE) {
+			fprintf(stderr, "ave run: --print-schedule: no chunk schedule '@%s' next to "
+				"kernel '@%s'\n", sn, k->item[0].s);
+			rc = 2;
+			goto out;
+		}
+		rc = ir_chunk_schedule_print(c, sc, o.world, stdout) ? 0 : 1;
+		goto out;
+	}
+	if (!check_names(k, &o)) {
 		rc = 2;
 		goto out;
 	}
-	InterpArg *args = calloc((size_t)nk + 1, sizeof *args);
-	for (int i = 0; i < nk; i++)
-		args[i] = vals[i].arg;
-	InterpLaunch l = {.kernel = k, .args = args, .nargs = nk, .world_size = 1};
-	memcpy(l.grid, o.grid, sizeof l.grid);
+	W = o.world;
+	nk = k->reg[0].block->narg;
+	while (interp_symm_alloc(k, ns))
+		ns++;
+	vals = calloc((size_t)(W * nk) + 1, sizeof *vals);
+	svals = calloc((size_t)(W * ns) + 1, sizeof *svals);
+	InterpArg *args = calloc((size_t)(W * nk) + 1, sizeof *args);
+	InterpTensor *symm = calloc((size_t)(W * ns) + 1, sizeof *symm);
+	InterpLaunch *ls = calloc((size_t)W, sizeof *ls);
+	bool made = true;
+	for (int q = 0; q < W && made; q++) {
+		made = make_args(c, k, &o, q, vals + q * nk) &&
+		       make_symm(c, k, &o, q, svals + q * ns, symm + q * ns);
+		for (int i = 0; i < nk; i++)
+			args[q * nk + i] = vals[q * nk + i].arg;
+		ls[q] = (InterpLaunch){.kernel = k, .args = args + q * nk, .nargs = nk, .rank = q,
+				       .world_size = W, .symm = symm + q * ns, .nsymm = ns};
+		memcpy(ls[q].grid, o.grid, sizeof ls[q].grid);
+	}
+	bool ok = false;
 	InterpStats st = {0};
-	bool ok = interp_run(m, &l, &o.io, &st);
+	if (made) {
+		ok = interp_run_world(m, ls, W, &o.io, &st);
+		run_report_interp("ave run", &st, o.grid, o.io.seed, o.io.schedules, ok, o.stats);
+	}
 	free(args);
-	run_report_interp("ave run", &st, o.grid, o.io.seed, o.io.schedules, ok, o.stats);
-	if (ok && write_outs(k, &o, vals))
+	free(symm);
+	free(ls);
+	if (!made)
+		rc = 2;
+	else if (ok) {
 		rc = 0;
+		for (int q = 0; q < W && !rc; q++)
+			if (!write_outs(k, &o, q, vals + q * nk, svals + q * ns))
+				rc = 1;
+	}
 out:
-	for (int i = 0; i < nk; i++)
+	for (int i = 0; i < W * nk; i++)
 		interp_value_free(&vals[i]);
+	for (int i = 0; i < W * ns; i++)
+		interp_value_free(&svals[i]);
 	free(vals);
+	free(svals);
 	ir_module_free(m);
 	diag_sink_summary(&sink);
 	ir_ctx_free(c);

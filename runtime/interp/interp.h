@@ -36,23 +36,31 @@ typedef struct InterpArg {
 	double f;
 } InterpArg;
 
-/* What to run: one rank's launch. A multi-rank job (SPEC §5.9) is a set of launches that differ in
- * `rank` and in their symmetric buffers; today world_size must be 1 and kernels that communicate
- * are rejected with a diagnostic naming the op. */
+/* What to run: one rank's launch. A multi-rank job (SPEC 5.9) is one launch per rank, all of the
+ * same kernel and grid, that differ in `rank`, their arguments and their symmetric buffers
+ * (interp_run_world). */
 typedef struct InterpLaunch {
 	IrOp *kernel;    /* an ave.kernel of the module */
 	int64_t grid[3]; /* CTAs per dimension, each >= 1 */
 	const InterpArg *args;
 	int nargs;
-	int rank, world_size;     /* 0 and 1 for a single device (0 is read as 1) */
-	const InterpTensor *symm; /* this rank's buffer for each ave.symm.alloc, in module order */
+	int rank, world_size; /* 0 and 1 for a single device (0 is read as 1) */
+	/* this rank's copy of each ave.symm.alloc (interp_symm_alloc's order); NULL, or an entry
+	 * with NULL data, gets zeros that the interpreter allocates and frees */
+	const InterpTensor *symm;
 	int nsymm;
+	/* the number of this launch of the kernel on these symmetric buffers, from 1 (0 is read as
+	 * 1): an ave.chunk.wait returns once its signal counter is at least the epoch, so signals
+	 * need no reset between launches (docs/interp.md) */
+	int64_t epoch;
 } InterpLaunch;
 
 typedef struct InterpOptions {
 	int schedules;   /* interleavings to run (<= 0 means 1); each restarts from the inputs */
 	uint64_t seed;   /* schedule i runs with seed + i */
 	bool no_compare; /* do not fail when two schedules leave different results */
+	int launches;    /* launches in a row on the same memory (<= 0 means 1); launch i (from 0)
+	                    has epoch `epoch + i` */
 } InterpOptions;
 
 typedef struct InterpStats {
@@ -71,6 +79,17 @@ typedef struct InterpStats {
  * `stats` may be NULL. The module and context are only read, except that diagnostics are emitted through the
  * context, so launches in separate contexts may run on separate threads at the same time. */
 bool interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpStats *stats);
+/* The same for a `world`-rank job (1..INTERP_MAX_WORLD), launch q being rank q's: the CTAs of all
+ * ranks run interleaved under one scheduler, so a chunk wait may block on another rank's signal;
+ * a wait no signal can complete is a deadlock, a read of symmetric memory another rank wrote
+ * without a chunk wait ordering it is a race (both reported with the ranks). interp_run is this
+ * with world 1, and refuses a launch whose world_size is above 1. */
+bool interp_run_world(IrModule *m, const InterpLaunch *ranks, int world, const InterpOptions *o,
+		      InterpStats *stats);
+#define INTERP_MAX_WORLD 64
+/* The k-th ave.symm.alloc of the kernel's module (those next to the kernel, in order); NULL past
+ * the last. */
+IrOp *interp_symm_alloc(IrOp *kernel, int k);
 
 /* The kernel named `name` (with or without '@'), at file level or inside an ave.module. */
 IrOp *interp_find_kernel(IrModule *m, const char *name);

@@ -722,7 +722,7 @@ ex_warp_specialize(Run *r, Task *t, IOp *o)
 
 /* ---- the table ---- */
 
-/* X(opcode, handler, scheduling point). Ops without a row (communication) are not supported. */
+/* X(opcode, handler, scheduling point). Ops without a row are not supported. */
 #define INTERP_OPS(X)                                                                              \
 	X(RETURN, ex_return, 0)                                                                    \
 	X(CONST, ex_const, 0)                                                                      \
@@ -783,7 +783,13 @@ ex_warp_specialize(Run *r, Task *t, IOp *o)
 	X(REPLICA_ID, ex_replica_id, 0)                                                            \
 	X(TAG_FUNC, ex_nop, 0)                                                                     \
 	X(TAG, interp_tag, 0)                                                                      \
-	X(TAG_ASSERT, interp_tag_assert, 1)
+	X(TAG_ASSERT, interp_tag_assert, 1)                                                        \
+	X(RANK, interp_rank_op, 0)                                                                 \
+	X(WORLD_SIZE, interp_rank_op, 0)                                                           \
+	X(CHUNK_WAIT, interp_chunk_wait, 1)                                                        \
+	X(CHUNK_SIGNAL, interp_chunk_signal, 1)                                                    \
+	X(PUT, interp_put, 1)                                                                      \
+	X(GET, interp_load, 1)
 
 static const struct {
 	ExecFn fn;

@@ -103,6 +103,13 @@ struct Tens {
 	int64_t dims[IR_MAX_RANK], str[IR_MAX_RANK];
 	uint32_t *labels; /* per element label set, made at the first labelled store */
 	unsigned char *written; /* per element: some CTA stored it (made at the first store) */
+	/* a symmetric buffer's copy on rank `owner` (sym != NULL): per element the last writer and
+	 * reader of this launch (CTA gid + 1, 0 none), the logical clock and the writing op's id */
+	const char *sym;
+	int owner;
+	bool own_data; /* the interpreter allocated `data` (zeros: no memory was given) */
+	int32_t *wcta, *wop, *rcta, *rop;
+	uint32_t *wclk, *rclk;
 };
 
 enum { SM_INFLIGHT = 1, SM_UNFENCED = 2 };
@@ -216,7 +223,28 @@ struct Cta {
 	void **stat;    /* per op id: its Smem or Mbar (allocations are static per op) */
 	int64_t smem_bytes; /* shared memory allocated so far, as a GPU would hold it */
 	RoleBar *rbar;  /* per op id of an ave.role */
+	/* multi-rank runs */
+	int rank;
+	int32_t gid;  /* rank * CTAs per rank + the CTA's linear id */
+	struct Acq *acq; /* what its completed chunk waits acquired */
+	int nacq, capacq;
 };
+
+/* A completed ave.chunk.wait of a CTA acquired the writes CTA `from` made before clock `upto`
+ * (the signal's release), for the chunk's region `box`. */
+typedef struct Acq {
+	int32_t from;
+	uint32_t upto;
+	IrChunkBox box;
+} Acq;
+
+/* A chunk signal that reached slot `off` of rank `rank`'s copy of signal buffer `k`. */
+typedef struct Arrival {
+	int k, rank;
+	int64_t off;
+	int32_t from;
+	uint32_t clk;
+} Arrival;
 
 typedef struct Labels {
 	IrMap lab, set;
@@ -241,6 +269,22 @@ struct Run {
 	InterpStats st;
 	void *scratch; /* for the MMA's transposed operand */
 	size_t scratch_bytes;
+	/* multi-rank runs (SPEC 5.9): ranks, the launch's epoch, the symmetric heap */
+	int world, rank;  /* ranks; the rank of r->cta */
+	const InterpLaunch *ls; /* per rank; r->l is r->rank's */
+	int64_t epoch;    /* launch number: a chunk wait needs its signal counter >= epoch */
+	bool comm;        /* the kernel communicates: the CTAs of all ranks run interleaved */
+	int nargs;
+	Tens *all;        /* rank q's arguments at [q * nargs]; r->tens points at r->rank's */
+	int nsymm;
+	IrOp **symm_op;   /* the ave.symm.alloc ops, in module order */
+	Tens *symm;       /* rank q's copy of buffer k at [q * nsymm + k] */
+	uint32_t clk;     /* logical clock of reads, writes, signals and waits on symmetric memory */
+	Arrival *arr;
+	int narr, caparr;
+	Cta **act;        /* the CTAs started and not finished (multi-rank runs) */
+	int nact, capact;
+	int64_t ncta;     /* CTAs per rank */
 };
 
 enum { EX_OK, EX_JUMP, EX_BLOCK, EX_DONE, EX_ERR };
@@ -278,6 +322,29 @@ void interp_mma_retire(Run *r, Task *t, int k);
 
 /* ---- memory (interp_mem.c) ---- */
 
+/* Walks the rows of a tile (rank <= 3, padded on the left to three dimensions) over a tensor. */
+typedef struct Walk {
+	int64_t td[3], c[3], D[3], S[3];
+	int64_t i0, i1;
+} Walk;
+
+typedef struct Row {
+	int64_t base;   /* the row's first element in the tile */
+	int64_t lo, hi; /* its in-bounds part */
+	int64_t start;  /* tensor offset of element lo */
+	int64_t g[3];   /* tensor coordinates of element lo */
+	bool ovf;       /* the offset does not fit 64 bits */
+} Row;
+
+void interp_walk_init(Walk *w, const Tens *g, const IrType *tile, const int64_t *at);
+bool interp_walk_row(Walk *w, Row *row);
+bool interp_row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *row);
+/* "%C", or "@A_full of rank 2" */
+void interp_tens_name(Run *r, const Tens *g, char *buf, size_t n);
+/* The tensor an address item names: a tensor value, or this rank's copy of a symmetric buffer. */
+Tens *interp_tens_of(Run *r, Task *t, IOp *o, const IrItem *it);
+bool interp_coords(Run *r, Task *t, IOp *o, const IrItem *it, int64_t *at);
+
 int interp_load(Run *r, Task *t, IOp *o);
 int interp_store(Run *r, Task *t, IOp *o);
 int interp_copy_async(Run *r, Task *t, IOp *o);
@@ -308,6 +375,23 @@ bool interp_bar_complete_tx(Run *r, IOp *o, const char *who, Mbar *b, int64_t bi
 bool interp_mbar_ref(Run *r, Task *t, IOp *o, const IrItem *it, Mbar **b, int64_t *bi);
 void interp_describe_wait(Run *r, Task *t, char *buf, size_t n);
 void interp_mbar_free(Run *r, Mbar *b);
+
+/* ---- communication (interp_comm.c) ---- */
+
+int interp_rank_op(Run *r, Task *t, IOp *o);
+int interp_chunk_wait(Run *r, Task *t, IOp *o);
+int interp_chunk_signal(Run *r, Task *t, IOp *o);
+int interp_put(Run *r, Task *t, IOp *o);
+/* The peer's copy an ave.get reads (its `peer(...)`); NULL after an error. */
+Tens *interp_get_src(Run *r, Task *t, IOp *o);
+/* Checks and records a read (write) of the tile at `at` of a symmetric buffer by r->cta: a read
+ * of what another rank wrote needs a chunk wait that acquired the write (and covers it, on the
+ * reader's own copy); a write over what another rank read needs a wait that orders it after the
+ * read. False after reporting the race. */
+bool interp_symm_access(Run *r, Task *t, IOp *o, Tens *g, const IrType *tile, const int64_t *at,
+                        bool write);
+void interp_describe_chunk_wait(Run *r, Task *t, char *buf, size_t n);
+void interp_cta_name(Run *r, int32_t gid, char *buf, size_t n);
 
 /* ---- numerics and storage (interp_num.c) ---- */
 

@@ -15,13 +15,8 @@ item(Run *r, Task *t, IOp *o, const IrItem *it)
 /* ---- walking a tile over a tensor ---- */
 
 /* The tile (rank <= 3) is padded on the left to three dimensions. */
-typedef struct Walk {
-	int64_t td[3], c[3], D[3], S[3];
-	int64_t i0, i1;
-} Walk;
-
-static void
-walk_init(Walk *w, const Tens *g, const IrType *tile, const int64_t *at)
+void
+interp_walk_init(Walk *w, const Tens *g, const IrType *tile, const int64_t *at)
 {
 	int k = 3 - tile->rank;
 	for (int d = 0; d < 3; d++) {
@@ -40,16 +35,8 @@ walk_init(Walk *w, const Tens *g, const IrType *tile, const int64_t *at)
 	w->i0 = w->i1 = 0;
 }
 
-typedef struct Row {
-	int64_t base;   /* the row's first element in the tile */
-	int64_t lo, hi; /* its in-bounds part */
-	int64_t start;  /* tensor offset of element lo */
-	int64_t g[3];   /* tensor coordinates of element lo */
-	bool ovf;       /* the offset does not fit 64 bits */
-} Row;
-
-static bool
-walk_row(Walk *w, Row *row)
+bool
+interp_walk_row(Walk *w, Row *row)
 {
 	if (w->i0 >= w->td[0])
 		return false;
@@ -101,9 +88,31 @@ coords_str(const Tens *g, const int64_t *g3, int64_t extra, char *buf, size_t n)
 	}
 }
 
+void
+interp_tens_name(Run *r, const Tens *g, char *buf, size_t n)
+{
+	if (!g->sym)
+		snprintf(buf, n, "%%%s", interp_vname(g->arg));
+	else if (r->world > 1)
+		snprintf(buf, n, "@%s of rank %d", g->sym, g->owner);
+	else
+		snprintf(buf, n, "@%s", g->sym);
+}
+
+Tens *
+interp_tens_of(Run *r, Task *t, IOp *o, const IrItem *it)
+{
+	if (it->kind != IR_IT_SYMBOL)
+		return item(r, t, o, it)->u.g;
+	for (int k = 0; k < r->nsymm; k++)
+		if (r->symm_op[k]->item[0].s == it->s)
+			return &r->symm[r->rank * r->nsymm + k];
+	ir_unreachable("a verified symbol that names no symmetric buffer");
+}
+
 /* Checks that the in-bounds part of a row lies inside the tensor's buffer. */
-static bool
-row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *row)
+bool
+interp_row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *row)
 {
 	if (row->hi == row->lo)
 		return true;
@@ -120,25 +129,26 @@ row_in_buffer(Run *r, Task *t, IOp *o, const Tens *g, const Walk *w, const Row *
 	}
 	if (bad < 0)
 		return true;
-	char cs[96];
+	char cs[96], nm[128];
 	coords_str(g, row->g, bad, cs, sizeof cs);
+	interp_tens_name(r, g, nm, sizeof nm);
 	if (ovf)
 		interp_err(
 		    r, t, o,
-		    "out-of-bounds access: element [%s] of '%%%s' has an offset that does not "
+		    "out-of-bounds access: element [%s] of '%s' has an offset that does not "
 		    "fit 64 bits",
-		    cs, interp_vname(g->arg));
+		    cs, nm);
 	else
 		interp_err(
 		    r, t, o,
-		    "out-of-bounds access: element [%s] of '%%%s' is at offset %lld, outside "
+		    "out-of-bounds access: element [%s] of '%s' is at offset %lld, outside "
 		    "the %lld-element buffer given for it",
-		    cs, interp_vname(g->arg), (long long)off, (long long)g->nelem);
+		    cs, nm, (long long)off, (long long)g->nelem);
 	return false;
 }
 
-static bool
-coords(Run *r, Task *t, IOp *o, const IrItem *it, int64_t *at)
+bool
+interp_coords(Run *r, Task *t, IOp *o, const IrItem *it, int64_t *at)
 {
 	for (int i = 0; i < it->ncoord; i++) {
 		bool ok = true;
@@ -160,12 +170,12 @@ gather(Run *r, Task *t, IOp *o, const Tens *g, const IrType *tile, const int64_t
 {
 	Walk w;
 	Row row;
-	walk_init(&w, g, tile, at);
+	interp_walk_init(&w, g, tile, at);
 	size_t sz = interp_sk_size(dst->sk);
 	unsigned char *d = dst->data;
 	uint32_t lt = 0, last = 0;
-	while (walk_row(&w, &row)) {
-		if (!row_in_buffer(r, t, o, g, &w, &row))
+	while (interp_walk_row(&w, &row)) {
+		if (!interp_row_in_buffer(r, t, o, g, &w, &row))
 			return false;
 		for (int64_t i = 0; i < w.td[2]; i++)
 			if (i < row.lo || i >= row.hi)
@@ -190,11 +200,13 @@ int
 interp_load(Run *r, Task *t, IOp *o)
 {
 	IrOp *op = o->op;
-	Val *tv = item(r, t, o, &op->item[0]);
-	Tens *g = tv->u.g;
+	Tens *g = op->code == IR_OP_GET ? interp_get_src(r, t, o)
+					 : interp_tens_of(r, t, o, &op->item[0]);
+	if (!g)
+		return EX_ERR;
 	IrType *tile = op->res[0].type;
 	int64_t at[3];
-	if (!coords(r, t, o, &op->item[0], at))
+	if (!interp_coords(r, t, o, &op->item[0], at))
 		return EX_ERR;
 	union {
 		float f;
@@ -222,7 +234,8 @@ interp_load(Run *r, Task *t, IOp *o)
 	}
 	Tile *d = interp_tile_new(r, interp_sk(tile->elem), ir_type_numel(tile));
 	uint32_t tags;
-	if (!gather(r, t, o, g, tile, at, &other, d, &tags)) {
+	if (!gather(r, t, o, g, tile, at, &other, d, &tags) ||
+	    (g->sym && !interp_symm_access(r, t, o, g, tile, at, false))) {
 		interp_tile_release(r, d);
 		return EX_ERR;
 	}
@@ -239,9 +252,9 @@ interp_store(Run *r, Task *t, IOp *o)
 	Val *x = item(r, t, o, &op->item[0]);
 	IrType *tile = ir_item_value(op, &op->item[0])->type;
 	const IrItem *dst = &ir_op_group(op, r->c->kw.into)->item[0];
-	Tens *g = item(r, t, o, dst)->u.g;
+	Tens *g = interp_tens_of(r, t, o, dst);
 	int64_t at[3];
-	if (!coords(r, t, o, dst, at))
+	if (!interp_coords(r, t, o, dst, at))
 		return EX_ERR;
 	if (x->tags && !g->labels) {
 		g->labels = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)g->nelem);
@@ -255,15 +268,17 @@ interp_store(Run *r, Task *t, IOp *o)
 	for (int pass = 0; pass < 2; pass++) {
 		Walk w;
 		Row row;
-		walk_init(&w, g, tile, at);
+		interp_walk_init(&w, g, tile, at);
 		size_t sz = interp_sk_size(x->u.t->sk);
 		const unsigned char *s = x->u.t->data;
-		while (walk_row(&w, &row)) {
+		while (interp_walk_row(&w, &row)) {
 			if (!pass) {
-				if (!row_in_buffer(r, t, o, g, &w, &row))
+				if (!interp_row_in_buffer(r, t, o, g, &w, &row))
 					return EX_ERR;
 				continue;
 			}
+			if (g->sym && row.base == 0 && !interp_symm_access(r, t, o, g, tile, at, true))
+				return EX_ERR;
 			if (row.hi == row.lo)
 				continue;
 			interp_sk_to_mem(g->elem, s + (size_t)(row.base + row.lo) * sz, g->data,
@@ -648,8 +663,8 @@ interp_copy_async(Run *r, Task *t, IOp *o)
 	Copy cp;
 	memset(&cp, 0, sizeof cp);
 	cp.o = o;
-	cp.src = item(r, t, o, &op->item[0])->u.g;
-	if (!coords(r, t, o, &op->item[0], cp.at))
+	cp.src = interp_tens_of(r, t, o, &op->item[0]);
+	if (!interp_coords(r, t, o, &op->item[0], cp.at))
 		return EX_ERR;
 	if (!interp_view_of(r, t, o, &ir_op_group(op, r->c->kw.into)->item[0], &cp.dst))
 		return EX_ERR;
@@ -666,10 +681,13 @@ interp_copy_async(Run *r, Task *t, IOp *o)
 	IrType *tile = dt->kind == IR_TY_RING ? dt->elem : dt;
 	Walk w;
 	Row row;
-	walk_init(&w, cp.src, tile, cp.at);
-	while (walk_row(&w, &row))
-		if (!row_in_buffer(r, t, o, cp.src, &w, &row))
+	interp_walk_init(&w, cp.src, tile, cp.at);
+	while (interp_walk_row(&w, &row))
+		if (!interp_row_in_buffer(r, t, o, cp.src, &w, &row))
 			return EX_ERR;
+	/* a copy from symmetric memory counts as read when it is issued */
+	if (cp.src->sym && !interp_symm_access(r, t, o, cp.src, tile, cp.at, false))
+		return EX_ERR;
 	{
 		VIEW_FOR(&cp.dst, i3, idx)
 		if (write_conflict(r, t, o, &cp.dst, idx, i3))
@@ -707,11 +725,11 @@ interp_copy_land(Run *r, Copy *cp)
 	/* the source was checked at issue; the buffers do not move */
 	Walk w;
 	Row row;
-	walk_init(&w, cp->src, tile, cp->at);
+	interp_walk_init(&w, cp->src, tile, cp->at);
 	size_t sz = m->ssz;
 	unsigned char *d = tmp->data;
 	uint32_t lt = 0;
-	while (walk_row(&w, &row)) {
+	while (interp_walk_row(&w, &row)) {
 		for (int64_t i = 0; i < w.td[2]; i++)
 			if (i < row.lo || i >= row.hi)
 				memcpy(d + (size_t)(row.base + i) * sz, &zero, sz);

@@ -1,6 +1,6 @@
 /* interp_prep.c — turns a verified kernel into the interpreter's program: one IOp per op with
  * the slot of every operand and result resolved, nested blocks, and the scheduling points.
- * Ops the interpreter does not run yet (communication) are rejected here, before anything runs. */
+ * Ops the interpreter does not run are rejected here, before anything runs. */
 #include <string.h>
 
 #include "interp_impl.h"
@@ -39,7 +39,7 @@ reject(Prep *pp, IrLoc loc, const char *fmt, const char *what)
 	pp->ok = false;
 }
 
-/* Communication ops and uses of symmetric buffers come with multi-rank runs. */
+/* Every op the kernel holds must have a rule; `ready(...)` assertions are the checker's. */
 static void
 check_supported(Prep *pp, IrOp *op)
 {
@@ -49,32 +49,14 @@ check_supported(Prep *pp, IrOp *op)
 		       ir_op_name(op->code));
 		return;
 	}
-	/* a symbol-defining op (a role) names itself in its first item */
-	int first = ir_op_has_trait(pp->c, op, IR_TRAIT_SYMBOL) ? 1 : 0;
-	for (int i = first; i < op->nitem; i++)
-		if (op->item[i].kind == IR_IT_SYMBOL) {
-			char what[160];
-			snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
-			         ir_op_name(op->code), op->item[i].s);
-			reject(pp, op->item[i].loc, "%s is not supported by the interpreter yet",
-			       what);
-		}
-	for (int g = 0; g < op->ngroup; g++) {
-		IrGroup *gr = &op->group[g];
-		if (op->code == IR_OP_TAG_ASSERT && gr->kw == pp->c->kw.ready) {
-			reject(pp, gr->loc, "%s is not supported by the interpreter yet",
-			       "'ave.tag.assert ready(...)'");
-			continue;
-		}
-		for (int i = 0; i < gr->nitem; i++)
-			if (gr->item[i].kind == IR_IT_SYMBOL) {
-				char what[160];
-				snprintf(what, sizeof what, "'%s' of the symmetric buffer '@%s'",
-				         ir_op_name(op->code), gr->item[i].s);
-				reject(pp, gr->item[i].loc,
-				       "%s is not supported by the interpreter yet", what);
-			}
-	}
+	IrGroup *gr = op->code == IR_OP_TAG_ASSERT ? ir_op_group(op, pp->c->kw.ready) : NULL;
+	if (gr)
+		reject(pp, gr->loc, "%s is not supported by the interpreter yet",
+		       "'ave.tag.assert ready(...)'");
+	gr = op->code == IR_OP_TAG_ASSERT ? ir_op_group(op, pp->c->kw.holds) : NULL;
+	if (gr && gr->item[0].kind == IR_IT_SYMBOL)
+		reject(pp, gr->loc, "%s is not supported by the interpreter yet",
+		       "'holds(...)' on a symmetric buffer");
 }
 
 /* An MMA is a scheduling point when it reads shared memory. */

@@ -87,6 +87,10 @@ interp_where(Run *r, Task *t, char *buf, size_t n)
 {
 	Cta *c = r->cta;
 	buf[0] = 0;
+	if (r->o->launches > 1)
+		appendf(buf, n, "launch %lld, ", (long long)r->epoch);
+	if (r->world > 1)
+		appendf(buf, n, "rank %d, ", r->rank);
 	appendf(buf, n, "CTA (%lld, %lld, %lld)", (long long)c->pid[0], (long long)c->pid[1],
 	        (long long)c->pid[2]);
 	if (t->parent)
@@ -320,6 +324,17 @@ cta_free(Run *r, Cta *c)
 	}
 	ir_xfree(r->al, c->stat, sizeof(void *) * (size_t)(r->p->nops + 1));
 	ir_xfree(r->al, c->rbar, sizeof(RoleBar) * (size_t)(r->p->nops + 1));
+	ir_xfree(r->al, c->acq, sizeof *c->acq * (size_t)c->capacq);
+}
+
+/* Makes r->cta, its rank's arguments and launch current. */
+static void
+switch_to(Run *r, Cta *c)
+{
+	r->cta = c;
+	r->rank = c->rank;
+	r->l = &r->ls[c->rank];
+	r->tens = r->all + (size_t)c->rank * (size_t)r->nargs;
 }
 
 static void
@@ -381,20 +396,30 @@ pick_candidate(Run *r, const int *cand, int n, int nt)
 	return (int)(interp_rand(r) % (uint64_t)n);
 }
 
+/* Starts CTA `pid` of `rank`: its own task with the arguments bound. */
+static void
+cta_init(Run *r, Cta *c, int rank, const int64_t pid[3])
+{
+	memset(c, 0, sizeof *c);
+	memcpy(c->pid, pid, sizeof c->pid);
+	c->rank = rank;
+	int64_t lin = pid[0] + r->grid[0] * (pid[1] + r->grid[1] * pid[2]);
+	c->gid = r->ncta * r->world < INT32_MAX ? (int32_t)(rank * r->ncta + lin) : 0;
+	c->stat = ir_xalloc(r->al, sizeof(void *) * (size_t)(r->p->nops + 1));
+	memset(c->stat, 0, sizeof(void *) * (size_t)(r->p->nops + 1));
+	c->rbar = ir_xalloc(r->al, sizeof(RoleBar) * (size_t)(r->p->nops + 1));
+	memset(c->rbar, 0, sizeof(RoleBar) * (size_t)(r->p->nops + 1));
+	switch_to(r, c);
+	r->st.ctas++;
+	Task *main = interp_spawn(r, NULL, 0, NULL);
+	bind_args(r, main);
+}
+
 static bool
 run_cta(Run *r, const int64_t pid[3])
 {
 	Cta cta;
-	memset(&cta, 0, sizeof cta);
-	memcpy(cta.pid, pid, sizeof cta.pid);
-	cta.stat = ir_xalloc(r->al, sizeof(void *) * (size_t)(r->p->nops + 1));
-	memset(cta.stat, 0, sizeof(void *) * (size_t)(r->p->nops + 1));
-	cta.rbar = ir_xalloc(r->al, sizeof(RoleBar) * (size_t)(r->p->nops + 1));
-	memset(cta.rbar, 0, sizeof(RoleBar) * (size_t)(r->p->nops + 1));
-	r->cta = &cta;
-	r->st.ctas++;
-	Task *main = interp_spawn(r, NULL, 0, NULL);
-	bind_args(r, main);
+	cta_init(r, &cta, 0, pid);
 	int *cand = NULL, capcand = 0;
 	bool ok = true;
 	for (;;) {
@@ -534,6 +559,20 @@ tens_bytes(const Tens *g)
 	return g->nelem > 0 ? (size_t)g->nelem * g->esz : 0;
 }
 
+/* Every buffer of the run: each rank's arguments, then each rank's symmetric copies. */
+static int
+nflat(const Run *r)
+{
+	return r->world * (r->nargs + r->nsymm);
+}
+
+static Tens *
+flat(Run *r, int i)
+{
+	int na = r->world * r->nargs;
+	return i < na ? &r->all[i] : &r->symm[i - na];
+}
+
 static void
 describe_elem(const Tens *g, int64_t k, char *buf, size_t n)
 {
@@ -541,30 +580,35 @@ describe_elem(const Tens *g, int64_t k, char *buf, size_t n)
 	snprintf(buf, n, "%.9g", v);
 }
 
-/* Compares the arguments with the first schedule's results; reports the first difference. */
+/* Compares the buffers with the first schedule's results; reports the first difference. */
 static bool
 same_results(Run *r, unsigned char **ref, uint64_t ref_seed)
 {
-	IrBlock *kb = r->p->kernel->reg[0].block;
-	for (int i = 0; i < kb->narg; i++) {
-		Tens *g = &r->tens[i];
-		if (!g->arg || !tens_bytes(g) || !memcmp(ref[i], g->data, tens_bytes(g)))
+	for (int i = 0; i < nflat(r); i++) {
+		Tens *g = flat(r, i);
+		if ((!g->arg && !g->sym) || !tens_bytes(g) || !memcmp(ref[i], g->data, tens_bytes(g)))
 			continue;
 		int64_t k = 0;
 		while (!memcmp(ref[i] + (size_t)k * g->esz, g->data + (size_t)k * g->esz, g->esz))
 			k++;
-		char a[64], b[64];
+		char a[64], b[64], nm[128];
 		Tens tmp = *g;
 		tmp.data = ref[i];
 		describe_elem(&tmp, k, a, sizeof a);
 		describe_elem(g, k, b, sizeof b);
+		interp_tens_name(r, g, nm, sizeof nm);
+		if (!g->sym && r->world > 1) {
+			size_t len = strlen(nm);
+			snprintf(nm + len, sizeof nm - len, " of rank %d", i / r->nargs);
+		}
 		IrDiag *d =
 		    ir_diag_begin(r->c, IR_SEV_ERROR, r->p->kernel->loc,
-		                  "the result depends on the schedule: element %lld of '%%%s' "
+		                  "the result depends on the schedule: element %lld of '%s' "
 		                  "is %s under seed %llu but %s under seed %llu (a race between "
-		                  "roles or CTAs)",
-		                  (long long)k, interp_vname(g->arg), a,
-		                  (unsigned long long)ref_seed, b, (unsigned long long)r->seed);
+		                  "%s)",
+		                  (long long)k, nm, a, (unsigned long long)ref_seed, b,
+		                  (unsigned long long)r->seed,
+		                  r->world > 1 ? "ranks, roles or CTAs" : "roles or CTAs");
 		d->code = "interp";
 		seed_note(r, d);
 		ir_diag_emit(r->c, d);
@@ -584,30 +628,238 @@ gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* Runs every CTA once. CTAs are independent, so they run in a seeded order: i -> (a i + b) mod n
- * with a coprime to n, a permutation that needs no memory however large the grid. */
+/* A seeded permutation of [0, n): i -> (a i + b) mod n with a coprime to n, which needs no memory
+ * however large the grid. */
+typedef struct Perm {
+	uint64_t a, b, n;
+} Perm;
+
+static Perm
+perm_new(Run *r, uint64_t n)
+{
+	Perm p = {0, 0, n};
+	p.a = 1 + interp_rand(r) % n;
+	p.b = interp_rand(r) % n;
+	while (gcd(p.a, n) != 1)
+		p.a = p.a % n + 1;
+	return p;
+}
+
+static void
+perm_pid(Run *r, const Perm *p, uint64_t i, int64_t pid[3])
+{
+	/* (a * i + b) mod n without overflow: a, i < n < 2^63 */
+	uint64_t n = p->n, k = 0, x = p->a % n, y = i;
+	while (y) {
+		if (y & 1)
+			k = (k + x) % n;
+		x = (x + x) % n;
+		y >>= 1;
+	}
+	k = (k + p->b) % n;
+	pid[0] = (int64_t)k % r->grid[0];
+	pid[1] = ((int64_t)k / r->grid[0]) % r->grid[1];
+	pid[2] = (int64_t)k / (r->grid[0] * r->grid[1]);
+}
+
+/* Runs every CTA once. CTAs are independent, so they run one after another in a seeded order. */
 static bool
 run_schedule(Run *r)
 {
-	uint64_t n = (uint64_t)(r->grid[0] * r->grid[1] * r->grid[2]);
-	uint64_t a = 1 + interp_rand(r) % n, b = interp_rand(r) % n;
-	while (gcd(a, n) != 1)
-		a = a % n + 1;
+	Perm p = perm_new(r, (uint64_t)r->ncta);
 	bool ok = true;
-	for (uint64_t i = 0; i < n && ok; i++) {
-		/* (a * i + b) mod n without overflow: a, i < n < 2^63 */
-		uint64_t k = 0, x = a % n, y = i;
-		while (y) {
-			if (y & 1)
-				k = (k + x) % n;
-			x = (x + x) % n;
-			y >>= 1;
-		}
-		k = (k + b) % n;
-		int64_t pid[3] = {(int64_t)k % r->grid[0], ((int64_t)k / r->grid[0]) % r->grid[1],
-		                  (int64_t)k / (r->grid[0] * r->grid[1])};
+	for (uint64_t i = 0; i < p.n && ok; i++) {
+		int64_t pid[3];
+		perm_pid(r, &p, i, pid);
 		ok = run_cta(r, pid);
 	}
+	return ok;
+}
+
+/* ---- many ranks ---- */
+
+/* Every live task of every started CTA is blocked, no copy is in flight and no CTA is left to
+ * start: the first task waiting for a chunk (else any) is the error, the others notes. */
+static void
+deadlock_world(Run *r)
+{
+	Task *first = NULL;
+	Cta *fc = NULL;
+	for (int i = 0; i < r->nact; i++)
+		for (int j = 0; j < r->act[i]->ntask; j++) {
+			Task *t = r->act[i]->task[j];
+			if (t->st == T_DONE || !t->wait_op)
+				continue;
+			bool chunk = t->wait_op->op->code == IR_OP_CHUNK_WAIT;
+			if (!first || (chunk && first->wait_op->op->code != IR_OP_CHUNK_WAIT)) {
+				first = t;
+				fc = r->act[i];
+			}
+		}
+	if (!first)
+		ir_unreachable("a blocked task without the op it waits at");
+	char desc[512], where[512], w[160];
+	switch_to(r, fc);
+	interp_describe_wait(r, first, desc, sizeof desc);
+	interp_where(r, first, where, sizeof where);
+	who(first, w, sizeof w);
+	IrLoc l = first->wait_op->op->loc;
+	IrDiag *d = ir_diag_begin(r->c, IR_SEV_ERROR, l,
+	                          "deadlock: rank %d (%s) waits at %u:%u %s; in %s", fc->rank, w,
+	                          l.line, l.col, desc, where);
+	d->code = "interp";
+	int notes = 0, more = 0;
+	for (int i = 0; i < r->nact; i++)
+		for (int j = 0; j < r->act[i]->ntask; j++) {
+			Task *t = r->act[i]->task[j];
+			if (t == first || t->st == T_DONE || !t->wait_op)
+				continue;
+			if (notes == 16) {
+				more++;
+				continue;
+			}
+			notes++;
+			switch_to(r, r->act[i]);
+			interp_describe_wait(r, t, desc, sizeof desc);
+			interp_where(r, t, where, sizeof where);
+			who(t, w, sizeof w);
+			IrLoc tl = t->wait_op->op->loc;
+			ir_diag_note(r->c, d, tl, "rank %d (%s) waits at %u:%u %s; in %s", r->rank, w,
+			             tl.line, tl.col, desc, where);
+		}
+	if (more) {
+		IrLoc none = {r->p->kernel->loc.file, 0, 0};
+		ir_diag_note(r->c, d, none, "and %d more blocked tasks", more);
+	}
+	seed_note(r, d);
+	ir_diag_emit(r->c, d);
+}
+
+static bool
+cta_finished(const Cta *c)
+{
+	if (c->ncopy)
+		return false;
+	for (int i = 0; i < c->ntask; i++)
+		if (c->task[i]->st != T_DONE)
+			return false;
+	return true;
+}
+
+typedef struct Cand {
+	Cta *c;
+	int i; /* a task, ntask + a copy, or -1 - rank: start that rank's next CTA */
+} Cand;
+
+/* Runs the CTAs of all ranks interleaved: a candidate is a runnable task or landing copy of a
+ * started CTA, or the start of a rank's next CTA while fewer than two of its CTAs run. When
+ * nothing else can run, another CTA starts (as if every CTA were resident), so only a wait that
+ * nothing left can complete is a deadlock. */
+static bool
+run_world(Run *r)
+{
+	Perm *perm = ir_xalloc(r->al, sizeof *perm * (size_t)r->world);
+	uint64_t *next = ir_xalloc(r->al, sizeof *next * (size_t)r->world);
+	int *running = ir_xalloc(r->al, sizeof *running * (size_t)r->world);
+	for (int q = 0; q < r->world; q++) {
+		perm[q] = perm_new(r, (uint64_t)r->ncta);
+		next[q] = 0;
+		running[q] = 0;
+	}
+	Cand *cand = NULL;
+	int capcand = 0;
+	bool ok = true;
+	for (;;) {
+		int need = r->world;
+		for (int i = 0; i < r->nact; i++)
+			need += r->act[i]->ntask + r->act[i]->ncopy;
+		if (need > capcand) {
+			int cap = need * 2;
+			cand = ir_xrealloc(r->al, cand, sizeof *cand * (size_t)capcand,
+			                   sizeof *cand * (size_t)cap);
+			capcand = cap;
+		}
+		int n = 0;
+		for (int i = 0; i < r->nact; i++) {
+			Cta *c = r->act[i];
+			for (int j = 0; j < c->ntask; j++) {
+				Task *t = c->task[j];
+				if (t->st != T_DONE && (t->st == T_READY || t->blocked_at < c->epoch))
+					cand[n++] = (Cand){c, j};
+			}
+			for (int j = 0; j < c->ncopy; j++)
+				cand[n++] = (Cand){c, c->ntask + j};
+		}
+		for (int q = 0; q < r->world; q++)
+			if (next[q] < perm[q].n && (running[q] < 2 || !n))
+				cand[n++] = (Cand){NULL, -1 - q};
+		if (!n && r->nact) {
+			for (int q = 0; q < r->world; q++)
+				if (next[q] < perm[q].n)
+					cand[n++] = (Cand){NULL, -1 - q};
+		}
+		if (!n) {
+			if (r->nact) {
+				deadlock_world(r);
+				ok = false;
+			}
+			break;
+		}
+		Cand pick = cand[n == 1 ? 0 : (int)(interp_rand(r) % (uint64_t)n)];
+		Cta *c = pick.c;
+		if (!c) {
+			int q = -1 - pick.i;
+			int64_t pid[3];
+			perm_pid(r, &perm[q], next[q]++, pid);
+			c = ir_xalloc(r->al, sizeof *c);
+			if (r->nact == r->capact) {
+				int cap = r->capact ? 2 * r->capact : 16;
+				r->act = ir_xrealloc(r->al, r->act, sizeof *r->act * (size_t)r->capact,
+				                     sizeof *r->act * (size_t)cap);
+				r->capact = cap;
+			}
+			r->act[r->nact++] = c;
+			running[q]++;
+			cta_init(r, c, q, pid);
+		} else if (pick.i >= c->ntask) {
+			switch_to(r, c);
+			int k = pick.i - c->ntask;
+			Copy cp = c->copy[k];
+			memmove(&c->copy[k], &c->copy[k + 1], sizeof cp * (size_t)(c->ncopy - k - 1));
+			c->ncopy--;
+			r->st.copies++;
+			if (!interp_copy_land(r, &cp)) {
+				ok = false;
+				break;
+			}
+		} else {
+			switch_to(r, c);
+			if (step(r, c->task[pick.i]) == S_ERR) {
+				ok = false;
+				break;
+			}
+		}
+		if (cta_finished(c)) {
+			int i = 0;
+			while (r->act[i] != c)
+				i++;
+			r->act[i] = r->act[--r->nact];
+			running[c->rank]--;
+			cta_free(r, c);
+			ir_xfree(r->al, c, sizeof *c);
+		}
+	}
+	while (r->nact) {
+		Cta *c = r->act[--r->nact];
+		switch_to(r, c);
+		cta_free(r, c);
+		ir_xfree(r->al, c, sizeof *c);
+	}
+	r->cta = NULL;
+	ir_xfree(r->al, cand, sizeof *cand * (size_t)capcand);
+	ir_xfree(r->al, perm, sizeof *perm * (size_t)r->world);
+	ir_xfree(r->al, next, sizeof *next * (size_t)r->world);
+	ir_xfree(r->al, running, sizeof *running * (size_t)r->world);
 	return ok;
 }
 
@@ -627,14 +879,22 @@ interp_find_kernel(IrModule *m, const char *name)
 	return NULL;
 }
 
+IrOp *
+interp_symm_alloc(IrOp *kernel, int k)
+{
+	for (IrOp *op = kernel->parent->first; op; op = op->next)
+		if (op->code == IR_OP_SYMM_ALLOC && k-- == 0)
+			return op;
+	return NULL;
+}
+
 /* Warns about each tensor the kernel stored into that still has elements no CTA wrote (a grid
  * too small, a bound off by a tile): they keep their input values. */
 static void
 unwritten_warnings(Run *r)
 {
-	IrBlock *kb = r->p->kernel->reg[0].block;
-	for (int i = 0; i < kb->narg; i++) {
-		const Tens *g = &r->tens[i];
+	for (int i = 0; i < r->world * r->nargs; i++) {
+		const Tens *g = &r->all[i];
 		if (!g->written)
 			continue;
 		int64_t idx[IR_MAX_RANK] = {0}, total = 1, missed = 0;
@@ -650,70 +910,236 @@ unwritten_warnings(Run *r)
 		}
 		if (missed) {
 			IrLoc none = {0, 0, 0};
-			ir_warning(r->c, none, "output %%%s: %lld of %lld elements were not written by any "
-				   "CTA (grid %lldx%lldx%lld)", interp_vname(g->arg), (long long)missed,
-				   (long long)total, (long long)r->grid[0], (long long)r->grid[1],
-				   (long long)r->grid[2]);
+			char rk[32] = "";
+			if (r->world > 1)
+				snprintf(rk, sizeof rk, " of rank %d", i / r->nargs);
+			ir_warning(r->c, none, "output %%%s%s: %lld of %lld elements were not written by "
+				   "any CTA (grid %lldx%lldx%lld)", interp_vname(g->arg), rk,
+				   (long long)missed, (long long)total, (long long)r->grid[0],
+				   (long long)r->grid[1], (long long)r->grid[2]);
 		}
 	}
+}
+
+/* Binds rank q's copy of every symmetric buffer: the memory given, else zeros of its own. */
+static bool
+bind_symm(Run *r, int q)
+{
+	IrCtx *c = r->c;
+	const InterpLaunch *l = &r->ls[q];
+	if (l->nsymm > r->nsymm) {
+		ir_error(c, r->p->kernel->loc, "the launch of rank %d gives %d symmetric buffers, the "
+			 "module declares %d", q, l->nsymm, r->nsymm);
+		return false;
+	}
+	for (int k = 0; k < r->nsymm; k++) {
+		IrOp *s = r->symm_op[k];
+		IrType *ty = s->type[0];
+		Tens *g = &r->symm[q * r->nsymm + k];
+		g->sym = s->item[0].s;
+		g->owner = q;
+		g->elem = ty->elem;
+		g->esz = interp_elem_size(ty->elem);
+		g->rank = ty->rank;
+		int64_t st = 1, need = 1;
+		for (int d = ty->rank - 1; d >= 0; d--) {
+			g->dims[d] = ty->dims[d];
+			g->str[d] = ty->strides ? ty->strides[d] : st;
+			st *= ty->dims[d];
+			need += (ty->dims[d] - 1) * g->str[d];
+		}
+		const InterpTensor *at = l->symm && k < l->nsymm && l->symm[k].data ? &l->symm[k] : NULL;
+		if (!at) {
+			g->nelem = need;
+			g->data = ir_xalloc(r->al, (size_t)need * g->esz);
+			memset(g->data, 0, (size_t)need * g->esz);
+			g->own_data = true;
+			continue;
+		}
+		bool same = at->rank == ty->rank && (!at->elem || at->elem == ty->elem);
+		for (int d = 0; same && d < ty->rank; d++)
+			same = at->dims[d] == ty->dims[d];
+		if (!same || at->nelem < need) {
+			ir_error(c, s->loc, "the memory given for '@%s' on rank %d does not hold a '%s'",
+				 g->sym, q, ir_type_str(c, ty));
+			return false;
+		}
+		g->data = at->data;
+		g->nelem = at->nelem;
+	}
+	return true;
+}
+
+/* Clears what the race detector knows: each launch starts ordered after the previous one. */
+static void
+new_launch(Run *r)
+{
+	r->narr = 0;
+	for (int i = 0; i < r->world * r->nsymm; i++) {
+		Tens *g = &r->symm[i];
+		if (g->wcta) {
+			memset(g->wcta, 0, sizeof(int32_t) * (size_t)g->nelem);
+			memset(g->rcta, 0, sizeof(int32_t) * (size_t)g->nelem);
+		}
+	}
+}
+
+static void
+free_tens(Run *r, Tens *g)
+{
+	size_t n = (size_t)g->nelem;
+	ir_xfree(r->al, g->written, g->written ? n : 0);
+	ir_xfree(r->al, g->labels, g->labels ? sizeof(uint32_t) * n : 0);
+	if (g->wcta) {
+		ir_xfree(r->al, g->wcta, sizeof(int32_t) * n);
+		ir_xfree(r->al, g->wop, sizeof(int32_t) * n);
+		ir_xfree(r->al, g->rcta, sizeof(int32_t) * n);
+		ir_xfree(r->al, g->rop, sizeof(int32_t) * n);
+		ir_xfree(r->al, g->wclk, sizeof(uint32_t) * n);
+		ir_xfree(r->al, g->rclk, sizeof(uint32_t) * n);
+	}
+	if (g->own_data)
+		ir_xfree(r->al, g->data, n * g->esz);
+}
+
+/* Whether the kernel communicates: then its CTAs (of every rank) must run interleaved. */
+static bool
+communicates(const Prog *p)
+{
+	for (int i = 0; i < p->nops; i++)
+		switch (p->ops[i]->op->code) {
+		case IR_OP_CHUNK_WAIT:
+		case IR_OP_CHUNK_SIGNAL:
+		case IR_OP_PUT:
+		case IR_OP_GET:
+			return true;
+		default:
+			break;
+		}
+	return false;
+}
+
+static bool
+check_ranks(IrCtx *c, const InterpLaunch *ls, int world)
+{
+	const InterpLaunch *l = ls;
+	if (!l->kernel || l->kernel->code != IR_OP_KERNEL)
+		ir_unreachable("interp_run needs an ave.kernel");
+	if (world < 1 || world > INTERP_MAX_WORLD) {
+		ir_error(c, l->kernel->loc, "a run has 1 to %d ranks, found %d", INTERP_MAX_WORLD,
+			 world);
+		return false;
+	}
+	for (int q = 0; q < world; q++) {
+		const InterpLaunch *lq = &ls[q];
+		int ws = lq->world_size ? lq->world_size : 1;
+		if (lq->kernel != l->kernel || memcmp(lq->grid, l->grid, sizeof l->grid) ||
+		    lq->rank != q || ws != world || lq->epoch != l->epoch) {
+			ir_error(c, l->kernel->loc, "the launch of rank %d differs from rank 0's in its "
+				 "kernel, grid, epoch or world size, or says rank %d", q, lq->rank);
+			return false;
+		}
+	}
+	/* a module written for a number of ranks runs on that many */
+	IrRegion *rg = l->kernel->parent ? l->kernel->parent->parent : NULL;
+	IrOp *mod = rg ? rg->parent : NULL;
+	IrAttr *wa = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, c->kw.world) : NULL;
+	if (wa && wa->kind == IR_ATTR_INT && wa->i != world) {
+		ir_error(c, mod->loc, "module '@%s' is written for %lld ranks ('world = %lld'), the run "
+			 "has %d", mod->item[0].s, (long long)wa->i, (long long)wa->i, world);
+		return false;
+	}
+	for (int d = 0; d < 3; d++)
+		if (l->grid[d] < 1) {
+			ir_error(c, l->kernel->loc, "grid dimension %d must be at least 1, found %lld",
+			         d, (long long)l->grid[d]);
+			return false;
+		}
+	return true;
 }
 
 bool
 interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpStats *stats)
 {
+	if (l->world_size > 1) {
+		ir_error(m->ctx, l->kernel->loc,
+		         "a launch on %d ranks runs with all of them (interp_run_world), not one",
+		         l->world_size);
+		return false;
+	}
+	return interp_run_world(m, l, 1, o, stats);
+}
+
+bool
+interp_run_world(IrModule *m, const InterpLaunch *ls, int world, const InterpOptions *o,
+		 InterpStats *stats)
+{
 	IrCtx *c = m->ctx;
 	InterpOptions dflt = {0};
 	if (!o)
 		o = &dflt;
-	if (!l->kernel || l->kernel->code != IR_OP_KERNEL)
-		ir_unreachable("interp_run needs an ave.kernel");
-	if (l->world_size > 1) {
-		ir_error(c, l->kernel->loc,
-		         "launches on %d ranks are not supported by the interpreter "
-		         "yet",
-		         l->world_size);
+	if (!check_ranks(c, ls, world))
 		return false;
-	}
+	const InterpLaunch *l = ls;
 	int64_t ncta = 1;
-	for (int d = 0; d < 3; d++) {
-		if (l->grid[d] < 1) {
-			ir_error(c, l->kernel->loc,
-			         "grid dimension %d must be at least 1, found %lld", d,
-			         (long long)l->grid[d]);
-			return false;
-		}
+	for (int d = 0; d < 3; d++)
 		if (__builtin_mul_overflow(ncta, l->grid[d], &ncta) || ncta > ((int64_t)1 << 62)) {
 			ir_error(c, l->kernel->loc, "the grid has too many CTAs");
 			return false;
 		}
-	}
 	double t0 = ir_now();
 	Run r;
 	memset(&r, 0, sizeof r);
 	r.c = c;
 	r.al = c->al;
+	r.ls = ls;
 	r.l = l;
 	r.o = o;
+	r.world = world;
+	r.ncta = ncta;
+	r.epoch = l->epoch > 0 ? l->epoch : 1;
 	memcpy(r.grid, l->grid, sizeof r.grid);
 	r.nsched = o->schedules > 0 ? o->schedules : 1;
+	int launches = o->launches > 0 ? o->launches : 1;
 	r.p = interp_prep(c, l->kernel);
 	if (!r.p)
 		return false;
-	int nargs = r.p->kernel->reg[0].block->narg;
-	r.tens = ir_xalloc(r.al, sizeof(Tens) * (size_t)(nargs + 1));
-	memset(r.tens, 0, sizeof(Tens) * (size_t)(nargs + 1));
-	bool ok = bind_tensors(&r);
+	r.comm = world > 1 || communicates(r.p);
+	if (r.comm && ncta * world >= INT32_MAX) {
+		ir_error(c, l->kernel->loc, "a run that communicates has fewer than 2^31 CTAs in all "
+			 "ranks, found %lld", (long long)(ncta * world));
+		interp_prog_free(r.p);
+		return false;
+	}
+	int nargs = r.nargs = r.p->kernel->reg[0].block->narg;
+	while (interp_symm_alloc(l->kernel, r.nsymm))
+		r.nsymm++;
+	r.symm_op = ir_xalloc(r.al, sizeof(IrOp *) * (size_t)(r.nsymm + 1));
+	for (int k = 0; k < r.nsymm; k++)
+		r.symm_op[k] = interp_symm_alloc(l->kernel, k);
+	size_t nall = (size_t)world * (size_t)nargs + 1, nsy = (size_t)world * (size_t)r.nsymm + 1;
+	r.all = ir_xalloc(r.al, sizeof(Tens) * nall);
+	memset(r.all, 0, sizeof(Tens) * nall);
+	r.symm = ir_xalloc(r.al, sizeof(Tens) * nsy);
+	memset(r.symm, 0, sizeof(Tens) * nsy);
+	bool ok = true;
+	for (int q = 0; ok && q < world; q++) {
+		r.l = &ls[q];
+		r.tens = r.all + (size_t)q * (size_t)nargs;
+		ok = bind_tensors(&r) && bind_symm(&r, q);
+	}
+	int nf = nflat(&r);
 	unsigned char **pristine = NULL, **ref = NULL;
-	if (ok && r.nsched > 1) {
-		pristine = ir_xalloc(r.al, sizeof *pristine * (size_t)(nargs + 1));
-		ref = ir_xalloc(r.al, sizeof *ref * (size_t)(nargs + 1));
-		for (int i = 0; i < nargs; i++) {
-			size_t b = tens_bytes(&r.tens[i]);
+	if (ok && (r.nsched > 1)) {
+		pristine = ir_xalloc(r.al, sizeof *pristine * (size_t)(nf + 1));
+		ref = ir_xalloc(r.al, sizeof *ref * (size_t)(nf + 1));
+		for (int i = 0; i < nf; i++) {
+			size_t b = tens_bytes(flat(&r, i));
 			pristine[i] = ref[i] = NULL;
 			if (!b)
 				continue;
 			pristine[i] = ir_xalloc(r.al, b);
-			memcpy(pristine[i], r.tens[i].data, b);
+			memcpy(pristine[i], flat(&r, i)->data, b);
 			ref[i] = ir_xalloc(r.al, b);
 		}
 	}
@@ -727,14 +1153,18 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 		r.rng = r.seed;
 		interp_labels_init(&r);
 		if (s > 0)
-			for (int i = 0; i < nargs; i++)
+			for (int i = 0; i < nf; i++)
 				if (pristine[i])
-					memcpy(r.tens[i].data, pristine[i], tens_bytes(&r.tens[i]));
-		ok = run_schedule(&r);
-		for (int i = 0; i < nargs; i++) {
-			ir_xfree(r.al, r.tens[i].labels,
-			         sizeof(uint32_t) * (size_t)r.tens[i].nelem);
-			r.tens[i].labels = NULL;
+					memcpy(flat(&r, i)->data, pristine[i], tens_bytes(flat(&r, i)));
+		for (int e = 0; ok && e < launches; e++) {
+			r.epoch = (l->epoch > 0 ? l->epoch : 1) + e;
+			new_launch(&r);
+			ok = r.comm ? run_world(&r) : run_schedule(&r);
+		}
+		for (int i = 0; i < nf; i++) {
+			Tens *g = flat(&r, i);
+			ir_xfree(r.al, g->labels, g->labels ? sizeof(uint32_t) * (size_t)g->nelem : 0);
+			g->labels = NULL;
 		}
 		interp_labels_free(&r);
 		if (!ok) {
@@ -744,9 +1174,9 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 		}
 		r.st.schedules++;
 		if (r.nsched > 1 && s == 0) {
-			for (int i = 0; i < nargs; i++)
+			for (int i = 0; i < nf; i++)
 				if (ref[i])
-					memcpy(ref[i], r.tens[i].data, tens_bytes(&r.tens[i]));
+					memcpy(ref[i], flat(&r, i)->data, tens_bytes(flat(&r, i)));
 		} else if (r.nsched > 1 && !o->no_compare && !same_results(&r, ref, o->seed)) {
 			ok = false;
 			r.st.failed = true;
@@ -755,17 +1185,21 @@ interp_run(IrModule *m, const InterpLaunch *l, const InterpOptions *o, InterpSta
 	}
 	if (ok)
 		unwritten_warnings(&r);
-	for (int i = 0; i < nargs; i++)
-		ir_xfree(r.al, r.tens[i].written, r.tens[i].written ? (size_t)r.tens[i].nelem : 0);
 	if (pristine) {
-		for (int i = 0; i < nargs; i++) {
-			ir_xfree(r.al, pristine[i], tens_bytes(&r.tens[i]));
-			ir_xfree(r.al, ref[i], tens_bytes(&r.tens[i]));
+		for (int i = 0; i < nf; i++) {
+			ir_xfree(r.al, pristine[i], tens_bytes(flat(&r, i)));
+			ir_xfree(r.al, ref[i], tens_bytes(flat(&r, i)));
 		}
-		ir_xfree(r.al, pristine, sizeof *pristine * (size_t)(nargs + 1));
-		ir_xfree(r.al, ref, sizeof *ref * (size_t)(nargs + 1));
+		ir_xfree(r.al, pristine, sizeof *pristine * (size_t)(nf + 1));
+		ir_xfree(r.al, ref, sizeof *ref * (size_t)(nf + 1));
 	}
-	ir_xfree(r.al, r.tens, sizeof(Tens) * (size_t)(nargs + 1));
+	for (int i = 0; i < nf; i++)
+		free_tens(&r, flat(&r, i));
+	ir_xfree(r.al, r.all, sizeof(Tens) * nall);
+	ir_xfree(r.al, r.symm, sizeof(Tens) * nsy);
+	ir_xfree(r.al, r.symm_op, sizeof(IrOp *) * (size_t)(r.nsymm + 1));
+	ir_xfree(r.al, r.arr, sizeof *r.arr * (size_t)r.caparr);
+	ir_xfree(r.al, r.act, sizeof *r.act * (size_t)r.capact);
 	ir_xfree(r.al, r.scratch, r.scratch_bytes);
 	interp_prog_free(r.p);
 	r.st.seconds = ir_now() - t0;

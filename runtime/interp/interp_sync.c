@@ -306,6 +306,9 @@ interp_describe_wait(Run *r, Task *t, char *buf, size_t n)
 		         (long long)r->cta->rbar[t->role->id].arrived,
 		         (long long)replicas(r, t->role), t->role->op->item[0].s);
 		return;
+	case IR_OP_CHUNK_WAIT:
+		interp_describe_chunk_wait(r, t, buf, n);
+		return;
 	default:
 		snprintf(buf, n, "for its roles to finish");
 		return;

@@ -109,7 +109,7 @@ main(void)
 	                     "'f32', the array 'f64'") != NULL);
 
 	CHECK_EQ(axpy(1, &e, false, 2), -1);
-	CHECK(strstr(e.last, "launches on 2 ranks are not supported by the interpreter yet") !=
+	CHECK(strstr(e.last, "a launch on 2 ranks runs with all of them (interp_run_world)") !=
 	      NULL);
 
 	pthread_t th[2];
