@@ -31,6 +31,10 @@ typedef struct JitRequest {
 /* The lowering target (backend) of t in this build, or NULL; the names, for messages. */
 const LowerTarget *jit_lower_target(const TargetInfo *t);
 const char *jit_target_names(void);
+/* Runs `passes` (a pipeline in ave-opt's syntax; the word `default` stands for the default
+ * pipeline, without check-invariants when !check) instead of the default pipeline. */
+bool jit_run_passes(IrModule *m, const TargetInfo *target, bool check, const char *passes,
+		    const IrPassOpts *hooks);
 /* Runs the compile pipeline (SPEC §1, the passes this build has) before lowering for `target`,
  * after the `extra` comma-separated passes; `hooks` (or NULL) gives the after_pass callback. */
 bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra,

@@ -65,20 +65,9 @@ tile_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs)
 	return lt ? lower_tile_regs(c, kernel, lt, regs) : ra_blocked_regs(c, kernel, t, regs);
 }
 
-/* The default pipeline (passes/registry.c), then the caller's extra passes; an unknown pass or
- * option is an error. */
-bool
-jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra,
-		     const IrPassOpts *hooks)
+static bool
+run_pipeline(IrModule *m, const TargetInfo *target, const char *pl, const IrPassOpts *hooks)
 {
-	char dflt[512], pl[1024];
-	pass_default_pipeline(target, check, dflt, sizeof dflt);
-	int n = snprintf(pl, sizeof pl, "%s%s%s", extra && *extra ? extra : "",
-			 extra && *extra && dflt[0] ? "," : "", dflt);
-	if (n < 0 || (size_t)n >= sizeof pl) {
-		ir_error(m->ctx, (IrLoc){0, 0, 0}, "the pipeline is longer than %zu bytes", sizeof pl - 1);
-		return false;
-	}
 	IrPassOpts po = {0};
 	po.verify_each = true;
 	po.target = target;
@@ -89,6 +78,63 @@ jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const ch
 	}
 	po.tile_regs = tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
+}
+
+static bool
+too_long(IrModule *m, size_t max)
+{
+	ir_error(m->ctx, (IrLoc){0, 0, 0}, "the pipeline is longer than %zu bytes", max);
+	return false;
+}
+
+/* The extra passes first, then the default pipeline (passes/registry.c); an unknown pass or
+ * option is an error. */
+bool
+jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, const char *extra,
+		     const IrPassOpts *hooks)
+{
+	char dflt[512], pl[1024];
+	pass_default_pipeline(target, check, dflt, sizeof dflt);
+	int n = snprintf(pl, sizeof pl, "%s%s%s", extra && *extra ? extra : "",
+			 extra && *extra && dflt[0] ? "," : "", dflt);
+	if (n < 0 || (size_t)n >= sizeof pl)
+		return too_long(m, sizeof pl - 1);
+	return run_pipeline(m, target, pl, hooks);
+}
+
+bool
+jit_run_passes(IrModule *m, const TargetInfo *target, bool check, const char *passes,
+	       const IrPassOpts *hooks)
+{
+	char dflt[512], pl[2048];
+	pass_default_pipeline(target, check, dflt, sizeof dflt);
+	size_t len = 0;
+	pl[0] = 0;
+	/* Entries are separated by commas outside braces (options never hold one). */
+	for (const char *p = passes; *p;) {
+		const char *e = p;
+		int depth = 0;
+		while (*e && (depth || *e != ',')) {
+			depth += *e == '{' ? 1 : *e == '}' ? -1 : 0;
+			e++;
+		}
+		size_t w = (size_t)(e - p);
+		const char *text = p;
+		if (w == 7 && !strncmp(p, "default", 7)) {
+			text = dflt;
+			w = strlen(dflt);
+		}
+		if (w) {
+			if (len + w + 2 >= sizeof pl)
+				return too_long(m, sizeof pl - 1);
+			if (len)
+				pl[len++] = ',';
+			memcpy(pl + len, text, w);
+			pl[len += w] = 0;
+		}
+		p = *e ? e + 1 : e;
+	}
+	return run_pipeline(m, target, pl, hooks);
 }
 
 /* The binary a bundle carries for a target. */

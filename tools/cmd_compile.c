@@ -11,7 +11,7 @@
 
 typedef struct Opts {
 	DriverCommon common;
-	const char *target, *emit, *out, *kernel, *meta, *assembler;
+	const char *target, *emit, *out, *kernel, *meta, *assembler, *passes;
 	bool want_meta, time, verbose, no_check;
 	int opt, debug;
 } Opts;
@@ -35,6 +35,10 @@ static const char usage_text[] =
 	      "                          kernels with per-role register budgets); for AMDGPU the linker:\n"
 	      "                          lld (in-process, the default where built) or ld.lld (a process)\n"
 	      "  --no-check              skip check-invariants (for kernels 'ave check' has proved)\n"
+	      "  --passes=P              run the passes P (ave-opt's syntax, options in braces:\n"
+	      "                          'warp-specialize{consumers=1}') instead of the default\n"
+	      "                          pipeline; the word 'default' stands for it (see\n"
+	      "                          docs/passes.md); not with --emit=bundle\n"
 	      "  -lineinfo               line tables: PTX .loc / DWARF .debug_line name the .ave lines\n"
 	      "  -g                      full debug info (DWARF), line tables included\n"
 	      "  --time                  print each stage with its time to standard error as the\n"
@@ -162,6 +166,8 @@ parse_args(int argc, char **argv, Opts *o)
 			o->time = o->verbose = true;
 		else if (!strcmp(a, "--no-check"))
 			o->no_check = true;
+		else if (!strncmp(a, "--passes=", 9))
+			o->passes = a + 9;
 		else if (!strcmp(a, "-lineinfo"))
 			o->debug = o->debug > 1 ? o->debug : 1;
 		else if (!strcmp(a, "-g"))
@@ -347,6 +353,12 @@ cmd_compile(int argc, char **argv)
 		}
 	}
 	/* A bundle holds one kernel, compiled the way aveKernelCompile compiles it. */
+	if (ok && o.passes && o.emit && !strcmp(o.emit, "bundle")) {
+		ir_error(c, none, "--passes does not apply to --emit=bundle: a bundle is compiled "
+				  "with the default pipeline, as aveKernelCompile compiles it (its "
+				  "aveCompileOptionsSetPipeline adds passes before that pipeline)");
+		ok = false;
+	}
 	if (ok && !strcmp(o.emit, "bundle")) {
 		int rc2 = emit_bundle(c, m, &o, ti);
 		ir_module_free(m);
@@ -357,7 +369,8 @@ cmd_compile(int argc, char **argv)
 	/* The compile pipeline. */
 	IrPassOpts hooks = {.after_pass = o.time ? pass_done : NULL};
 	if (ok)
-		ok = jit_compile_pipeline(m, ti, !o.no_check, NULL, &hooks);
+		ok = o.passes ? jit_run_passes(m, ti, !o.no_check, o.passes, &hooks)
+			      : jit_compile_pipeline(m, ti, !o.no_check, NULL, &hooks);
 	if (!o.emit)
 		o.emit = "llvm";
 	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx") ||
