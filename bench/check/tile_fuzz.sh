@@ -4,7 +4,7 @@
 # rejected. Prints the generator's summary line per seed. Figures: docs/invariants.md.
 #   bench/check/tile_fuzz.sh [BUILD_DIR] [SEEDS] [PER_SEED]
 set -e
-build=${1:-build}
+build=$(cd "${1:-build}" && pwd)
 seeds=${2:-5}
 per=${3:-27}
 src=$(cd "$(dirname "$0")/../.." && pwd)
