@@ -64,6 +64,9 @@ bool pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x);
 /* True when the value of `a` may depend on `x`: `a` or the side conditions of its variables
  * (a quotient's definition, say) mention it. */
 bool pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x);
+/* Appends to `out` (Z3_ast) the uninterpreted constants `f` mentions, each once (not through
+ * side conditions). */
+void pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out);
 /* `f` and the side conditions of every variable it mentions, transitively. */
 Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
 /* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL

@@ -2216,6 +2216,211 @@ check_asserts(Ck *k)
 	}
 }
 
+/* ---- chunk signals: every chunk wait gets a signal, from some CTA of some rank ---- */
+
+static bool
+collect_signal(IrOp *op, void *ud)
+{
+	IrVec *v = ((void **)ud)[1];
+	Ck *k = ((void **)ud)[0];
+	if (op->code == IR_OP_CHUNK_SIGNAL)
+		ir_vec_push(k->c->al, v, &op, sizeof op);
+	return true;
+}
+
+static CkRole *
+role_of_op(Ck *k, IrOp *op)
+{
+	IrOp *role = ir_role_of(op);
+	for (int r = 1; r < k->nroles && role; r++)
+		if (k->roles[r].op == role)
+			return &k->roles[r];
+	return &k->roles[0];
+}
+
+/* The arguments of the chunk call in item 0 of `op` (a wait or a signal), as terms. */
+static int
+chunk_args(Ck *k, CkEnv *e, IrOp *op, Z3_ast *a, int max)
+{
+	const IrItem *call = &op->item[0];
+	int n = call->ncoord < max ? call->ncoord : max;
+	for (int i = 0; i < n; i++)
+		a[i] = pass_ck_expr(k, e, op, call->coord[i].e);
+	return n;
+}
+
+static bool
+is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
+{
+	if (x == k->world || x == waiter_rank)
+		return true;
+	for (int d = 0; d < 3; d++)
+		if (x == k->npid[d] || x == k->pid[d])
+			return true;
+	IrBlock *kb = k->kernel->reg[0].block;
+	for (int i = 0; i < kb->narg; i++)
+		if (ir_type_is_int(kb->arg[i]->type) && pass_ck_value(k, k->root, kb->arg[i]) == x)
+			return true;
+	return false;
+}
+
+/* SPEC 5.9: an `ave.chunk.wait @ch(c)` on rank r returns once chunk c has been signalled to r.
+ * For each wait instance (any rank, CTA, replica, iteration) the solver looks for one for which
+ * no signal instance of any CTA of any rank (a quantified instance: its rank, program ids,
+ * replica and iterations bound) names chunk c and rank r (its peer, or no peer: every rank). */
+static void
+check_chunk_signals(Ck *k)
+{
+	IrVec sigs = {0};
+	void *ud[2] = {k, &sigs};
+	ir_walk_op(k->kernel, collect_signal, ud);
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *w = site_at(k, i);
+		if (w->kind != CK_CHUNK)
+			continue;
+		/* A chunk this kernel never signals is published by another kernel or a collective:
+		 * nothing here to match. */
+		bool signalled = false;
+		for (int j = 0; j < sigs.len && !signalled; j++)
+			signalled = IR_VEC_AT(sigs, IrOp *, j)->item[0].s == w->op->item[0].s;
+		if (!signalled)
+			continue;
+		pass_ck_world(k);
+		Z3_ast rw = k->rank;
+		CkInst in = pass_ck_inst(k, w, "t");
+		bool known = true;
+		Z3_ast gw = pass_ck_guard(k, &in, &known);
+		Z3_ast cw[8];
+		int nw = chunk_args(k, in.env, w->op, cw, 8);
+		/* The signals, in another CTA of another rank. */
+		Z3_ast r2 = pass_ck_fresh(S, "rank");
+		pass_ck_side(S, r2, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r2),
+		                                 pass_ck_lt(S, r2, k->world)));
+		k->rank = r2;
+		CkCta save;
+		Z3_ast pid2[3];
+		pass_ck_cta_enter(k, &save, pid2);
+		IrVec alts = {0};
+		for (int j = 0; j < sigs.len && known; j++) {
+			IrOp *sop = IR_VEC_AT(sigs, IrOp *, j);
+			if (sop->item[0].s != w->op->item[0].s)
+				continue;
+			CkSite *ss = pass_ck_site_detached(k, sop, role_of_op(k, sop));
+			CkInst si = pass_ck_inst(k, ss, "ts");
+			Z3_ast gs = pass_ck_guard(k, &si, &known);
+			Z3_ast cs[8];
+			int ns = chunk_args(k, si.env, sop, cs, 8);
+			IrGroup *pg = ir_op_group(sop, k->c->kw.peer);
+			Z3_ast parts[12];
+			int np = 0;
+			parts[np++] = pass_ck_inst_exists(k, &si);
+			parts[np++] = gs;
+			parts[np++] = pg ? pass_ck_eq(S, pass_ck_expr(k, si.env, sop, pg->item[0].e), rw)
+			                 : Z3_mk_true(S->z);
+			for (int a = 0; a < nw && a < ns && np < 12; a++)
+				parts[np++] = pass_ck_eq(S, cs[a], cw[a]);
+			Z3_ast m = pass_ck_and(S, np, parts);
+			ir_vec_push(k->c->al, &alts, &m, sizeof m);
+		}
+		pass_ck_cta_leave(k, &save);
+		k->rank = rw;
+		if (!known) {
+			if (pass_ck_error_once(k, w->op))
+				ir_error(k->c, w->op->loc,
+				         "cannot check that this 'ave.chunk.wait' gets a signal: a "
+				         "condition around it or around a signal is beyond the solver");
+			ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+			continue;
+		}
+		Z3_ast any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+		Z3_ast wpart[2 + 8] = {pass_ck_inst_exists(k, &in), gw};
+		for (int a = 0; a < nw; a++)
+			wpart[2 + a] = pass_ck_eq(S, cw[a], cw[a]);
+		/* The waiter's rank (and so the world size) is in the outer formula, with its
+		 * domain, even where the chunk does not depend on it. */
+		wpart[1] = pass_ck_and2(S, gw, Z3_mk_eq(S->z, rw, rw));
+		Z3_ast wf = pass_ck_and(S, 2, wpart);
+		/* Bound: what the signals' instances introduce, not the waiter's terms or the
+		 * launch's (grid, world, arguments). */
+		Z3_ast inner = pass_ck_closure(S, any);
+		IrVec mine = {0}, theirs = {0}, bound = {0};
+		Z3_ast wall = pass_ck_closure(S, pass_ck_and(S, 2 + nw, wpart));
+		pass_ck_consts(S, wall, &mine);
+		for (int a = 0; a < nw; a++)
+			pass_ck_consts(S, pass_ck_closure(S, Z3_mk_eq(S->z, cw[a], cw[a])), &mine);
+		pass_ck_consts(S, inner, &theirs);
+		for (int a = 0; a < theirs.len; a++) {
+			Z3_ast x = IR_VEC_AT(theirs, Z3_ast, a);
+			bool skip = is_global(k, x, rw);
+			for (int b = 0; b < mine.len && !skip; b++)
+				skip = IR_VEC_AT(mine, Z3_ast, b) == x;
+			if (!skip) {
+				Z3_ast ap = (Z3_ast)Z3_to_app(S->z, x);
+				ir_vec_push(k->c->al, &bound, &ap, sizeof ap);
+			} else {
+				/* Free in the quantifier: its domain (a grid of at least one CTA)
+				 * holds outside it too. */
+				wf = pass_ck_and2(S, wf, Z3_mk_eq(S->z, x, x));
+			}
+		}
+		Z3_ast none = pass_ck_not(S, inner);
+		if (bound.len)
+			none = Z3_mk_forall_const(S->z, 0, (unsigned)bound.len, (Z3_app *)bound.data, 0,
+			                          NULL, none);
+		ir_vec_free(k->c->al, &mine, sizeof(Z3_ast));
+		ir_vec_free(k->c->al, &theirs, sizeof(Z3_ast));
+		ir_vec_free(k->c->al, &bound, sizeof(Z3_ast));
+		/* Mention the chunk's arguments so that the model gives them values. */
+		Z3_ast fail = pass_ck_and2(S, wf, none);
+		for (int a = 0; a < nw; a++)
+			fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, cw[a], cw[a]));
+
+		if (holds_query(k, w->op, fail, "that this chunk wait gets a signal") ||
+		    !pass_ck_error_once(k, w->op))
+			continue;
+		CkInst *ins[1] = {&in};
+		Z3_model m = solve_min(k, fail, ins, 1, cw, nw);
+		char args[160];
+		int n = 0;
+		args[0] = 0;
+		for (int a = 0; a < nw && n < 120; a++)
+			n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", a ? ", " : "",
+			              (long long)ev(k, m, cw[a]));
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, w->op->loc,
+		    "this 'ave.chunk.wait' for @%s(%s) on rank %lld never returns: no "
+		    "'ave.chunk.signal' of any CTA on any rank signals that chunk to rank %lld (a "
+		    "deadlock across ranks)",
+		    w->op->item[0].s, args, (long long)ev(k, m, rw), (long long)ev(k, m, rw));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_show(k, cx, m, "rank", rw);
+		cex_show(k, cx, m, "world", k->world);
+		cex_inst(k, cx, m, &in, true);
+		cex_globals(k, cx, m, wf);
+		for (int dd = 0; dd < 3; dd++)
+			if (k->npid[dd] && pass_ck_mentions(S, pass_ck_closure(S, fail), k->npid[dd]))
+				cex_show(k, cx, m, ir_ctx_printf(k->c, "num_programs(%d)", dd),
+				         k->npid[dd]);
+		cx->role = w->role->name;
+		int64_t g0 = k->npid[0] ? ev(k, m, k->npid[0]) : 0, wv = ev(k, m, k->world);
+		if (k->npid[0] && g0 < wv)
+			ir_diag_note(k->c, d, w->op->loc,
+			             "with %lld CTAs for %lld ranks: a kernel whose CTA p signals rank "
+			             "p needs a grid of at least the world size, which nothing in the "
+			             "kernel states; signal every rank from each CTA (a loop over the "
+			             "peers) to work with any grid",
+			             (long long)g0, (long long)wv);
+		cx->found = "no signal of the chunk to this rank";
+		cx->expected = ir_ctx_printf(k->c, "an 'ave.chunk.signal @%s(%s)' with peer %lld (or "
+		                                   "no peer) on some rank",
+		                             w->op->item[0].s, args, (long long)ev(k, m, rw));
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
+	}
+	ir_vec_free(k->c->al, &sigs, sizeof(IrOp *));
+}
+
 /* ---- global stores: no two CTAs or role replicas write the same element ---- */
 
 /* One instance of an ave.store into a global tensor argument: the element coordinates of its
@@ -2796,7 +3001,7 @@ pass_ck_check_kernel(Ck *k)
 	static void (*const checks[])(Ck *) = {
 	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
-	    check_fences,       check_in_flight_at_exit,
+	    check_fences,       check_in_flight_at_exit, check_chunk_signals,
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);

@@ -430,6 +430,35 @@ finds(CkSmt *s, Z3_ast a, Z3_ast x, bool sides)
 	return found;
 }
 
+void
+pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
+{
+	Z3_context z = s->z;
+	IrMap seen;
+	IrVec stack = {0};
+	ir_map_init(&seen, s->al);
+	ir_vec_push(s->al, &stack, &f, sizeof f);
+	while (stack.len) {
+		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
+		uint64_t h = ir_hash_ptr(t);
+		if (ir_map_get(&seen, h, t, NULL) || Z3_get_ast_kind(z, t) != Z3_APP_AST)
+			continue;
+		ir_map_put(&seen, h, t, (void *)t, NULL);
+		Z3_app app = Z3_to_app(z, t);
+		unsigned n = Z3_get_app_num_args(z, app);
+		if (n == 0 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED) {
+			ir_vec_push(s->al, out, &t, sizeof t);
+			continue;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			Z3_ast a = Z3_get_app_arg(z, app, i);
+			ir_vec_push(s->al, &stack, &a, sizeof a);
+		}
+	}
+	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
+	ir_map_free(&seen);
+}
+
 bool
 pass_ck_mentions(CkSmt *s, Z3_ast a, Z3_ast x)
 {
