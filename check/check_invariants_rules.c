@@ -2264,6 +2264,149 @@ is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
 	return false;
 }
 
+/* One signal instance in a CTA of its own on a rank of its own. */
+typedef struct SigInst {
+	CkInst in;
+	Z3_ast rank, pid[3], on, dest; /* dest NULL: every rank */
+	Z3_ast c[8];
+	int nc;
+} SigInst;
+
+static SigInst
+sig_inst(Ck *k, IrOp *sop, bool *known)
+{
+	SigInst x;
+	memset(&x, 0, sizeof x);
+	Z3_ast saved = k->rank;
+	x.rank = pass_ck_fresh(S, "rank");
+	pass_ck_side(S, x.rank, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), x.rank),
+	                                     pass_ck_lt(S, x.rank, k->world)));
+	k->rank = x.rank;
+	CkCta save;
+	pass_ck_cta_enter(k, &save, x.pid);
+	x.in = pass_ck_inst(k, pass_ck_site_detached(k, sop, role_of_op(k, sop)), "ts");
+	x.on = pass_ck_and2(S, pass_ck_inst_exists(k, &x.in), pass_ck_guard(k, &x.in, known));
+	x.nc = chunk_args(k, x.in.env, sop, x.c, 8);
+	IrGroup *pg = ir_op_group(sop, k->c->kw.peer);
+	x.dest = pg ? pass_ck_expr(k, x.in.env, sop, pg->item[0].e) : NULL;
+	pass_ck_cta_leave(k, &save);
+	k->rank = saved;
+	return x;
+}
+
+/* Signals count epochs (SPEC 5.9): a chunk signalled twice to one rank in one launch lets a wait
+ * of the next launch return on this launch's extra signal. Two distinct signal instances (any
+ * ranks, CTAs, replicas, iterations) of one chunk with the same arguments to the same rank are
+ * an error. */
+static bool
+mark_dims(IrOp *op, void *ud)
+{
+	bool *used = ((void **)ud)[0];
+	Ck *k = ((void **)ud)[1];
+	int64_t d;
+	IrGroup *g;
+	if ((op->code == IR_OP_PROGRAM_ID || op->code == IR_OP_NUM_PROGRAMS) &&
+	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
+	    d < 3)
+		used[d] = true;
+	return true;
+}
+
+static void
+check_signal_epochs(Ck *k, IrVec *sigs)
+{
+	/* As for global stores: CTAs that differ only along a grid dimension the kernel never
+	 * reads are not told apart (they are the same CTA, launched again). */
+	bool used[3] = {false, false, false};
+	void *ud[2] = {used, k};
+	ir_walk_op(k->kernel, mark_dims, ud);
+	for (int i = 0; i < sigs->len && !k->broken; i++)
+		for (int j = i; j < sigs->len; j++) {
+			IrOp *a = IR_VEC_AT(*sigs, IrOp *, i), *b = IR_VEC_AT(*sigs, IrOp *, j);
+			if (a->item[0].s != b->item[0].s)
+				continue;
+			pass_ck_world(k);
+			bool known = true;
+			SigInst x = sig_inst(k, a, &known), y = sig_inst(k, b, &known);
+			if (!known)
+				continue; /* the waits' check said it cannot decide */
+			IrVec parts = {0};
+			ir_vec_push(k->c->al, &parts, &x.on, sizeof x.on);
+			ir_vec_push(k->c->al, &parts, &y.on, sizeof y.on);
+			for (int c = 0; c < x.nc && c < y.nc; c++) {
+				Z3_ast e = pass_ck_eq(S, x.c[c], y.c[c]);
+				ir_vec_push(k->c->al, &parts, &e, sizeof e);
+			}
+			if (x.dest && y.dest) {
+				Z3_ast e = pass_ck_eq(S, x.dest, y.dest);
+				ir_vec_push(k->c->al, &parts, &e, sizeof e);
+			}
+			if (a == b) {
+				/* The same op: distinct instances differ in rank, CTA or an iteration. */
+				IrVec diff = {0};
+				Z3_ast d = pass_ck_not(S, pass_ck_eq(S, x.rank, y.rank));
+				ir_vec_push(k->c->al, &diff, &d, sizeof d);
+				for (int dd = 0; dd < 3; dd++)
+					if (used[dd]) {
+						d = pass_ck_not(S, pass_ck_eq(S, x.pid[dd], y.pid[dd]));
+						ir_vec_push(k->c->al, &diff, &d, sizeof d);
+					}
+				d = pass_ck_not(S, pass_ck_eq(S, x.in.r, y.in.r));
+				ir_vec_push(k->c->al, &diff, &d, sizeof d);
+				for (CkEnv *ex = x.in.env, *ey = y.in.env; ex && ey;
+				     ex = ex->parent, ey = ey->parent)
+					if (ex->iter && ey->iter) {
+						d = pass_ck_not(S, pass_ck_eq(S, ex->iter, ey->iter));
+						ir_vec_push(k->c->al, &diff, &d, sizeof d);
+					}
+				Z3_ast any = pass_ck_or(S, diff.len, (Z3_ast *)diff.data);
+				ir_vec_push(k->c->al, &parts, &any, sizeof any);
+				ir_vec_free(k->c->al, &diff, sizeof(Z3_ast));
+			}
+			for (int dd = 0; dd < 3; dd++)
+				if (!used[dd]) {
+					Z3_ast e = pass_ck_eq(S, x.pid[dd], y.pid[dd]);
+					ir_vec_push(k->c->al, &parts, &e, sizeof e);
+				}
+			Z3_ast dest = x.dest ? x.dest : y.dest ? y.dest : pass_ck_num(S, 0);
+			Z3_ast fail = pass_ck_and(S, parts.len, (Z3_ast *)parts.data);
+			ir_vec_free(k->c->al, &parts, sizeof(Z3_ast));
+			for (int c = 0; c < x.nc; c++)
+				fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, x.c[c], x.c[c]));
+			fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, dest, dest));
+			if (holds_query(k, b, fail, "that each chunk is signalled once per rank") ||
+			    !pass_ck_error_once(k, b))
+				continue;
+			CkInst *ins[2] = {&x.in, &y.in};
+			Z3_model m = solve_min(k, fail, ins, 2, x.c, x.nc);
+			char args[160];
+			int n = 0;
+			args[0] = 0;
+			for (int c = 0; c < x.nc && n < 120; c++)
+				n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", c ? ", " : "",
+				              (long long)ev(k, m, x.c[c]));
+			IrDiag *d = ir_diag_begin(
+			    k->c, IR_SEV_ERROR, b->loc,
+			    "chunk @%s(%s) may be signalled twice to rank %lld in one launch (%s): "
+			    "signals count launches, so a wait of the next launch returns on this "
+			    "launch's second signal",
+			    a->item[0].s, args, (long long)ev(k, m, dest),
+			    a == b ? "by two executions of this signal"
+			           : ir_ctx_printf(k->c, "here and at line %d", line_of(a)));
+			IrCex *cx = ir_diag_cex(k->c, d);
+			cex_show(k, cx, m, "rank", x.rank);
+			cex_show(k, cx, m, "other rank", y.rank);
+			cex_show(k, cx, m, "world", k->world);
+			cex_inst(k, cx, m, &x.in, true);
+			cex_inst(k, cx, m, &y.in, false);
+			cx->role = x.in.site->role->name;
+			cx->found = "two signals of the chunk to one rank";
+			cx->expected = "one signal of each chunk to each rank per launch";
+			ir_diag_emit(k->c, d);
+			pass_ck_model_free(S, m);
+		}
+}
+
 /* SPEC 5.9: an `ave.chunk.wait @ch(c)` on rank r returns once chunk c has been signalled to r.
  * For each wait instance (any rank, CTA, replica, iteration) the solver looks for one for which
  * no signal instance of any CTA of any rank (a quantified instance: its rank, program ids,
@@ -2418,6 +2561,7 @@ check_chunk_signals(Ck *k)
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
 	}
+	check_signal_epochs(k, &sigs);
 	ir_vec_free(k->c->al, &sigs, sizeof(IrOp *));
 }
 
