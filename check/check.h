@@ -32,6 +32,15 @@ typedef struct PassCkOpts {
  * Never changes the IR. Returns false when it emitted errors. */
 bool pass_check_invariants_with(IrModule *m, const PassCkOpts *co);
 
+/* A Z3 context for one compile's proofs (a Z3_context, as void * to keep z3.h out of this
+ * header). Making one costs about 50 ms; a released context is kept for the thread's next
+ * acquire (the checker, then regalloc's proof, then the next compile on that thread), and made
+ * anew after 32 uses so that the terms of old compiles do not pile up. A context is used by
+ * one thread at a time: acquire gives it to the caller alone. Contexts have "model" on and
+ * ignore Z3's error callbacks (a failed call answers unknown). */
+void *pass_ck_z3_acquire(void);
+void pass_ck_z3_release(void *z3_context);
+
 /* The `check-invariants` pass: the checker with the default options. */
 bool pass_check_invariants(IrModule *m, const IrPassOpts *o);
 

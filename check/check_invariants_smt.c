@@ -1,8 +1,9 @@
 /* check_invariants_smt.c — the invariant checker's link to Z3 (C API): integer terms with exact
  * floordiv and mod by constants, side conditions that travel with the variables they constrain,
  * timed queries with a per-query timeout, and counterexample minimization. */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
-
 
 #include "check_internal.h"
 
@@ -16,17 +17,86 @@ on_z3_error(Z3_context z, Z3_error_code e)
 	(void)e;
 }
 
+/* The thread's kept context and how many times it was handed out; a thread that ends deletes
+ * it (the key's destructor). */
+typedef struct Kept {
+	Z3_context z;
+	int uses;
+} Kept;
+
+enum { CONTEXT_USES = 32 };
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void
+kept_free(void *p)
+{
+	Kept *k = p;
+	if (k->z)
+		Z3_del_context(k->z);
+	free(k);
+}
+
+static void
+kept_init(void)
+{
+	pthread_key_create(&kept_key, kept_free);
+}
+
+static Kept *
+kept(void)
+{
+	pthread_once(&kept_once, kept_init);
+	Kept *k = pthread_getspecific(kept_key);
+	if (!k) {
+		k = calloc(1, sizeof *k);
+		if (k)
+			pthread_setspecific(kept_key, k);
+	}
+	return k;
+}
+
+void *
+pass_ck_z3_acquire(void)
+{
+	Kept *k = kept();
+	if (k && k->z) {
+		Z3_context z = k->z;
+		k->z = NULL;
+		return z;
+	}
+	Z3_config cfg = Z3_mk_config();
+	Z3_set_param_value(cfg, "model", "true");
+	Z3_context z = Z3_mk_context(cfg);
+	Z3_del_config(cfg);
+	Z3_set_error_handler(z, on_z3_error);
+	if (k)
+		k->uses = 0;
+	return z;
+}
+
+void
+pass_ck_z3_release(void *p)
+{
+	Z3_context z = p;
+	Kept *k = kept();
+	if (k && !k->z && ++k->uses < CONTEXT_USES) {
+		k->z = z;
+		return;
+	}
+	if (k && !k->z)
+		k->uses = 0;
+	Z3_del_context(z);
+}
+
 void
 pass_ck_smt_init(CkSmt *s, const IrAllocator *al, unsigned timeout_ms, unsigned rlimit,
                  PassCkStats *st)
 {
 	memset(s, 0, sizeof *s);
 	s->al = al;
-	Z3_config cfg = Z3_mk_config();
-	Z3_set_param_value(cfg, "model", "true");
-	s->z = Z3_mk_context(cfg);
-	Z3_del_config(cfg);
-	Z3_set_error_handler(s->z, on_z3_error);
+	s->z = pass_ck_z3_acquire();
 	s->is = Z3_mk_int_sort(s->z);
 	s->bs = Z3_mk_bool_sort(s->z);
 	ir_map_init(&s->side, al);
@@ -46,7 +116,7 @@ pass_ck_smt_free(CkSmt *s)
 	ir_arena_free(&s->arena);
 	if (s->solver)
 		Z3_solver_dec_ref(s->z, s->solver);
-	Z3_del_context(s->z);
+	pass_ck_z3_release(s->z);
 }
 
 bool

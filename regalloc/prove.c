@@ -8,6 +8,7 @@
 
 #include <z3.h>
 
+#include "../check/check.h"
 #include "regalloc.h"
 
 typedef struct Z {
@@ -17,13 +18,6 @@ typedef struct Z {
 	Z3_ast *live;                 /* per class: a formula in h, its live half-points */
 	Z3_ast h;                     /* the program point (half-point) */
 } Z;
-
-static void
-on_error(Z3_context z, Z3_error_code e)
-{
-	(void)z;
-	(void)e; /* the query answers unknown; the caller reports it */
-}
 
 static Z3_ast
 num(Z *s, int64_t v)
@@ -97,7 +91,7 @@ static Z3_solver
 facts(Z *s)
 {
 	RaPlan *p = s->p;
-	Z3_solver sv = Z3_mk_solver(s->z);
+	Z3_solver sv = Z3_mk_simple_solver(s->z);
 	Z3_solver_inc_ref(s->z, sv);
 	for (int k = 0; k < p->nclass; k++) {
 		Z3_solver_assert(s->z, sv, Z3_mk_eq(s->z, s->slot[k], num(s, p->cls[k].slot)));
@@ -437,14 +431,11 @@ ra_prove(RaPlan *p, RaCex *cex)
 	cex->a = cex->b = cex->group = cex->half = -1;
 	Z s = {0};
 	s.p = p;
-	Z3_config cfg = Z3_mk_config();
-	/* No timeout: every variable but the point is fixed by a fact and the point is bounded, so
-	 * each query is decided at once (and a timeout would start Z3's timer threads, whose locks
-	 * compiles on several threads would share). */
-	Z3_set_param_value(cfg, "model", "true");
-	s.z = Z3_mk_context(cfg);
-	Z3_del_config(cfg);
-	Z3_set_error_handler(s.z, on_error);
+	/* The checker's context for this thread (made once, kept between compiles). No timeout:
+	 * every variable but the point is fixed by a fact and the point is bounded, so each query
+	 * is decided at once (and a timeout would start Z3's timer threads, whose locks compiles
+	 * on several threads would share). */
+	s.z = pass_ck_z3_acquire();
 	size_t n = (size_t)p->nclass + 1, ng = (size_t)p->ngroup + 1;
 	s.slot = malloc(sizeof(Z3_ast) * n);
 	s.size = malloc(sizeof(Z3_ast) * n);
@@ -465,7 +456,7 @@ ra_prove(RaPlan *p, RaCex *cex)
 	free(s.size);
 	free(s.live);
 	free(s.budget);
-	Z3_del_context(s.z);
+	pass_ck_z3_release(s.z);
 	p->proved = ok;
 	return ok;
 }
