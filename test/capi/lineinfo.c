@@ -63,7 +63,8 @@ main(int argc, char **argv)
 	AveResult r = aveCompileOptionsSetDebugInfo(o, 3);
 	printf("level 3: %s: %s\n", aveResultGetName(r), aveGetLastError());
 	size_t none = 1;
-	printf("null kernel binary: %p %zu\n", aveKernelGetBinary((AveKernel){NULL}, &none), none);
+	const void *nb = aveKernelGetBinary((AveKernel){NULL}, &none); /* before reading `none` */
+	printf("null kernel binary: %p %zu\n", nb, none);
 	aveCompileOptionsDestroy(o);
 	aveKernelDestroy(plain);
 	aveKernelDestroy(dbg);
