@@ -693,6 +693,21 @@ tdiv(Ck *k, Z3_ast a, int64_t c)
 }
 
 /* The term of value v, defined in env e's scope (e->scope is v's defining scope). */
+/* A product, quotient or remainder of two unknowns (the tile's row from a tile index, %t / %nn)
+ * is beyond the solver's arithmetic, a value it cannot express as opaque() says; but the same
+ * operation on the same operands in two roles is the same value: an uninterpreted function of
+ * its operands (tags built from it agree across roles). */
+static Z3_ast
+congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, IrValue *v)
+{
+	Z3_context z = S->z;
+	Z3_sort dom[2] = {S->is, S->is};
+	Z3_ast args[2] = {a, b};
+	k->nopaque++;
+	k->opaque_name = v->name;
+	return Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, op), 2, dom, S->is), 2, args);
+}
+
 static Z3_ast
 value_in(Ck *k, CkEnv *e, IrValue *v)
 {
@@ -827,27 +842,20 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 			return pass_ck_mulc(S, a, c);
 		if (a && b && pass_ck_is_num(S, a, &c))
 			return pass_ck_mulc(S, b, c);
-		if (a && b && !i1) {
-			/* A product of two unknowns is beyond the solver's arithmetic (a value it
-			 * cannot express, as opaque() says), but the same product in two roles is
-			 * the same value: an uninterpreted function of its operands. */
-			Z3_context z = S->z;
-			Z3_sort dom[2] = {S->is, S->is};
-			Z3_ast args[2] = {a, b};
-			k->nopaque++;
-			k->opaque_name = v->name;
-			return Z3_mk_app(
-			    z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "mul"), 2, dom, S->is), 2,
-			    args);
-		}
+		if (a && b && !i1)
+			return congruent(k, "mul", a, b, v);
 		break;
 	case IR_OP_DIV:
 		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
 			return tdiv(k, a, c);
+		if (a && b && !i1)
+			return congruent(k, "div", a, b, v);
 		break;
 	case IR_OP_REM:
 		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
 			return pass_ck_sub(S, a, pass_ck_mulc(S, tdiv(k, a, c), c));
+		if (a && b && !i1)
+			return congruent(k, "rem", a, b, v);
 		break;
 	case IR_OP_MAX:
 		if (a && b)
