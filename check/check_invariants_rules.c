@@ -208,7 +208,14 @@ role_it(Ck *k, Z3_model m, const CkInst *in)
 	CkEnv *e = in->env;
 	while (e && e->scope != in->site->loop)
 		e = e->parent;
-	return ir_ctx_printf(k->c, "%s%s at %%%s = %lld", in->site->role->name, rep,
+	const char *tile = "";
+	if (pass_ck_is_flat(in->site) && e && e->parent) {
+		/* A k-loop in a tile loop: the tile too. */
+		IrValue *tv = in->site->role->flat_outer->reg[0].block->arg[0];
+		tile = ir_ctx_printf(k->c, " %%%s = %lld,", pass_ck_vname(tv),
+		                     (long long)ev(k, m, pass_ck_value(k, e->parent, tv)));
+	}
+	return ir_ctx_printf(k->c, "%s%s at%s %%%s = %lld", in->site->role->name, rep, tile,
 	                     pass_ck_vname(iv),
 	                     (long long)ev(k, m, e ? pass_ck_value(k, e, iv) : NULL));
 }
