@@ -156,7 +156,8 @@ def report(fig, args):
     L.append("# Performance")
     L.append("")
     L.append("Figures measured without a GPU by `bench/perf.py` (%s, %s, %d CPUs, %s), median of %d "
-             "runs. Regenerate with `python3 bench/perf.py --build build` after a build." %
+             "runs. Regenerate with `bench/run.sh` (tables and plots; `python3 bench/perf.py --build build` "
+             "for the tables alone) after a build." %
              (time.strftime("%Y-%m-%d"), platform.machine(), os.cpu_count() or 0,
               platform.platform(terse=True), args.n))
     L.append("")
@@ -221,6 +222,86 @@ def report(fig, args):
     return "\n".join(L)
 
 
+def plots(fig, outdir):
+    """Writes the PNG plots of docs/perf.md into outdir; returns their names, or None (and says
+    why) where matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench/perf.py: matplotlib is not installed (Debian: python3-matplotlib; bench/run.sh "
+              "installs it): no plots written", file=sys.stderr)
+        return None
+    os.makedirs(outdir, exist_ok=True)
+    names = []
+    targets = list(TARGETS)
+    ok = [(ex, t) for ex in EXAMPLES for t in targets if "error" not in fig["compile"][ex][t]]
+    width = 0.8 / len(targets)
+
+    def grouped(key, ylabel, title, fname, line=None):
+        f, ax = plt.subplots(figsize=(8, 4))
+        for i, t in enumerate(targets):
+            xs, ys = [], []
+            for j, ex in enumerate(EXAMPLES):
+                c = fig["compile"][ex][t]
+                v = key(c) if "error" not in c else None
+                if v is not None:
+                    xs.append(j + (i - (len(targets) - 1) / 2) * width)
+                    ys.append(v)
+            ax.bar(xs, ys, width, label=t)
+        if line is not None:
+            ax.axhline(line, color="gray", linewidth=0.8, linestyle="--")
+        ax.set_xticks(range(len(EXAMPLES)))
+        ax.set_xticklabels(EXAMPLES)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize="small")
+        f.tight_layout()
+        f.savefig(os.path.join(outdir, fname), dpi=100)
+        plt.close(f)
+        names.append(fname)
+
+    grouped(lambda c: c["ratio"], "ave / (llc -O3 + ptxas or ld.lld), CPU time",
+            "Compile latency relative to LLVM's code generation of the same IR",
+            "compile-ratio.png", line=1.0)
+    grouped(lambda c: c["registers"], "registers per thread (NVIDIA) or VGPRs (AMDGPU)",
+            "Registers per example and target", "registers.png")
+    # The stages of one compile, stacked.
+    f, ax = plt.subplots(figsize=(9, 4))
+    labels = ["%s\n%s" % (ex, t) for ex, t in ok]
+    bottom = [0.0] * len(ok)
+    for stage, get in (("passes", lambda st: st.get("passes")),
+                       ("LLVM opt", lambda st: st.get("LLVM opt")),
+                       ("LLVM codegen", lambda st: st.get("LLVM codegen")),
+                       ("ptxas / ld.lld", lambda st: st.get("ptxas", st.get("ld.lld")))):
+        vals = [get(fig["compile"][ex][t]["stages_ms"]) or 0.0 for ex, t in ok]
+        ax.bar(range(len(ok)), vals, 0.7, bottom=bottom, label=stage)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(ok)))
+    ax.set_xticklabels(labels, fontsize="x-small")
+    ax.set_ylabel("wall-clock ms (one ave compile -v)")
+    ax.set_title("Where a compile's time goes")
+    ax.legend(fontsize="small")
+    f.tight_layout()
+    f.savefig(os.path.join(outdir, "compile-stages.png"), dpi=100)
+    plt.close(f)
+    names.append("compile-stages.png")
+    # The checker.
+    f, ax = plt.subplots(figsize=(6, 3.5))
+    exs = [ex for ex in EXAMPLES if fig["check"][ex].get("pass_ms") is not None]
+    ax.bar(range(len(exs)), [fig["check"][ex]["pass_ms"] for ex in exs], 0.6)
+    ax.set_xticks(range(len(exs)))
+    ax.set_xticklabels(exs)
+    ax.set_ylabel("ms")
+    ax.set_title("Invariant checker (ave check --stats: pass time)")
+    f.tight_layout()
+    f.savefig(os.path.join(outdir, "checker.png"), dpi=100)
+    plt.close(f)
+    names.append("checker.png")
+    return names
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -245,6 +326,10 @@ def main():
         print("bench/perf.py: interpreter ...", file=sys.stderr, flush=True)
         fig["interp"] = interp_figures(ave, tmp, py)
     text = report(fig, args)
+    pngs = plots(fig, os.path.join(os.path.dirname(os.path.abspath(args.out)), "perf"))
+    if pngs:
+        text += "\n## Plots\n\n" + "\n\n".join(
+            "![%s](perf/%s)" % (n[:-4].replace("-", " "), n) for n in pngs) + "\n"
     gpu = ""
     if os.path.exists(args.out):
         old = open(args.out).read()
