@@ -44,6 +44,9 @@ Z3_ast pass_ck_add(CkSmt *s, Z3_ast a, Z3_ast b);
 Z3_ast pass_ck_sub(CkSmt *s, Z3_ast a, Z3_ast b);
 Z3_ast pass_ck_mulc(CkSmt *s, Z3_ast a, int64_t c);
 Z3_ast pass_ck_mul(CkSmt *s, Z3_ast a, Z3_ast b); /* a product of two unknowns is nonlinear */
+/* name(args...): an uninterpreted integer function of n <= 4 integers (equal arguments, equal
+ * values: the solver's congruence, not arithmetic). */
+Z3_ast pass_ck_uf(CkSmt *s, const char *name, int n, const Z3_ast *args);
 Z3_ast pass_ck_floordiv(CkSmt *s, Z3_ast a, int64_t c); /* c > 0 */
 Z3_ast pass_ck_mod(CkSmt *s, Z3_ast a, int64_t c);      /* c > 0; in [0, c) */
 Z3_ast pass_ck_ite(CkSmt *s, Z3_ast b, Z3_ast x, Z3_ast y);

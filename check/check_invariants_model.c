@@ -309,22 +309,13 @@ grid_stride_dim(Ck *k, IrOp *loop)
 	return (int)da;
 }
 
-static Z3_ast
-uf2(Ck *k, const char *name, int n, Z3_ast *args)
-{
-	Z3_context z = S->z;
-	Z3_sort dom[3] = {S->is, S->is, S->is};
-	return Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, name), (unsigned)n, dom, S->is),
-	                 (unsigned)n, args);
-}
-
 /* A grid-stride loop (step num_programs >= 1): its trip count n and its variable at iteration t
  * are uninterpreted functions of the bounds, the step and t (two roles running the same loop
  * agree on them), with their linear consequences; the products only confirm counterexamples. */
 static Z3_ast
 gs_trips(Ck *k, Z3_ast lb, Z3_ast ub, Z3_ast st)
 {
-	Z3_ast n = uf2(k, "trips", 3, (Z3_ast[]){lb, ub, st});
+	Z3_ast n = pass_ck_uf(S, "trips", 3, (Z3_ast[]){lb, ub, st});
 	Z3_ast zero = pass_ck_num(S, 0), one = pass_ck_num(S, 1);
 	Z3_ast some = pass_ck_lt(S, lb, ub);
 	Z3_ast lin = pass_ck_and2(S, pass_ck_le(S, one, n), pass_ck_le(S, n, pass_ck_sub(S, ub, lb)));
@@ -340,7 +331,7 @@ gs_trips(Ck *k, Z3_ast lb, Z3_ast ub, Z3_ast st)
 static Z3_ast
 gs_at(Ck *k, Z3_ast lb, Z3_ast st, Z3_ast t)
 {
-	Z3_ast x = uf2(k, "stride_at", 3, (Z3_ast[]){lb, st, t});
+	Z3_ast x = pass_ck_uf(S, "stride_at", 3, (Z3_ast[]){lb, st, t});
 	Z3_ast zero = pass_ck_num(S, 0);
 	pass_ck_side(S, x,
 	             pass_ck_and2(S, pass_ck_eq(S, pass_ck_eq(S, t, zero), pass_ck_eq(S, x, lb)),
@@ -700,12 +691,9 @@ tdiv(Ck *k, Z3_ast a, int64_t c)
 static Z3_ast
 congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, IrValue *v)
 {
-	Z3_context z = S->z;
-	Z3_sort dom[2] = {S->is, S->is};
-	Z3_ast args[2] = {a, b};
 	k->nopaque++;
 	k->opaque_name = v->name;
-	return Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, op), 2, dom, S->is), 2, args);
+	return pass_ck_uf(S, op, 2, (Z3_ast[]){a, b});
 }
 
 static Z3_ast
@@ -1467,13 +1455,8 @@ flat_split(Ck *k, CkRole *ro, CkEnv *renv, Z3_ast u, Z3_ast *t1, Z3_ast *t2)
 			return;
 		}
 	}
-	Z3_context z = S->z;
-	Z3_sort dom[2] = {S->is, S->is};
 	Z3_ast args[2] = {u, n2};
-	Z3_ast a = Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "tile_of"), 2, dom, S->is),
-	                     2, args);
-	Z3_ast b = Z3_mk_app(z, Z3_mk_func_decl(z, Z3_mk_string_symbol(z, "k_of"), 2, dom, S->is),
-	                     2, args);
+	Z3_ast a = pass_ck_uf(S, "tile_of", 2, args), b = pass_ck_uf(S, "k_of", 2, args);
 	Z3_ast zero = pass_ck_num(S, 0);
 	Z3_ast pos = pass_ck_lt(S, zero, n2);
 	Z3_ast v = pass_ck_sub(S, u, b); /* t1 * n2 */

@@ -231,6 +231,15 @@ pass_ck_mul(CkSmt *s, Z3_ast a, Z3_ast b)
 	return Z3_mk_mul(s->z, 2, args);
 }
 
+Z3_ast
+pass_ck_uf(CkSmt *s, const char *name, int n, const Z3_ast *args)
+{
+	Z3_sort dom[4] = {s->is, s->is, s->is, s->is};
+	Z3_symbol sym = Z3_mk_string_symbol(s->z, name);
+	Z3_func_decl f = Z3_mk_func_decl(s->z, sym, (unsigned)n, dom, s->is);
+	return Z3_mk_app(s->z, f, (unsigned)n, args);
+}
+
 typedef struct DivKey {
 	Z3_ast a;
 	int64_t c;
