@@ -2305,17 +2305,23 @@ sig_inst(Ck *k, IrOp *sop, bool *known)
  * of the next launch return on this launch's extra signal. Two distinct signal instances (any
  * ranks, CTAs, replicas, iterations) of one chunk with the same arguments to the same rank are
  * an error. */
-static bool
-mark_dims(IrOp *op, void *ud)
+/* Marks in used[] the grid dimension `op` reads, if it is an ave.program_id or
+ * ave.num_programs. */
+static void
+note_dim(Ck *k, IrOp *op, bool *used)
 {
-	bool *used = ((void **)ud)[0];
-	Ck *k = ((void **)ud)[1];
 	int64_t d;
 	IrGroup *g;
 	if ((op->code == IR_OP_PROGRAM_ID || op->code == IR_OP_NUM_PROGRAMS) &&
 	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
 	    d < 3)
 		used[d] = true;
+}
+
+static bool
+mark_dims(IrOp *op, void *ud)
+{
+	note_dim(((void **)ud)[1], op, ((void **)ud)[0]);
 	return true;
 }
 
@@ -2442,38 +2448,22 @@ check_chunk_signals(Ck *k)
 		Z3_ast gw = pass_ck_guard(k, &in, &known);
 		Z3_ast cw[8];
 		int nw = chunk_args(k, in.env, w->op, cw, 8);
-		/* The signals, in another CTA of another rank. */
-		Z3_ast r2 = pass_ck_fresh(S, "rank");
-		pass_ck_side(S, r2, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), r2),
-		                                 pass_ck_lt(S, r2, k->world)));
-		k->rank = r2;
-		CkCta save;
-		Z3_ast pid2[3];
-		pass_ck_cta_enter(k, &save, pid2);
+		/* The signals, each in a CTA of its own on a rank of its own. */
 		IrVec alts = {0};
 		for (int j = 0; j < sigs.len && known; j++) {
 			IrOp *sop = IR_VEC_AT(sigs, IrOp *, j);
 			if (sop->item[0].s != w->op->item[0].s)
 				continue;
-			CkSite *ss = pass_ck_site_detached(k, sop, role_of_op(k, sop));
-			CkInst si = pass_ck_inst(k, ss, "ts");
-			Z3_ast gs = pass_ck_guard(k, &si, &known);
-			Z3_ast cs[8];
-			int ns = chunk_args(k, si.env, sop, cs, 8);
-			IrGroup *pg = ir_op_group(sop, k->c->kw.peer);
-			Z3_ast parts[12];
+			SigInst x = sig_inst(k, sop, &known);
+			Z3_ast parts[11];
 			int np = 0;
-			parts[np++] = pass_ck_inst_exists(k, &si);
-			parts[np++] = gs;
-			parts[np++] = pg ? pass_ck_eq(S, pass_ck_expr(k, si.env, sop, pg->item[0].e), rw)
-			                 : Z3_mk_true(S->z);
-			for (int a = 0; a < nw && a < ns && np < 12; a++)
-				parts[np++] = pass_ck_eq(S, cs[a], cw[a]);
+			parts[np++] = x.on;
+			parts[np++] = x.dest ? pass_ck_eq(S, x.dest, rw) : Z3_mk_true(S->z);
+			for (int a = 0; a < nw && a < x.nc && np < 11; a++)
+				parts[np++] = pass_ck_eq(S, x.c[a], cw[a]);
 			Z3_ast m = pass_ck_and(S, np, parts);
 			ir_vec_push(k->c->al, &alts, &m, sizeof m);
 		}
-		pass_ck_cta_leave(k, &save);
-		k->rank = rw;
 		if (!known) {
 			if (pass_ck_error_once(k, w->op))
 				ir_error(k->c, w->op->loc,
@@ -2911,12 +2901,7 @@ collect_gstores(IrOp *op, void *ud)
 {
 	GStores *gs = ud;
 	Ck *k = gs->k;
-	int64_t d;
-	IrGroup *g;
-	if ((op->code == IR_OP_PROGRAM_ID || op->code == IR_OP_NUM_PROGRAMS) &&
-	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
-	    d < 3)
-		gs->dims[d] = true;
+	note_dim(k, op, gs->dims);
 	if (!gstore_dst(k, op)) {
 		/* A store into global memory that the check does not model is said so. */
 		IrGroup *g = op->code == IR_OP_STORE ? ir_op_group(op, k->c->kw.into) : NULL;
@@ -2929,12 +2914,7 @@ collect_gstores(IrOp *op, void *ud)
 			              "the kernel");
 		return true;
 	}
-	IrOp *role = ir_role_of(op);
-	CkRole *ro = &k->roles[0];
-	for (int r = 1; r < k->nroles && role; r++)
-		if (k->roles[r].op == role)
-			ro = &k->roles[r];
-	CkSite *s = pass_ck_site_detached(k, op, ro);
+	CkSite *s = pass_ck_site_detached(k, op, role_of_op(k, op));
 	ir_vec_push(k->c->al, &gs->sites, &s, sizeof s);
 	return true;
 }
