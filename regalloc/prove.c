@@ -154,6 +154,21 @@ fail(RaCex *cex, RaFail f, int group, int a, int b, int half, const char *fmt, .
 	va_end(ap);
 }
 
+/* Refutes the disjunction of `terms` (freed here) with the plan's facts: true when none can
+ * hold. Else false, with *m the model, or NULL after an undecided query, which is reported as
+ * the solver giving no answer on `what`. */
+static bool
+refute_any(Z *s, IrVec *terms, const char *what, RaCex *cex, Z3_model *m)
+{
+	bool unknown = false;
+	*m = terms->len ? refute(s, Z3_mk_or(s->z, (unsigned)terms->len, terms->data), &unknown)
+	                : NULL;
+	ir_vec_free(s->p->c->al, terms, sizeof(Z3_ast));
+	if (unknown)
+		fail(cex, RA_FAIL_UNKNOWN, -1, -1, -1, -1, "the solver gave no answer on %s", what);
+	return !unknown && !*m;
+}
+
 static const char *
 cname(RaPlan *p, int k)
 {
@@ -180,16 +195,11 @@ no_overlap(Z *s, RaCex *cex)
 			Z3_ast t = Z3_mk_and(s->z, 6, x);
 			ir_vec_push(p->c->al, &terms, &t, sizeof t);
 		}
-	bool unknown = false;
-	Z3_model m =
-	    terms.len ? refute(s, Z3_mk_or(s->z, (unsigned)terms.len, terms.data), &unknown) : NULL;
-	ir_vec_free(p->c->al, &terms, sizeof(Z3_ast));
-	if (unknown) {
-		fail(cex, RA_FAIL_UNKNOWN, -1, -1, -1, -1, "the solver gave no answer on overlaps");
-		return false;
-	}
-	if (!m)
+	Z3_model m;
+	if (refute_any(s, &terms, "overlaps", cex, &m))
 		return true;
+	if (!m)
+		return false;
 	int h = (int)value(s, m, s->h);
 	for (int i = 0; i < p->nclass && cex->fail == RA_OK; i++)
 		for (int j = i + 1; j < p->nclass && cex->fail == RA_OK; j++)
@@ -222,17 +232,11 @@ in_range(Z *s, RaCex *cex)
 		Z3_ast t = Z3_mk_or(s->z, 2, x);
 		ir_vec_push(p->c->al, &terms, &t, sizeof t);
 	}
-	bool unknown = false;
-	Z3_model m =
-	    terms.len ? refute(s, Z3_mk_or(s->z, (unsigned)terms.len, terms.data), &unknown) : NULL;
-	ir_vec_free(p->c->al, &terms, sizeof(Z3_ast));
-	if (unknown) {
-		fail(cex, RA_FAIL_UNKNOWN, -1, -1, -1, -1,
-		     "the solver gave no answer on slot ranges");
-		return false;
-	}
-	if (!m)
+	Z3_model m;
+	if (refute_any(s, &terms, "slot ranges", cex, &m))
 		return true;
+	if (!m)
+		return false;
 	for (int k = 0; k < p->nclass && cex->fail == RA_OK; k++) {
 		RaGroup *g = &p->group[p->cls[k].group];
 		if (p->cls[k].regs &&
@@ -265,16 +269,11 @@ peak_fits(Z *s, RaCex *cex)
 		ir_vec_push(p->c->al, &terms, &t, sizeof t);
 	}
 	ir_vec_free(p->c->al, &sum, sizeof(Z3_ast));
-	bool unknown = false;
-	Z3_model m =
-	    terms.len ? refute(s, Z3_mk_or(s->z, (unsigned)terms.len, terms.data), &unknown) : NULL;
-	ir_vec_free(p->c->al, &terms, sizeof(Z3_ast));
-	if (unknown) {
-		fail(cex, RA_FAIL_UNKNOWN, -1, -1, -1, -1, "the solver gave no answer on peaks");
-		return false;
-	}
-	if (!m)
+	Z3_model m;
+	if (refute_any(s, &terms, "peaks", cex, &m))
 		return true;
+	if (!m)
+		return false;
 	int h = (int)value(s, m, s->h);
 	for (int g = 0; g < p->ngroup && cex->fail == RA_OK; g++) {
 		int total = 0;
@@ -397,28 +396,18 @@ budgets_ok(Z *s, RaCex *cex)
 			     "budget %d exceeds the %d registers a thread may have",
 			     p->group[g].budget, t->max_regs);
 	}
-	bool ok = true;
-	if (rules.len) {
-		Z3_ast *bad = malloc(sizeof(Z3_ast) * (size_t)rules.len);
-		for (int i = 0; i < rules.len; i++)
-			bad[i] = IR_VEC_AT(rules, Rule, i).bad;
-		bool unknown = false;
-		Z3_model m = refute(s, Z3_mk_or(s->z, (unsigned)rules.len, bad), &unknown);
-		free(bad);
-		if (unknown) {
-			fail(cex, RA_FAIL_UNKNOWN, -1, -1, -1, -1,
-			     "the solver gave no answer on budgets");
-			ok = false;
-		} else if (m) {
-			for (int i = 0; i < rules.len && cex->fail == RA_OK; i++) {
-				Rule *r = &IR_VEC_AT(rules, Rule, i);
-				if (holds(s, m, r->bad))
-					fail(cex, RA_FAIL_BUDGET, r->group, -1, -1, -1, "%s",
-					     r->what);
-			}
-			Z3_model_dec_ref(s->z, m);
-			ok = false;
+	IrVec terms = {0};
+	for (int i = 0; i < rules.len; i++)
+		ir_vec_push(p->c->al, &terms, &IR_VEC_AT(rules, Rule, i).bad, sizeof(Z3_ast));
+	Z3_model m;
+	bool ok = refute_any(s, &terms, "budgets", cex, &m);
+	if (m) {
+		for (int i = 0; i < rules.len && cex->fail == RA_OK; i++) {
+			Rule *r = &IR_VEC_AT(rules, Rule, i);
+			if (holds(s, m, r->bad))
+				fail(cex, RA_FAIL_BUDGET, r->group, -1, -1, -1, "%s", r->what);
 		}
+		Z3_model_dec_ref(s->z, m);
 	}
 	ir_vec_free(p->c->al, &rules, sizeof(Rule));
 	return ok;
