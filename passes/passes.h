@@ -26,6 +26,11 @@ void pass_for_each_loop(IrModule *m, const TargetInfo *target, PassLoopFn fn, vo
  * invariant checker unless `check`: the passes' names, comma-separated, into buf (n bytes). The
  * driver, ave-opt and libave compile with it. */
 char *pass_default_pipeline(const TargetInfo *t, bool check, char *buf, size_t n);
+/* `passes` (a pipeline in --passes syntax) with each entry `default` replaced by the default
+ * pipeline for t (without check-invariants when !check), into buf; NULL when it does not fit.
+ * Other entries are copied as written, for the pass manager to judge. */
+char *pass_expand_pipeline(const TargetInfo *t, bool check, const char *passes, char *buf,
+			   size_t n);
 
 /* ---- smem_alloc.c: shared-memory allocation by liveness (the `smem-alloc` pass) ---- */
 

@@ -37,6 +37,42 @@ static const struct {
 };
 
 char *
+pass_expand_pipeline(const TargetInfo *t, bool check, const char *passes, char *buf, size_t n)
+{
+	char dflt[512];
+	pass_default_pipeline(t, check, dflt, sizeof dflt);
+	size_t len = 0;
+	if (!n)
+		return NULL;
+	buf[0] = 0;
+	/* Entries are separated by commas outside braces (options never hold one). */
+	for (const char *p = passes;;) {
+		const char *e = p;
+		int depth = 0;
+		while (*e && (depth || *e != ',')) {
+			depth += *e == '{' ? 1 : *e == '}' ? -1 : 0;
+			e++;
+		}
+		size_t w = (size_t)(e - p);
+		const char *text = p;
+		if (w == 7 && !strncmp(p, "default", 7)) {
+			text = dflt;
+			w = strlen(dflt);
+		}
+		if (len + w + 2 > n)
+			return NULL;
+		memcpy(buf + len, text, w);
+		len += w;
+		if (!*e)
+			break;
+		buf[len++] = ',';
+		p = e + 1;
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+char *
 pass_default_pipeline(const TargetInfo *t, bool check, char *buf, size_t n)
 {
 	size_t len = 0;

@@ -106,34 +106,9 @@ bool
 jit_run_passes(IrModule *m, const TargetInfo *target, bool check, const char *passes,
 	       const IrPassOpts *hooks)
 {
-	char dflt[512], pl[2048];
-	pass_default_pipeline(target, check, dflt, sizeof dflt);
-	size_t len = 0;
-	pl[0] = 0;
-	/* Entries are separated by commas outside braces (options never hold one). */
-	for (const char *p = passes; *p;) {
-		const char *e = p;
-		int depth = 0;
-		while (*e && (depth || *e != ',')) {
-			depth += *e == '{' ? 1 : *e == '}' ? -1 : 0;
-			e++;
-		}
-		size_t w = (size_t)(e - p);
-		const char *text = p;
-		if (w == 7 && !strncmp(p, "default", 7)) {
-			text = dflt;
-			w = strlen(dflt);
-		}
-		if (w) {
-			if (len + w + 2 >= sizeof pl)
-				return too_long(m, sizeof pl - 1);
-			if (len)
-				pl[len++] = ',';
-			memcpy(pl + len, text, w);
-			pl[len += w] = 0;
-		}
-		p = *e ? e + 1 : e;
-	}
+	char pl[2048];
+	if (!pass_expand_pipeline(target, check, passes, pl, sizeof pl))
+		return too_long(m, sizeof pl - 1);
 	return run_pipeline(m, target, pl, hooks);
 }
 

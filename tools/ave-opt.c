@@ -56,12 +56,15 @@ process(IrCtx *c, DiagSink *sink, Opts *o, const char *name, const char *text, s
 	if (ok && !o->no_verify)
 		ok = ir_verify(m);
 	if (ok && o->passes) {
-		/* --passes=default: the pipeline ave compile and libave run for --target. */
-		char dflt[512];
-		const char *pl = !strcmp(o->passes, "default")
-				     ? pass_default_pipeline(o->po.target, true, dflt, sizeof dflt)
-				     : o->passes;
-		ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &o->po);
+		/* `default` stands for the pipeline ave compile and libave run for --target. */
+		char pl[2048];
+		if (!pass_expand_pipeline(o->po.target, true, o->passes, pl, sizeof pl)) {
+			ir_error(c, (IrLoc){0, 0, 0}, "the pipeline is longer than %zu bytes",
+				 sizeof pl - 1);
+			ok = false;
+		} else {
+			ok = ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &o->po);
+		}
 	}
 	if (ok) {
 		IrPrintOpts po = {o->generic, o->locations};
