@@ -1418,16 +1418,10 @@ pass_ck_cta_leave(Ck *k, const CkCta *save)
 
 /* ---- instances ---- */
 
-static bool
-is_flat(const CkSite *s)
-{
-	return s->loop && s->loop == s->role->flat_inner;
-}
-
 bool
 pass_ck_is_flat(const CkSite *s)
 {
-	return is_flat(s);
+	return s->loop && s->loop == s->role->flat_inner;
 }
 
 /* The k-loop's trip count in iteration t1 of the tile loop (the same in every tile: checked by
@@ -1520,7 +1514,7 @@ flat_trip(Ck *k, CkRole *ro, CkEnv *renv)
 static Z3_ast
 site_iter_exists(Ck *k, const CkSite *site, CkEnv *le, Z3_ast t)
 {
-	if (!is_flat(site))
+	if (!pass_ck_is_flat(site))
 		return pass_ck_iter_exists(k, le->parent, site->loop, t);
 	Z3_ast n = flat_trip(k, site->role, le->parent->parent);
 	if (!n)
@@ -1541,7 +1535,7 @@ pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t)
 		if (p->code == IR_OP_FOR)
 			chain[n++] = p;
 	for (int i = n - 1; i >= 0; i--) {
-		if (t && is_flat(site) && chain[i] == site->role->flat_outer) {
+		if (t && pass_ck_is_flat(site) && chain[i] == site->role->flat_outer) {
 			Z3_ast t1;
 			flat_split(k, site->role, e, t, &t1, &t2);
 			e = pass_ck_loop_env(k, e, chain[i], t1);
@@ -1785,7 +1779,7 @@ form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
 static bool
 wait_form(Ck *k, CkSite *w)
 {
-	if (is_flat(w) && pass_ck_flat_restart(k, w)) {
+	if (pass_ck_is_flat(w) && pass_ck_flat_restart(k, w)) {
 		k->broken = true;
 		return false;
 	}
@@ -2111,7 +2105,7 @@ loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 	int64_t p = f->period, c;
 	Z3_ast rho = residue_of(k, o, r, idx, p);
 	CkEnv *renv = pass_ck_role_env(k, o->role, r);
-	Z3_ast trip = is_flat(o) ? flat_trip(k, o->role, renv) : trip_count(k, renv, o->loop);
+	Z3_ast trip = pass_ck_is_flat(o) ? flat_trip(k, o->role, renv) : trip_count(k, renv, o->loop);
 	if (!trip)
 		return pass_ck_num(S, 0);
 	Z3_ast has =
