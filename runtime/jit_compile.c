@@ -1,9 +1,11 @@
 /* jit_compile.c — aveKernelCompile (libave only): options, the compile cache key, and the
  * compile itself — the host target carries the module's canonical `.ave` text and a metadata
  * record; GPU targets go through their backend. Results are cached by content hash. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <llvm-c/Core.h>
 
@@ -165,6 +167,15 @@ cache_ident(const JitOptions *o, const char *kernel, const char *text, size_t le
 	/* The pipeline is the only free text: its length keeps the fields apart. */
 	fprintf(f, "ave-cache-v3\nave %s\nllvm %u.%u.%u\ntarget %s\n-O%d\n", AVE_VERSION, major,
 		minor, patch, o->target->name, o->opt);
+	/* The compiler's own build: a rebuilt compiler (same version, new code) never reuses what
+	 * an older build compiled. The file holding this code, by size and modification time. */
+	Dl_info di;
+	struct stat st;
+	/* (A program's own name comes as it was invoked: a bare name is found through /proc.) */
+	if (dladdr((void *)cache_ident, &di) && di.dli_fname &&
+	    !stat(strchr(di.dli_fname, '/') ? di.dli_fname : "/proc/self/exe", &st))
+		fprintf(f, "build %lld %lld.%09ld\n", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			(long)st.st_mtim.tv_nsec);
 	/* Debug info changes the binary; without it the request reads as before, so that entries
 	 * written before the option existed stay valid. */
 	if (o->debug)
