@@ -48,8 +48,21 @@ lower_scratch(Lower *L, IrOp *at, int64_t bytes, int64_t align)
 			b.start = p->id;
 			b.end = lower_op_end(p);
 		}
+	/* The replicas of a role run this op at once, each on its own data: each gets its own
+	 * copy of the scratch (one shared copy let one replica's wgmma read the tile another
+	 * replica had just staged there). */
+	int64_t reps = L->scope.role ? ir_role_info(L->c, L->scope.role).replicas : 1;
+	int64_t stride = (bytes + b.align - 1) / b.align * b.align;
+	if (reps > 1)
+		b.bytes = stride * reps;
 	ir_vec_push(L->c->al, &L->scratch, &b, sizeof b);
-	return placeholder(L, PH_SCRATCH, NULL, L->scratch.len - 1, at);
+	LLVMValueRef off = placeholder(L, PH_SCRATCH, NULL, L->scratch.len - 1, at);
+	if (reps > 1 && L->scope.replica)
+		off = LLVMBuildAdd(L->b, off,
+		                   LLVMBuildMul(L->b, LLVMBuildTrunc(L->b, L->scope.replica, L->i32, ""),
+		                                lower_i32(L, stride), ""),
+		                   "scratch.replica");
+	return off;
 }
 
 void
