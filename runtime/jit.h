@@ -24,6 +24,7 @@ typedef struct JitRequest {
 	const char *source; /* the module's text as written, or NULL (host bundles carry it) */
 	size_t source_len;
 	int debug;          /* 0: none; 1: line tables (-lineinfo); 2: full (-g); GPU targets only */
+	bool sim;           /* the target's LLVM IR for a simulated device ("binary": "llvm") */
 } JitRequest;
 
 /* ---- jit_backends.c ---- */

@@ -19,6 +19,7 @@ typedef struct JitOptions {
 	int opt;
 	char *pipeline;
 	int debug; /* aveCompileOptionsSetDebugInfo */
+	bool sim;  /* target "sim-<name>": the target's LLVM IR for a simulated device */
 } JitOptions;
 
 AveResult
@@ -50,13 +51,20 @@ aveCompileOptionsSetTarget(AveCompileOptions h, const char *target)
 	if (!o || !target)
 		return rt_misuse(NULL, "aveCompileOptionsSetTarget: %s is null",
 				 !o ? "the options" : "'target'");
-	const TargetInfo *t = target_find(target);
+	/* "sim-<target>": compiled for <target>, kept as LLVM IR for a simulated device. */
+	bool sim = !strncmp(target, "sim-", 4);
+	const TargetInfo *t = target_find(sim ? target + 4 : target);
+	if (t && sim && t->vendor == TARGET_VENDOR_HOST)
+		t = NULL;
 	if (!t) {
 		char names[256];
-		return rt_misuse(NULL, "aveCompileOptionsSetTarget: unknown target '%s' (expected %s)",
-				 target, target_names(names, sizeof names, TARGET_ALL, " or "));
+		return rt_misuse(NULL, "aveCompileOptionsSetTarget: unknown target '%s' (expected %s; "
+				       "or a simulated device's: %s)",
+				 target, target_names(names, sizeof names, TARGET_ALL, " or "),
+				 sim_device_kinds());
 	}
 	o->target = t;
+	o->sim = sim;
 	return AVE_SUCCESS;
 }
 
@@ -172,7 +180,8 @@ cache_ident(const JitOptions *o, const char *kernel, const char *text, size_t le
 	Dl_info di;
 	struct stat st;
 	/* (A program's own name comes as it was invoked: a bare name is found through /proc.) */
-	if (dladdr((void *)cache_ident, &di) && di.dli_fname &&
+	static const char anchor;
+	if (dladdr(&anchor, &di) && di.dli_fname &&
 	    !stat(strchr(di.dli_fname, '/') ? di.dli_fname : "/proc/self/exe", &st))
 		fprintf(f, "build %lld %lld.%09ld\n", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 			(long)st.st_mtim.tv_nsec);
@@ -180,6 +189,8 @@ cache_ident(const JitOptions *o, const char *kernel, const char *text, size_t le
 	 * written before the option existed stay valid. */
 	if (o->debug)
 		fprintf(f, "debug %d\n", o->debug);
+	if (o->sim)
+		fputs("simulated\n", f);
 	fprintf(f, "pipeline %zu %s\nkernel %s\nsource %s\n", strlen(pl), pl, kernel, hex);
 	fclose(f);
 	return buf;
@@ -238,7 +249,7 @@ AveResult
 aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel *out)
 {
 	RtModule *mod = mh.ptr;
-	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL, 0};
+	JitOptions *o = oh.ptr, dflt = {&target_table[TARGET_HOST], 2, NULL, 0, false};
 	if (!mod || !name || !out)
 		return rt_misuse(mod ? mod->ctx : NULL, "aveKernelCompile: %s is null",
 				 !mod ? "the module" : !name ? "'name'" : "'out'");
@@ -305,7 +316,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		r = AVE_ERROR_COMPILE;
 	} else {
 		JitRequest rq = {copy, find_kernel(copy, name), o->target, o->opt, o->pipeline, true,
-				 text, len, o->debug};
+				 text, len, o->debug, o->sim};
 		int errs = ir->nerrors;
 		if (!jit_build(&rq, &jo))
 			r = jit_failure_kind(ir, errs);

@@ -244,6 +244,8 @@ typedef struct RtDeviceOps {
 	AveResult (*wrap)(struct RtDevice *d, void *ptr, size_t bytes);
 	/* aveStreamWrap: checks that the native stream handle can carry this device's launches. */
 	AveResult (*stream_wrap)(struct RtDevice *d, void *native);
+	/* aveDeviceSetSchedules, where the device runs seeded schedules (NULL: it does not). */
+	AveResult (*set_schedules)(struct RtDevice *d, int schedules, uint64_t seed);
 } RtDeviceOps;
 
 typedef struct RtDevice {
@@ -261,6 +263,11 @@ typedef struct RtDevice {
 } RtDevice;
 
 extern const RtDeviceOps rt_host_ops, rt_cuda_ops, rt_hip_ops;
+/* Adds a device kind (a kind ending in '-' names a family: "sim-" opens "sim-sm_90a"); the
+ * library holding it calls this when loaded. */
+void rt_device_kind_add(const RtDeviceOps *ops);
+/* The simulated devices, in words (runtime/sim/rt_sim.c: libave and the tools, not libave_rt). */
+const char *sim_device_kinds(void);
 /* The interpreter's statistics of the last launch on a host device; false for other devices. */
 struct InterpStats;
 bool rt_host_last_stats(RtDevice *d, struct InterpStats *out);
@@ -286,5 +293,8 @@ typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtJson *desc, const int64_t
 AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
 			  RtLaunchParams *lp, RtMapEncoder encode);
 void rt_params_free(RtLaunchParams *lp);
+/* A value of a target parameter description's expression language: {"value": n},
+ * {"param": i} or {"times": t, "factors": [...]} (the product). */
+bool rt_eval_param_expr(const RtJson *e, const int64_t *vals, int nvals, int64_t *out);
 
 #endif

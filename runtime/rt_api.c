@@ -102,7 +102,25 @@ aveModuleGetKernelName(AveModule h, int i)
 
 /* ---- devices ---- */
 
-static const RtDeviceOps *const device_kinds[] = {&rt_host_ops, &rt_cuda_ops, &rt_hip_ops};
+static const RtDeviceOps *device_kinds[8] = {&rt_host_ops, &rt_cuda_ops, &rt_hip_ops};
+static int ndevice_kinds = 3;
+static pthread_mutex_t kinds_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void
+rt_device_kind_add(const RtDeviceOps *ops)
+{
+	pthread_mutex_lock(&kinds_mu);
+	if (ndevice_kinds < (int)(sizeof device_kinds / sizeof device_kinds[0]))
+		device_kinds[ndevice_kinds++] = ops;
+	pthread_mutex_unlock(&kinds_mu);
+}
+
+static bool
+kind_matches(const char *family, const char *kind)
+{
+	size_t n = strlen(family);
+	return n && family[n - 1] == '-' ? !strncmp(family, kind, n) && kind[n] : !strcmp(family, kind);
+}
 
 AveResult
 aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
@@ -112,17 +130,25 @@ aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 				 !c.ptr ? "the context" : !kind ? "'kind'" : "'out'");
 	out->ptr = NULL;
 	const RtDeviceOps *ops = NULL;
-	for (size_t i = 0; i < sizeof device_kinds / sizeof device_kinds[0]; i++)
-		if (!strcmp(device_kinds[i]->kind, kind))
+	pthread_mutex_lock(&kinds_mu);
+	for (int i = 0; i < ndevice_kinds; i++)
+		if (kind_matches(device_kinds[i]->kind, kind))
 			ops = device_kinds[i];
+	bool sim = false;
+	for (int i = 0; i < ndevice_kinds; i++)
+		sim = sim || !strcmp(device_kinds[i]->kind, "sim-");
+	pthread_mutex_unlock(&kinds_mu);
 	if (!ops) {
-		rt_error(c.ptr, "unknown device kind '%s' (expected host, cuda or hip)", kind);
+		rt_error(c.ptr, "unknown device kind '%s' (expected host, cuda, hip%s)", kind,
+			 sim ? " or sim-<target>" : "");
 		return AVE_ERROR_NOT_FOUND;
 	}
 	RtDevice *d = calloc(1, sizeof *d);
 	d->ctx = c.ptr;
 	rt_ctx_retain(d->ctx);
 	d->ops = ops;
+	/* The kind as asked for: a family's member ("sim-sm_90a") reads its name from here. */
+	snprintf(d->name, sizeof d->name, "%s", kind);
 	pthread_mutex_init(&d->mu, NULL);
 	AveResult r = ops->open(d, ordinal);
 	if (r) {
@@ -613,6 +639,16 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 		return rt_misuse(d ? d->ctx : k ? k->ctx : NULL, "aveKernelLaunch: %s is null",
 				 !k ? "the kernel" : !d ? "the device" : !grid ? "'grid'"
 							: "the argument list");
+	const char *bin = rt_json_str(k->meta, "binary");
+	bool sim_kernel = bin && !strcmp(bin, "llvm"), sim_device = !strcmp(d->ops->kind, "sim-");
+	if (sim_kernel != sim_device) {
+		rt_error(d->ctx, sim_kernel ? "kernel '%s' was compiled for the simulator ('sim-%s'); "
+					      "device '%s' runs binaries of its target"
+					    : "kernel '%s' was compiled to a '%s' binary, which simulated "
+					      "device '%s' cannot run (compile it for 'sim-<target>')",
+			 k->name, k->target, d->name);
+		return AVE_ERROR_UNSUPPORTED;
+	}
 	if (!target_fits(k->target, d)) {
 		rt_error(d->ctx, "kernel '%s' was compiled for '%s', which device '%s' (%s) cannot run",
 			 k->name, k->target, d->name, d->ops->kind);

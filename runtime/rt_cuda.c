@@ -313,37 +313,6 @@ cuda_unload(RtDevice *d, void *handle)
 	free(l);
 }
 
-/* A value of the descriptor's small expression language: {"value": n}, {"param": i} or
- * {"times": t, "factors": [...]} (the product). */
-static bool
-eval(const RtJson *e, const int64_t *vals, int nvals, int64_t *out)
-{
-	if (!e || e->kind != RT_JSON_OBJECT)
-		return false;
-	RtJson *v = rt_json_get(e, "value"), *p = rt_json_get(e, "param"), *f = rt_json_get(e, "factors");
-	if (v && v->kind == RT_JSON_NUMBER) {
-		*out = v->i;
-		return true;
-	}
-	if (p && p->kind == RT_JSON_NUMBER) {
-		if (p->i < 0 || p->i >= nvals)
-			return false;
-		*out = vals[p->i];
-		return true;
-	}
-	if (f && f->kind == RT_JSON_ARRAY) {
-		int64_t x = rt_json_int(e, "times", 1);
-		for (int i = 0; i < f->n; i++) {
-			int64_t y;
-			if (!eval(f->items[i], vals, nvals, &y))
-				return false;
-			x *= y;
-		}
-		*out = x;
-		return true;
-	}
-	return false;
-}
 
 /* Encodes a TMA tensor map ("cuda_tensor_map" in the metadata) with the launch's values. */
 static AveResult
@@ -371,8 +340,9 @@ encode_map(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals, void
 	unsigned boxd[5], estr[5];
 	for (int i = 0; ok && i < rank; i++) {
 		int64_t size, stride;
-		ok = eval(rt_json_get(dims->items[i], "size"), vals, nvals, &size) &&
-		     eval(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals, &stride);
+		ok = rt_eval_param_expr(rt_json_get(dims->items[i], "size"), vals, nvals, &size) &&
+		     rt_eval_param_expr(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals,
+					&stride);
 		gdims[i] = (uint64_t)size;
 		if (i)
 			gstrides[i - 1] = (uint64_t)stride;
@@ -482,5 +452,5 @@ const RtDeviceOps rt_cuda_ops = {
 	"cuda",        cuda_open,          cuda_close,          cuda_alloc,       cuda_free,
 	cuda_upload,   cuda_download,      cuda_stream_create,  cuda_stream_destroy,
 	cuda_stream_sync, cuda_sync,       cuda_load,           cuda_unload,      cuda_launch,
-	cuda_wrap,     cuda_stream_wrap,
+	cuda_wrap,     cuda_stream_wrap,   NULL,
 };

@@ -215,7 +215,7 @@ const RtDeviceOps rt_host_ops = {
 	"host",        host_open,          host_close,          host_alloc,       host_free,
 	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
 	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
-	host_wrap,     host_stream_wrap,
+	host_wrap,     host_stream_wrap,   NULL,
 };
 
 bool
@@ -236,12 +236,14 @@ aveDeviceSetSchedules(AveDevice h, int schedules, uint64_t seed)
 	RtDevice *d = h.ptr;
 	if (!d)
 		return rt_misuse(NULL, "aveDeviceSetSchedules: the device is null");
-	if (d->ops != &rt_host_ops || schedules < 1) {
-		rt_error(d->ctx, "%s", d->ops != &rt_host_ops
-					   ? "schedules can only be set on the host device"
-					   : "the number of schedules must be at least 1");
+	if ((d->ops != &rt_host_ops && !d->ops->set_schedules) || schedules < 1) {
+		rt_error(d->ctx, "%s", schedules < 1 ? "the number of schedules must be at least 1"
+						     : "schedules can only be set on the host device and "
+						       "simulated devices");
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}
+	if (d->ops->set_schedules)
+		return d->ops->set_schedules(d, schedules, seed);
 	HostDevice *hd = d->impl;
 	hd->schedules = schedules;
 	hd->seed = seed;

@@ -134,3 +134,35 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 		lp->ptrs[i] = lp->storage + (size_t)i * SLOT;
 	return AVE_SUCCESS;
 }
+
+/* A value of the descriptor's small expression language: {"value": n}, {"param": i} or
+ * {"times": t, "factors": [...]} (the product). */
+bool
+rt_eval_param_expr(const RtJson *e, const int64_t *vals, int nvals, int64_t *out)
+{
+	if (!e || e->kind != RT_JSON_OBJECT)
+		return false;
+	RtJson *v = rt_json_get(e, "value"), *p = rt_json_get(e, "param"), *f = rt_json_get(e, "factors");
+	if (v && v->kind == RT_JSON_NUMBER) {
+		*out = v->i;
+		return true;
+	}
+	if (p && p->kind == RT_JSON_NUMBER) {
+		if (p->i < 0 || p->i >= nvals)
+			return false;
+		*out = vals[p->i];
+		return true;
+	}
+	if (f && f->kind == RT_JSON_ARRAY) {
+		int64_t x = rt_json_int(e, "times", 1);
+		for (int i = 0; i < f->n; i++) {
+			int64_t y;
+			if (!rt_eval_param_expr(f->items[i], vals, nvals, &y))
+				return false;
+			x *= y;
+		}
+		*out = x;
+		return true;
+	}
+	return false;
+}

@@ -23,7 +23,8 @@ static const char usage_text[] =
 	      "\n"
 	      "options:\n"
 	      "  --target=T              the target (the list below; wins over a kernel's 'target'\n"
-	      "                          attribute)\n"
+	      "                          attribute); sim-T (e.g. sim-sm_90a) makes a bundle for the\n"
+	      "                          simulated device of target T (docs/testing.md)\n"
 	      "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin (default)\n"
 	      "                          for NVIDIA; ir, llvm, asm or hsaco (default) for AMDGPU\n"
 	      "  -o OUT                  output file ('-' for standard output; text outputs default to it,\n"
@@ -249,7 +250,7 @@ bundle_kernel(IrCtx *c, IrModule *m, const char *name)
 }
 
 static int
-emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target)
+emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target, bool sim)
 {
 	IrOp *k = bundle_kernel(c, m, o->kernel);
 	if (!k)
@@ -260,7 +261,7 @@ emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target)
 	ir_module_print(m, f, NULL);
 	fclose(f);
 	const IrFile *file = ir_ctx_file(c, 1); /* the input, as written */
-	JitRequest rq = {m, k, target, o->opt, NULL, !o->no_check, file->text, file->len, o->debug};
+	JitRequest rq = {m, k, target, o->opt, NULL, !o->no_check, file->text, file->len, o->debug, sim};
 	JitOutput jo = {0};
 	int rc = 1;
 	if (jit_build(&rq, &jo)) {
@@ -309,8 +310,21 @@ cmd_compile(int argc, char **argv)
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
+	/* sim-T: the kernel for a simulated device (a bundle of T's LLVM IR, docs/testing.md). */
+	bool sim = tname && !strncmp(tname, "sim-", 4);
+	if (sim)
+		tname += 4;
 	const TargetInfo *ti = target_find(tname);
 	bool host = ti && ti->vendor == TARGET_VENDOR_HOST;
+	if (ok && sim && (host || (o.emit && strcmp(o.emit, "bundle")))) {
+		ir_error(c, none, host ? "there is no simulated host device: 'sim-' takes a GPU target"
+				       : "a simulated device runs bundles: --target=sim-%s takes "
+					 "--emit=bundle (the default), not --emit=%s",
+			 tname, o.emit);
+		ok = false;
+	}
+	if (ok && sim && !o.emit)
+		o.emit = "bundle";
 	if (ok && !tname) {
 		char names[256];
 		ir_error(c, none, "no target: pass --target=T, one of %s",
@@ -360,7 +374,7 @@ cmd_compile(int argc, char **argv)
 		ok = false;
 	}
 	if (ok && !strcmp(o.emit, "bundle")) {
-		int rc2 = emit_bundle(c, m, &o, ti);
+		int rc2 = emit_bundle(c, m, &o, ti, sim);
 		ir_module_free(m);
 		diag_sink_summary(&sink);
 		ir_ctx_free(c);

@@ -13,7 +13,8 @@
 #include "run.h"
 
 static const char usage_text[] =
-    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host|cuda|hip] [--target=T]\n"
+    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host|cuda|hip|sim-T]\n"
+    "               [--target=T]\n"
     "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
     "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
     "               [--world=N] [--launches=N] [--print-schedule=@S]\n"
@@ -36,6 +37,8 @@ static const char usage_text[] =
     "first that errors or that leaves a different result (unless --no-compare); --seed=S\n"
     "replays one. --print-stats prints CTAs, tasks, ops, copies, MMA work and the time.\n"
     "--device=cuda|hip compiles the kernel for the device (or --target=T) and runs it there;\n"
+    "--device=sim-T (sim-sm_80, sim-sm_90a, sim-gfx90a, sim-gfx942) compiles it for target T\n"
+    "and runs the code the backend emits on the CPU, thread by thread (docs/testing.md);\n"
     "FILE may also be a bundle (.avb, from 'ave compile --emit=bundle'), run as it is.\n"
     "-h, --help prints this help.\n"
     "Exit status: 0 success, 1 an error in the kernel or its run, 2 a usage error.\n";
@@ -222,14 +225,14 @@ parse_opts(int argc, char **argv, RunOpts *o)
 		return 2;
 	}
 	if (o->device && strcmp(o->device, "host") && strcmp(o->device, "cuda") &&
-	    strcmp(o->device, "hip")) {
+	    strcmp(o->device, "hip") && strncmp(o->device, "sim-", 4)) {
 		char near[32];
 		if (tool_closest_word(o->device, "host|cuda|hip", near))
 			fprintf(stderr, "ave run: unknown device '%s'; did you mean '%s'? (devices: host, "
-				"cuda, hip)\n", o->device, near);
+				"cuda, hip, %s)\n", o->device, near, sim_device_kinds());
 		else
-			fprintf(stderr, "ave run: unknown device '%s' (devices: host, cuda, hip)\n",
-				o->device);
+			fprintf(stderr, "ave run: unknown device '%s' (devices: host, cuda, hip, %s)\n",
+				o->device, sim_device_kinds());
 		return 2;
 	}
 	return 0;
@@ -535,6 +538,22 @@ run_api(RunOpts *o)
 	} else {
 		/* Compile for the device: its own target unless --target says otherwise. */
 		const char *target = o->target;
+		char simt[64];
+		if (!strncmp(device, "sim-", 4)) {
+			/* Names the device's errors (an unknown target) before compiling for it. */
+			AveDevice d;
+			if (aveDeviceOpen(ctx, device, 0, &d))
+				goto out;
+			aveDeviceClose(d);
+		}
+		if (!target && !strncmp(device, "sim-", 4)) {
+			/* A simulated device runs its target's LLVM IR. */
+			snprintf(simt, sizeof simt, "%s", device);
+			target = simt;
+		} else if (target && !strncmp(device, "sim-", 4)) {
+			snprintf(simt, sizeof simt, "sim-%s", target);
+			target = simt;
+		}
 		if (!target) {
 			/* The device's own target, or its vendor's first where it cannot say. */
 			AveDevice d;

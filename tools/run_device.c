@@ -148,7 +148,11 @@ run_on_device(IrCtx *c, const RunRequest *r)
 		}
 
 	TRY(aveDeviceOpen(r->ctx, r->device, 0, &dev), "opening the device");
-	if (!strcmp(r->device, "host") && r->schedules > 1)
+	/* The host explores interleavings of the IR, a simulated device those of the emitted code
+	 * (seed 0 alone is its deterministic schedule). */
+	bool simd = !strncmp(r->device, "sim-", 4);
+	if ((!strcmp(r->device, "host") && r->schedules > 1) ||
+	    (simd && (r->schedules > 1 || r->seed)))
 		TRY(aveDeviceSetSchedules(dev, r->schedules, r->seed), "setting schedules");
 	TRY(aveArgsCreate(&args), "aveArgsCreate");
 	for (int i = 0; i < n; i++) {
@@ -175,7 +179,11 @@ run_on_device(IrCtx *c, const RunRequest *r)
 	if (rt_host_last_stats(dev.ptr, &st))
 		run_report_interp(r->tool, &st, r->grid, r->seed, r->schedules, !launched && !ran,
 				  r->stats);
-	else if (r->stats && !launched && !ran)
+	else if (simd && r->schedules > 1 && !launched && !ran)
+		fprintf(stderr, "%s: %d schedules of the emitted code (seeds %llu to %llu) agree\n",
+			r->tool, r->schedules, (unsigned long long)r->seed,
+			(unsigned long long)(r->seed + (uint64_t)r->schedules - 1));
+	if (!rt_host_last_stats(dev.ptr, &st) && r->stats && !launched && !ran)
 		printf("%s: %s on %s: %.3f ms (first launch + synchronize)\n", r->tool,
 		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), (t1 - t0) * 1e3);
 	TRY(launched, "the launch");
