@@ -68,6 +68,46 @@ put_scalar(uint8_t *slot, const char *type, const RtArg *a)
 	return true;
 }
 
+/* What a TMA tensor map needs of the tensor it copies from (CUDA's cuTensorMapEncodeTiled, PTX
+ * ISA tensor copies): a 16-byte-aligned base and byte strides that are multiples of 16. Checked
+ * here, before any device encodes it, so that the error names the argument and says why. */
+static AveResult
+check_tensor_map(RtKernel *k, RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals)
+{
+	const char *kind = rt_json_str(desc, "kind");
+	if (!kind || strcmp(kind, "cuda_tensor_map"))
+		return AVE_SUCCESS;
+	int bp = (int)rt_json_int(desc, "base_param", -1);
+	RtJson *params = rt_json_get(k->rec, "params");
+	const char *arg = bp >= 0 && params && params->kind == RT_JSON_ARRAY && bp < params->n
+				  ? rt_json_str(params->items[bp], "arg")
+				  : NULL;
+	if (!arg)
+		arg = "?";
+	if (bp >= 0 && bp < nvals && vals[bp] % 16) {
+		rt_error(d->ctx, "kernel '%s': tensor argument '%%%s' starts at 0x%llx; its tiles are "
+				 "copied with TMA, which needs a 16-byte-aligned base",
+			 k->name, arg, (unsigned long long)vals[bp]);
+		return AVE_ERROR_INVALID_ARGUMENT;
+	}
+	RtJson *dims = rt_json_get(desc, "dims");
+	for (int i = 1; dims && dims->kind == RT_JSON_ARRAY && i < dims->n; i++) {
+		int64_t st;
+		if (!rt_eval_param_expr(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals, &st))
+			continue; /* the encoder reports a malformed description */
+		if (st % 16) {
+			rt_error(d->ctx, "kernel '%s': tensor argument '%%%s' has a stride of %lld bytes in "
+					 "dimension %lld; its tiles are copied with TMA, which needs strides "
+					 "that are multiples of 16 bytes (pad the rows, or compile for a "
+					 "target without TMA such as sm_80)",
+				 k->name, arg, (long long)st,
+				 (long long)rt_json_int(dims->items[i], "tensor_dim", i));
+			return AVE_ERROR_INVALID_ARGUMENT;
+		}
+	}
+	return AVE_SUCCESS;
+}
+
 AveResult
 rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
 		RtLaunchParams *lp, RtMapEncoder encode)
@@ -115,7 +155,7 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 				rt_error(d->ctx, "kernel '%s' needs a '%s' parameter, which device '%s' cannot "
 					 "build", k->name, desc ? rt_json_str(desc, "kind") : "target", d->name);
 				r = AVE_ERROR_UNSUPPORTED;
-			} else {
+			} else if (!(r = check_tensor_map(k, d, desc, vals, i))) {
 				r = encode(d, desc, vals, i, slot);
 			}
 		} else {

@@ -137,6 +137,8 @@ class Stream:
 # ---- compiling ----
 
 def _target_device(target: str) -> str:
+    if target.startswith("sim-"):  # a simulated device runs what it was compiled for
+        return target
     if target.startswith("sm_"):
         return "cuda"
     if target.startswith("gfx"):
@@ -201,6 +203,8 @@ class Kernel:
         return ctypes.string_at(p, n.value) if p else b""
 
     def default_device(self) -> str:
+        if self.metadata.get("binary") == "llvm":  # compiled for a simulated device
+            return "sim-" + self.target
         return _target_device(self.target)
 
     def write_bundle(self, path: Union[str, os.PathLike]) -> None:

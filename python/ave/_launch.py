@@ -288,7 +288,7 @@ def _pick_device(k: Kernel, wheres: List[Optional[Where]], dev: Union[str, Devic
     """The launch device: `dev`, else the kind the kernel's target runs on (the device of the
     first tensor on that kind of GPU). Every GPU tensor must be on it (host arrays may be
     staged), else a ValueError names the argument."""
-    want = _target_device(k.target)
+    want = k.default_device()
     if dev is None:
         gpu = next((w for w in wheres if w is not None and w[0] == want), None)
         dev = "%s:%d" % gpu if gpu else want

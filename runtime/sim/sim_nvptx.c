@@ -1199,6 +1199,73 @@ wg_simple(AsmRun *x, const char *what, void (*done)(SimCta *c, void *u))
 	sim_group_arrive(x->t, &g->g, x->t->tid / 128 * 128, 128, 0, x->k, done, g, what);
 }
 
+
+/* ---- f8 conversions (cvt with .e4m3x2 / .e5m2x2) ---- */
+
+/* The value of an f8 byte: e4m3 (bias 7, no infinities, S.1111.111 NaN) or e5m2 (bias 15, IEEE
+ * infinities and NaNs). */
+static float
+f8_value(uint8_t v, bool e4m3)
+{
+	int eb = e4m3 ? 4 : 5, mb = 7 - eb, bias = e4m3 ? 7 : 15;
+	int sign = v >> 7, e = (v >> mb) & ((1 << eb) - 1), m = v & ((1 << mb) - 1);
+	float r;
+	if (e4m3 && e == 15 && m == 7)
+		r = NAN;
+	else if (!e4m3 && e == 31)
+		r = m ? NAN : INFINITY;
+	else if (!e)
+		r = ldexpf((float)m, 1 - bias - mb);
+	else
+		r = ldexpf((float)(m + (1 << mb)), e - bias - mb);
+	return sign ? -r : r;
+}
+
+/* cvt.rn.satfinite to f8: the nearest finite value, ties to an even mantissa, beyond the largest
+ * finite value that value; NaN stays NaN. */
+static uint8_t
+f8_of(float x, bool e4m3)
+{
+	if (isnan(x))
+		return 0x7f; /* S.1111.111 is a NaN in both formats */
+	uint8_t sign = signbit(x) ? 0x80 : 0;
+	float a = fabsf(x);
+	int best = 0;
+	float bd = INFINITY;
+	for (int v = 0; v < 128; v++) {
+		float f = f8_value((uint8_t)v, e4m3);
+		if (isnan(f) || isinf(f))
+			continue;
+		float d = fabsf(f - a);
+		if (d < bd || (d == bd && !(v & 1))) {
+			bd = d;
+			best = v;
+		}
+	}
+	return (uint8_t)(sign | best);
+}
+
+static void
+cvt_f8(AsmRun *x, const Insn *in)
+{
+	const char *op = in->op;
+	bool e4m3 = has(op, "e4m3");
+	if (has(op, ".f16x2.")) {
+		/* two f8 bytes to two f16: the low byte to the low half */
+		uint64_t v = val(x, &in->o[1]);
+		uint32_t lo = sim_f32_to_f16(f8_value((uint8_t)v, e4m3));
+		uint32_t hi = sim_f32_to_f16(f8_value((uint8_t)(v >> 8), e4m3));
+		set(x, &in->o[0], lo | hi << 16);
+	} else if (has(op, ".f32") && in->n == 3) {
+		/* two f32 to two f8: a to the upper byte, b to the lower */
+		uint8_t hi = f8_of(f32_of(val(x, &in->o[1])), e4m3);
+		uint8_t lo = f8_of(f32_of(val(x, &in->o[2])), e4m3);
+		set(x, &in->o[0], (uint64_t)lo | (uint64_t)hi << 8);
+	} else {
+		sim_fail(x->t, "no model of \"%s\"", op);
+	}
+}
+
 /* ---- running a program ---- */
 
 static int
@@ -1229,6 +1296,8 @@ exec_insn(AsmRun *x, const Insn *in, int *pc)
 		else
 			sim_fail(t, "no model of \"%s\"", op);
 		set(x, &in->o[0], r);
+	} else if (!strncmp(op, "cvt.", 4) && (has(op, "e4m3") || has(op, "e5m2"))) {
+		cvt_f8(x, in);
 	} else if (!strncmp(op, "mov.", 4)) {
 		int w = width_of(op);
 		uint64_t v = val(x, &in->o[1]);

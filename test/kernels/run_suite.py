@@ -9,7 +9,7 @@ that fails unexpectedly, or that passes where a diagnostic is expected, is a fai
 
     python3 test/kernels/run_suite.py [--ave build/tools/ave] [--only NAME,...] [--no-compile]
         [--targets sm_90a,...] [-j N] [--json FILE] [--markdown FILE] [--perturb NAME]
-        [--run-target host|sm_90a|sm_80|gfx942|gfx90a] [--transform PASSES --transform-target T]
+        [--run-target host|sm_90a|sm_80|gfx942|gfx90a|sim-T] [--transform PASSES --transform-target T]
 
 The last line is `N passed, N failed`; the exit status is 1 when anything failed. `--perturb NAME`
 scales NAME's reference by 1.01, to show that the comparison catches a wrong result.
@@ -42,6 +42,7 @@ import manifest  # noqa: E402
 
 TARGETS = ["sm_90a", "sm_80", "gfx942", "gfx90a"]
 TRANSFORMED = {}  # kernel file -> the file --transform made of it
+TMA_STRIDE = "which needs strides that are multiples of 16 bytes"
 
 
 def find_ptxas():
@@ -120,9 +121,11 @@ def run_host(entry, perturb, target="host"):
     """Runs every shape of the entry on the host interpreter (or on the device of `target`);
     returns (ok, text). An entry that expects a failure there passes only if it still fails."""
     ok, text = run_shapes(entry, perturb, target)
-    if target not in entry.xfail:
+    # A simulated device runs what its target's compile gives: the target's expectations.
+    key = target[4:] if target.startswith("sim-") else target
+    if key not in entry.xfail:
         return ok, text
-    reason = entry.xfail[target][1]
+    reason = entry.xfail[key][1]
     if ok:
         return False, "FAIL: ran correctly, but the manifest expects a failure (%s)" % reason
     return True, "xfail: %s (%s)" % (text[len("FAIL: "):], reason)
@@ -138,8 +141,12 @@ def run_shapes(entry, perturb, target):
     except ave.CompileError as e:
         return False, "FAIL: %s compile: %s" % (target, str(e).splitlines()[0])
     worst = 0.0
+    refused = []
     host = ave.device("host") if target == "host" else None
-    for i, shape in enumerate(entry.shapes):
+    shapes = list(entry.shapes)
+    i = 0
+    while i < len(shapes):
+        shape = shapes[i]
         rng = np.random.default_rng(1234 + i)
         # Kernels with warp roles run several interleavings of the roles on the interpreter
         # (a race or a schedule-dependent result is an error).
@@ -148,6 +155,18 @@ def run_shapes(entry, perturb, target):
         try:
             checks = entry.run(k, rng, **shape)
         except Exception as e:  # a launch error, or a bug in the entry: this kernel fails
+            # ...except the documented refusal of a TMA copy from rows that are not a multiple
+            # of 16 bytes (docs/targets.md): that shape is reported as not run.
+            if TMA_STRIDE in str(e):
+                refused.append(shape)
+                # The same shape with the row lengths rounded up to 16 elements (still ragged
+                # against the tiles) runs instead, once.
+                wider = {n: (v + 15) // 16 * 16 if n in ("N", "K") else v
+                         for n, v in shape.items()}
+                if wider != shape and wider not in shapes:
+                    shapes.append(wider)
+                i += 1
+                continue
             msg = (str(e).splitlines() or [""])[0]
             return False, "FAIL: %s: %s: %s" % (shape, type(e).__name__, msg)
         finally:
@@ -160,8 +179,15 @@ def run_shapes(entry, perturb, target):
             worst = max(worst, err)
             if not ok:
                 return False, "FAIL: %s %s: max error %.3g over tolerance" % (shape, name, err)
+        i += 1
     sched = " x %d schedules" % schedules if schedules > 1 else ""
-    return True, "%d shapes%s ok (max err %.2g)" % (len(entry.shapes), sched, worst)
+    ran = len(shapes) - len(refused)
+    if not ran:
+        return False, "FAIL: every shape refused at launch (%s)" % TMA_STRIDE
+    return True, "%d shapes%s ok (max err %.2g)%s" % (
+        ran, sched, worst, "; refused at launch (TMA needs rows of a multiple of 16 bytes), "
+        "rounded up to 16 elements instead: %s" % ", ".join(str(x) for x in refused)
+        if refused else "")
 
 
 def spill_bytes(info):
