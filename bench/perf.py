@@ -147,6 +147,32 @@ def interp_figures(ave, tmp, py):
     return res
 
 
+SIM_TARGETS = ["sm_80", "sm_90a", "gfx942", "gfx90a"]
+
+
+def sim_figures(ave, tmp):
+    """examples/gemm.ave at 256^3 on each simulated device (the emitted code run on the CPU),
+    compile included (a fresh cache), and whether its result equals the interpreter's."""
+    m = n = k = 256
+    src = os.path.join(ROOT, "examples", "gemm.ave")
+    args = ["--kernel=@gemm", "--grid=2,2", "--arg", "A=rand:%dx%d:bf16:1" % (m, k),
+            "--arg", "B=rand:%dx%d:bf16:2" % (n, k), "--arg", "C=zeros:%dx%d:f32" % (m, n),
+            "--arg", "K=%d" % k]
+    ref = os.path.join(tmp, "sim-host.npy")
+    cpu_run([ave, "run", src] + args + ["--out", "C=" + ref])
+    res = {"shape": [m, n, k], "targets": {}}
+    for t in SIM_TARGETS:
+        out = os.path.join(tmp, "sim-%s.npy" % t)
+        env = dict(os.environ, AVE_CACHE_DIR=os.path.join(tmp, "sim-cache-" + t))
+        t0 = time.perf_counter()
+        p = subprocess.run([ave, "run", src, "--device=sim-" + t] + args + ["--out", "C=" + out],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        wall = time.perf_counter() - t0
+        same = p.returncode == 0 and open(ref, "rb").read() == open(out, "rb").read()
+        res["targets"][t] = {"rc": p.returncode, "wall_s": wall, "exact": same}
+    return res
+
+
 def fmt_ms(v):
     return "%.0f" % v if v is not None else "-"
 
@@ -219,6 +245,20 @@ def report(fig, args):
                      it["numpy_mac_per_s"] / 1e6, it["numpy_mac_per_s"] / it["mac_per_s"])
                  if it.get("numpy_mac_per_s") and it.get("mac_per_s") else ""))
     L.append("")
+    sim = fig.get("sim")
+    if sim:
+        L.append("## Simulated targets")
+        L.append("")
+        L.append("`ave run examples/gemm.ave --device=sim-T` (docs/testing.md: the code the backend "
+                 "emits, run thread by thread on the CPU), M = N = K = %d, a 2x2 grid, compile "
+                 "included; the result against the interpreter's." % sim["shape"][0])
+        L.append("")
+        L.append("| device | seconds (wall) | result |")
+        L.append("|---|---|---|")
+        for t, r in sim["targets"].items():
+            L.append("| sim-%s | %.2f | %s |" % (t, r["wall_s"], "bit-identical" if r["exact"]
+                                                else "error" if r["rc"] else "DIFFERS"))
+        L.append("")
     return "\n".join(L)
 
 
@@ -325,6 +365,8 @@ def main():
             fig["check"][ex] = check_figures(ave, ex)
         print("bench/perf.py: interpreter ...", file=sys.stderr, flush=True)
         fig["interp"] = interp_figures(ave, tmp, py)
+        print("bench/perf.py: simulated targets ...", file=sys.stderr, flush=True)
+        fig["sim"] = sim_figures(ave, tmp)
     text = report(fig, args)
     pngs = plots(fig, os.path.join(os.path.dirname(os.path.abspath(args.out)), "perf"))
     if pngs:
