@@ -2223,6 +2223,113 @@ check_asserts(Ck *k)
 	}
 }
 
+/* ---- tag regions: a copy tagged @L(args) reads the region @L names ---- */
+
+/* A label whose tag function has `region(%T[lo : len, ...])` stands for that tile of %T: every
+ * ave.copy.async tagged with it must read exactly it (the same tensor, the region's lengths as its
+ * tile, and its origin for every instance: a copy reading other coordinates is an error with a
+ * counterexample). Without a region a label is only a name, as before. */
+static void
+check_copy_region(Ck *k, CkSite *s)
+{
+	IrKeywords *kw = &k->c->kw;
+	IrOp *op = s->op;
+	IrGroup *tg = ir_op_group(op, kw->tag);
+	if (!tg)
+		return;
+	const IrItem *call = &tg->item[0];
+	IrOp *tf = ir_symbol_lookup(k->c, op, call->s);
+	IrGroup *rg = tf && tf->code == IR_OP_TAG_FUNC ? ir_op_group(tf, kw->region) : NULL;
+	if (!rg)
+		return;
+	const IrItem *reg = &rg->item[0], *src = &op->item[0];
+	IrValue *rv = ir_item_value(tf, reg), *sv = ir_item_value(op, src);
+	IrGroup *ig = ir_op_group(op, kw->into);
+	const IrType *tile = ig ? ir_item_value(op, &ig->item[0])->type : NULL;
+	if (tile && tile->kind == IR_TY_RING)
+		tile = tile->elem;
+	if (rv != sv) {
+		if (pass_ck_error_once(k, op))
+			ir_error(k->c, op->loc,
+			         "this copy is tagged '@%s' but reads '%%%s'; the region of '@%s' is in "
+			         "'%%%s'", call->s, sv && sv->name ? sv->name : "?", call->s,
+			         rv && rv->name ? rv->name : "?");
+		return;
+	}
+	if (!tile || tile->rank != reg->ncoord || src->ncoord != reg->ncoord)
+		return; /* the verifier's */
+	for (int d = 0; d < reg->ncoord; d++)
+		if (tile->dims[d] != reg->coord[d].len) {
+			if (pass_ck_error_once(k, op))
+				ir_error(k->c, op->loc,
+				         "this copy tagged '@%s' moves a tile of %lld along dimension %d; "
+				         "the region of '@%s' is %lld long there",
+				         call->s, (long long)tile->dims[d], d, call->s,
+				         (long long)reg->coord[d].len);
+			return;
+		}
+	CkInst in = pass_ck_inst(k, s, "t");
+	/* The region's expressions with the tag's parameters bound to this copy's arguments; other
+	 * values (the kernel's) evaluate where the copy is. */
+	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
+	pe->parent = in.env;
+	pe->scope = NULL;
+	ir_map_init(&pe->memo, k->c->al);
+	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
+	const IrItem *decl = &tf->item[0];
+	for (int i = 0; i < decl->nparam && i < call->ncoord; i++)
+		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i],
+		           (void *)pass_ck_expr(k, in.env, op, call->coord[i].e), NULL);
+	Z3_ast got[IR_MAX_RANK], want[IR_MAX_RANK], differ = Z3_mk_false(S->z);
+	for (int d = 0; d < reg->ncoord; d++) {
+		got[d] = pass_ck_expr(k, in.env, op, src->coord[d].e);
+		want[d] = pass_ck_expr(k, pe, tf, reg->coord[d].e);
+		differ = pass_ck_or2(S, differ, pass_ck_not(S, pass_ck_eq(S, got[d], want[d])));
+	}
+	Z3_ast fail = pass_ck_and2(S, live(k, &in), differ);
+	if (holds_query(k, op, fail, "that this copy reads its tag's region") ||
+	    !pass_ck_error_once(k, op))
+		return;
+	CkInst *ins[1] = {&in};
+	Z3_ast show[2 * IR_MAX_RANK];
+	for (int d = 0; d < reg->ncoord; d++) {
+		show[2 * d] = got[d];
+		show[2 * d + 1] = want[d];
+	}
+	Z3_model m = solve_min(k, fail, ins, 1, show, 2 * reg->ncoord);
+	char a[160] = "", b[160] = "";
+	int na = 0, nb = 0;
+	for (int d = 0; d < reg->ncoord; d++) {
+		na += snprintf(a + na, sizeof a - (size_t)(na < (int)sizeof a ? na : (int)sizeof a),
+		               "%s%lld", d ? ", " : "", (long long)ev(k, m, got[d]));
+		nb += snprintf(b + nb, sizeof b - (size_t)(nb < (int)sizeof b ? nb : (int)sizeof b),
+		               "%s%lld", d ? ", " : "", (long long)ev(k, m, want[d]));
+	}
+	IrDiag *dg = ir_diag_begin(k->c, IR_SEV_ERROR, op->loc,
+	                           "this copy tagged '@%s' may read the wrong tile: it reads '%%%s' "
+	                           "at [%s], but the region of '@%s' starts at [%s]",
+	                           call->s, sv->name ? sv->name : "?", a, call->s, b);
+	IrCex *cx = ir_diag_cex(k->c, dg);
+	cex_inst(k, cx, m, &in, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = s->role->name;
+	cx->found = ir_ctx_printf(k->c, "[%s]", a);
+	cx->expected = ir_ctx_printf(k->c, "[%s]", b);
+	ir_diag_note(k->c, dg, tf->loc, "the region of '@%s' is declared here", call->s);
+	ir_diag_emit(k->c, dg);
+	pass_ck_model_free(S, m);
+}
+
+static void
+check_copy_regions(Ck *k)
+{
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *s = site_at(k, i);
+		if (s->kind == CK_COPY)
+			check_copy_region(k, s);
+	}
+}
+
 /* ---- chunk signals: every chunk wait gets a signal, from some CTA of some rank ---- */
 
 static bool
@@ -3132,7 +3239,7 @@ pass_ck_check_kernel(Ck *k)
 	static void (*const checks[])(Ck *) = {
 	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
-	    check_fences,       check_in_flight_at_exit, check_chunk_signals,
+	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_copy_regions,
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);

@@ -49,8 +49,10 @@ check_item(IrCtx *c, IrOp *op, const IrItem *it, const IrItemPat *pat, const cha
 		ir_error(c, it->loc, "'%s' does not take a '[...]' suffix %s", name, WHERE());
 		return false;
 	}
+	/* Ranges name regions: of symmetric buffers (symbols), and a tag function's region. */
+	bool region = op->code == IR_OP_TAG_FUNC && kw && !strcmp(kw, "region");
 	for (int i = 0; i < it->ncoord; i++)
-		if (it->coord[i].len >= 0 && it->kind != IR_IT_SYMBOL) {
+		if (it->coord[i].len >= 0 && it->kind != IR_IT_SYMBOL && !region) {
 			ir_error(c, it->loc, "a range ': %lld' is only allowed on a symmetric buffer",
 				 (long long)it->coord[i].len);
 			return false;

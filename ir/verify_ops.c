@@ -1324,6 +1324,22 @@ v_tag_func(IrCtx *c, IrOp *op)
 		if (!ir_type_is_int(d->param[i]->type))
 			return ERR(d->loc, "tag parameter '%%%s' must be an integer or index, found '%s'",
 				   vn(d->param[i]), ts(c, d->param[i]->type));
+	/* region(%T[lo : len, ...]): the global tile the label stands for, which every copy
+	 * tagged with it must read (docs/invariants.md). */
+	IrGroup *g = ir_op_group(op, c->kw.region);
+	if (!g)
+		return true;
+	const IrItem *it = &g->item[0];
+	IrValue *t = ir_item_value(op, it);
+	if (!t || t->type->kind != IR_TY_TENSOR)
+		return ERR(it->loc, "the region of a tag names a tensor: 'region(%%T[lo : len, ...])'");
+	if (it->ncoord != t->type->rank)
+		return ERR(it->loc, "the region of tag '@%s' has %d coordinates for a rank-%d tensor",
+			   d->s, it->ncoord, t->type->rank);
+	for (int i = 0; i < it->ncoord; i++)
+		if (it->coord[i].len < 1)
+			return ERR(it->loc, "coordinate %d of the region of tag '@%s' needs a constant "
+					    "length ('lo : len')", i, d->s);
 	return true;
 }
 

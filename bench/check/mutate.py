@@ -23,7 +23,8 @@ Mutation classes:
   sync  slot and barrier indices, parities and their initial values, phase.next (ring size, or
         replaced by xor), expect_tx bytes, arrival counts, tag arguments, mma.wait pending
   data  global-memory coordinates, slice offsets, loop bounds (not synchronization: the checker
-        proves the labels the author wrote, not where the data came from)
+        catches those of copies whose tag names its region, as examples/gemm_ws.ave's do, and
+        not the others: slices of a slot and stores of the result)
 A mutant that no longer parses or verifies is counted as invalid, not as caught.
 """
 import argparse
