@@ -3162,16 +3162,30 @@ check_fences(Ck *k)
 			               pass_ck_regions_meet(k, &wi, &xi), pass_ck_inst_exists(k, &xi)});
 			if (pass_ck_check(S, meet, NULL) == CK_UNSAT || !pass_ck_error_once(k, x->op))
 				continue;
+			/* The counterexample: a store and a read of the same slot and elements. */
+			CkInst *ins[2] = {&xi, &wi};
+			Z3_ast show[2] = {pass_ck_slot(k, &xi), pass_ck_slot(k, &wi)};
+			Z3_model m = solve_min(k, meet, ins, 2, show, 2);
 			IrDiag *d = ir_diag_begin(
 			    k->c, IR_SEV_ERROR, x->op->loc,
 			    "'ave.mma.async' reads '%%%s', written by 'ave.smem.store' (line %d, %s) "
 			    "with no 'ave.fence async_shared' between them (SPEC 5.6)",
 			    pass_ck_vname(x->mem), line_of(w->op), w->role->name);
+			if (m) {
+				IrCex *cx = ir_diag_cex(k->c, d);
+				cex_inst(k, cx, m, &xi, true);
+				cex_inst(k, cx, m, &wi, false);
+				cex_globals(k, cx, m, meet);
+				cx->role = x->role->name;
+				cx->slot = ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, show[0]));
+			}
 			ir_diag_note(k->c, d, w->op->loc,
 			             "put 'ave.fence async_shared' after this store, in %s, before the "
 			             "read",
 			             w->role->name);
 			ir_diag_emit(k->c, d);
+			if (m)
+				pass_ck_model_free(S, m);
 		}
 		ir_vec_free(k->c->al, &o.fences, sizeof(IrOp *));
 		ir_vec_free(k->c->al, &o.releases, sizeof(IrOp *));
