@@ -152,6 +152,15 @@ typedef struct LowerOperand {
 	bool staged;                       /* just written by plain stores (fence before async reads) */
 } LowerOperand;
 
+/* An MMA operand from registers staged in shared memory once, before the loop it does not
+ * change in (lower_mma.c), and reused by every iteration. */
+typedef struct LowerHoisted {
+	IrValue *v;
+	const LowerSmemLayout *y;
+	IrType *elem;
+	LowerOperand out;
+} LowerHoisted;
+
 typedef enum LowerFence {
 	LOWER_FENCE_ASYNC_SHARED, /* plain shared-memory writes before async-proxy reads */
 	LOWER_FENCE_ACQ_REL_GPU,
@@ -374,6 +383,9 @@ struct Lower {
 	IrVec placeholders;         /* lowering-internal: offsets patched after planning */
 	IrVec scratch;              /* LowerSmemBuf of scratch uses */
 	LLVMValueRef last_barrier;  /* the last barrier call emitted, to merge back-to-back ones */
+	IrOp *loop;                 /* the innermost ave.for being lowered, or NULL */
+	LLVMBasicBlockRef loop_pre; /* ... the block that enters it (ends in its branch) */
+	IrVec hoisted;              /* LowerHoisted: MMA operands staged once before their loop */
 	int next_bar_id;
 	LowerKernelInfo info;
 	void *tstate;               /* the target's per-kernel state */
@@ -451,6 +463,8 @@ LLVMValueRef lower_smem_elem(Lower *L, const LowerSmem *s, LLVMValueRef *coord);
 LLVMValueRef lower_scratch(Lower *L, IrOp *at, int64_t bytes, int64_t align);
 /* Extends the live range of the last scratch buffer to op `until` (async readers). */
 void lower_scratch_extend(Lower *L, IrOp *until);
+/* Starts the live range of the last scratch buffer at op `from` (written before its op). */
+void lower_scratch_from(Lower *L, IrOp *from);
 /* A plain row-major scratch view of `shape` for the current op. */
 LowerSmem lower_scratch_view(Lower *L, IrOp *at, int rank, const int64_t *shape, IrType *elem);
 /* A barrier among the threads of the current group (merged with a barrier just before). */

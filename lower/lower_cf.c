@@ -137,7 +137,17 @@ lower_op_for(Lower *L, IrOp *op)
 	ivv->v = iv;
 	L->last_barrier = NULL;
 	IrOp *y = region_body(L, body);
-	if (!lower_ops(L, body))
+	/* The body may stage loop-invariant operands once, in `pre` (lower_mma.c). */
+	IrOp *outer = L->loop;
+	LLVMBasicBlockRef outer_pre = L->loop_pre;
+	int nhoisted = L->hoisted.len;
+	L->loop = op;
+	L->loop_pre = pre;
+	bool lowered = lower_ops(L, body);
+	L->loop = outer;
+	L->loop_pre = outer_pre;
+	L->hoisted.len = nhoisted;
+	if (!lowered)
 		return false;
 	for (int i = 0; i < n; i++) {
 		IrValue *arg = body->arg[i + 1];

@@ -105,6 +105,57 @@ finish_staging(Lower *L, IrOp *op, bool async_proxy)
 	return lower_group_barrier(L, op);
 }
 
+/* Whether value v is defined outside `loop` (the same in every iteration of it). */
+static bool
+invariant_in(const IrValue *v, const IrOp *loop)
+{
+	const IrOp *def = v->kind == IR_VAL_RESULT ? v->op : v->block ? ir_block_parent_op(v->block) : NULL;
+	if (!def)
+		return false;
+	if (v->kind != IR_VAL_RESULT && def == loop)
+		return false; /* the loop's own variable or iter args */
+	for (const IrOp *o = def; o; o = ir_op_parent_op(o))
+		if (o == loop)
+			return false;
+	return true;
+}
+
+/* Stages register operand v (loop-invariant) once, at the end of the block that enters the
+ * innermost loop, and every iteration reads that copy: without it each iteration rewrites the
+ * same tile (attention's Q: 16 KiB of stores, a fence and a barrier per iteration and consumer
+ * warpgroup). The scratch lives from the loop's start to its end. */
+static bool
+stage_hoisted(Lower *L, IrOp *op, IrValue *v, const LowerFrag *f, IrType *elem,
+              const LowerSmemLayout *y, const LowerMmaPlan *p, LowerOperand *out)
+{
+	for (int i = 0; i < L->hoisted.len; i++) {
+		LowerHoisted *h = &IR_VEC_AT(L->hoisted, LowerHoisted, i);
+		if (h->v == v && h->y == y && h->elem == elem) {
+			*out = h->out;
+			return true;
+		}
+	}
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(L->b);
+	LLVMValueRef saved_bar = L->last_barrier;
+	LLVMPositionBuilderBefore(L->b, LLVMGetBasicBlockTerminator(L->loop_pre));
+	L->last_barrier = NULL;
+	bool barred = false;
+	bool ok = stage(L, op, f, elem, y, out, &barred);
+	if (ok) {
+		lower_scratch_from(L, L->loop);
+		lower_scratch_extend(L, L->loop);
+		ok = finish_staging(L, op, p->async_proxy);
+	}
+	LLVMPositionBuilderAtEnd(L->b, here);
+	L->last_barrier = saved_bar;
+	if (!ok)
+		return false;
+	out->staged = false; /* fenced and behind a barrier already */
+	LowerHoisted h = {v, y, elem, *out};
+	ir_vec_push(L->c->al, &L->hoisted, &h, sizeof h);
+	return true;
+}
+
 /* Brings operand i (0: A, 1: B) where the plan wants it. */
 static bool
 operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOperand *out,
@@ -131,6 +182,8 @@ operand(Lower *L, IrOp *op, int i, const LowerMmaPlan *p, IrType *elem, LowerOpe
 				return true;
 			}
 		}
+		if (L->loop && L->loop_pre && invariant_in(v, L->loop))
+			return stage_hoisted(L, op, v, &x->f, elem, st, p, out);
 		return stage(L, op, &x->f, elem, st, out, barred);
 	}
 	LowerSmem s;

@@ -74,6 +74,14 @@ lower_scratch_extend(Lower *L, IrOp *until)
 		b->end = e;
 }
 
+void
+lower_scratch_from(Lower *L, IrOp *from)
+{
+	LowerSmemBuf *b = &IR_VEC_AT(L->scratch, LowerSmemBuf, L->scratch.len - 1);
+	if (from->id < b->start)
+		b->start = from->id;
+}
+
 /* A shared-memory offset placeholder: pure, so a barrier may merge across it. */
 bool
 lower_is_offset_placeholder(LLVMValueRef i)
@@ -171,4 +179,5 @@ lower_plan_free(Lower *L)
 {
 	ir_vec_free(L->c->al, &L->placeholders, sizeof(Placeholder));
 	ir_vec_free(L->c->al, &L->scratch, sizeof(LowerSmemBuf));
+	ir_vec_free(L->c->al, &L->hoisted, sizeof(LowerHoisted));
 }
