@@ -2069,6 +2069,23 @@ region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
 	return r;
 }
 
+/* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
+ * parameters bound to the arguments of `call`, evaluated in `e` at `user`; other values come from
+ * `parent` (NULL: none). */
+static CkEnv *
+call_env(Ck *k, CkEnv *parent, CkEnv *e, IrOp *user, const IrItem *decl, const IrItem *call)
+{
+	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
+	pe->parent = parent;
+	pe->scope = NULL;
+	ir_map_init(&pe->memo, k->c->al);
+	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
+	for (int i = 0; i < decl->nparam && i < call->ncoord; i++)
+		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i],
+		           (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
+	return pe;
+}
+
 /* The region of chunk `call` (evaluated with its parameters bound to the call's arguments). */
 static bool
 chunk_region(Ck *k, CkEnv *e, IrOp *user, const IrItem *call, Region *out)
@@ -2076,15 +2093,7 @@ chunk_region(Ck *k, CkEnv *e, IrOp *user, const IrItem *call, Region *out)
 	IrOp *ch = ir_symbol_lookup(k->c, user, call->s);
 	if (!ch || ch->code != IR_OP_CHUNK)
 		return false;
-	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
-	pe->parent = NULL;
-	pe->scope = NULL;
-	ir_map_init(&pe->memo, k->c->al);
-	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
-	const IrItem *d = &ch->item[0];
-	for (int i = 0; i < d->nparam && i < call->ncoord; i++)
-		ir_map_put(&pe->memo, ir_hash_ptr(d->param[i]), d->param[i],
-		           (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
+	CkEnv *pe = call_env(k, NULL, e, user, &ch->item[0], call);
 	*out = region_of(k, pe, ch, &ir_op_group(ch, k->c->kw.region)->item[0], NULL);
 	return true;
 }
@@ -2271,15 +2280,7 @@ check_copy_region(Ck *k, CkSite *s)
 	CkInst in = pass_ck_inst(k, s, "t");
 	/* The region's expressions with the tag's parameters bound to this copy's arguments; other
 	 * values (the kernel's) evaluate where the copy is. */
-	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
-	pe->parent = in.env;
-	pe->scope = NULL;
-	ir_map_init(&pe->memo, k->c->al);
-	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
-	const IrItem *decl = &tf->item[0];
-	for (int i = 0; i < decl->nparam && i < call->ncoord; i++)
-		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i],
-		           (void *)pass_ck_expr(k, in.env, op, call->coord[i].e), NULL);
+	CkEnv *pe = call_env(k, in.env, in.env, op, &tf->item[0], call);
 	Z3_ast got[IR_MAX_RANK], want[IR_MAX_RANK], differ = Z3_mk_false(S->z);
 	for (int d = 0; d < reg->ncoord; d++) {
 		got[d] = pass_ck_expr(k, in.env, op, src->coord[d].e);

@@ -175,6 +175,16 @@ typedef struct SimModel {
 
 extern const SimModel sim_nvptx_model, sim_amdgpu_model;
 
+/* A model's intrinsics by name prefix (after "llvm."); binds k->fn from the first that matches,
+ * else says which intrinsic has no model. */
+typedef struct SimIntrinsic {
+	const char *prefix;
+	SimFn fn;
+} SimIntrinsic;
+bool sim_bind_intrinsic(SimCall *k, const SimIntrinsic *table, size_t n, char *err, size_t errlen);
+/* llvm.trap and llvm.debugtrap: the launch fails, naming the thread. */
+void sim_trap(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res);
+
 struct SimProgram {
 	const TargetInfo *target;
 	const SimModel *model;

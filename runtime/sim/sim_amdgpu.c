@@ -265,19 +265,7 @@ f_rsq(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	sim_res_u64(k, res, 0, b);
 }
 
-static void
-f_trap(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
-{
-	(void)k;
-	(void)args;
-	(void)res;
-	sim_fail(t, "the kernel trapped");
-}
-
-static const struct {
-	const char *prefix;
-	SimFn fn;
-} intrinsics[] = {
+static const SimIntrinsic intrinsics[] = {
     {"amdgcn.workitem.id.", f_id},
     {"amdgcn.workgroup.id.", f_id},
     {"amdgcn.implicitarg.ptr", f_implicitarg},
@@ -290,8 +278,8 @@ static const struct {
     {"amdgcn.raw.ptr.buffer.load.", f_buffer_load},
     {"amdgcn.raw.ptr.buffer.store.", f_buffer_store},
     {"amdgcn.rsq.", f_rsq},
-    {"trap", f_trap},
-    {"debugtrap", f_trap},
+    {"trap", sim_trap},
+    {"debugtrap", sim_trap},
 };
 
 static bool
@@ -302,14 +290,11 @@ amd_bind(SimCall *k, char *err, size_t errlen)
 		         k->text);
 		return false;
 	}
-	for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
-		if (!strncmp(k->name, intrinsics[i].prefix, strlen(intrinsics[i].prefix))) {
-			k->fn = intrinsics[i].fn;
-			k->idle = intrinsics[i].fn == f_sleep;
-			return true;
-		}
-	snprintf(err, errlen, "the simulator has no model of the intrinsic llvm.%s", k->name);
-	return false;
+	if (!sim_bind_intrinsic(k, intrinsics, sizeof intrinsics / sizeof intrinsics[0], err,
+	                        errlen))
+		return false;
+	k->idle = k->fn == f_sleep;
+	return true;
 }
 
 static void

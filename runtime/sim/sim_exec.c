@@ -527,3 +527,26 @@ sim_lanes_run(SimThread *t, SimLanes *w, const void *what, void (*fn)(SimCta *c,
 	if (w->err[0])
 		sim_fail(t, "%s", w->err);
 }
+
+/* ---- shared by the models ---- */
+
+bool
+sim_bind_intrinsic(SimCall *k, const SimIntrinsic *table, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(k->name, table[i].prefix, strlen(table[i].prefix))) {
+			k->fn = table[i].fn;
+			return true;
+		}
+	snprintf(err, errlen, "the simulator has no model of the intrinsic llvm.%s", k->name);
+	return false;
+}
+
+void
+sim_trap(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
+{
+	(void)k;
+	(void)args;
+	(void)res;
+	sim_fail(t, "the kernel trapped");
+}

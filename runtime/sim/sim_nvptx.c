@@ -421,15 +421,6 @@ f_setmaxnreg(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 		         (long long)n);
 }
 
-static void
-f_trap(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
-{
-	(void)k;
-	(void)args;
-	(void)res;
-	sim_fail(t, "the kernel trapped");
-}
-
 /* ---- PTX in inline assembly ---- */
 
 enum { OP_REG, OP_IMM, OP_PRED, OP_SINK, OP_LIST, OP_ADDR, OP_LABEL };
@@ -1413,10 +1404,7 @@ f_asm(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 
 /* ---- binding ---- */
 
-static const struct {
-	const char *prefix;
-	SimFn fn;
-} intrinsics[] = {
+static const SimIntrinsic intrinsics[] = {
     {"nvvm.read.ptx.sreg.", f_sreg},
     {"nvvm.barrier0", f_barrier0},
     {"nvvm.barrier.sync.cnt", f_barrier_cnt},
@@ -1430,22 +1418,16 @@ static const struct {
     {"nvvm.lg2.approx.", f_math},
     {"nvvm.rsqrt.approx.", f_math},
     {"nvvm.setmaxnreg.", f_setmaxnreg},
-    {"trap", f_trap},
-    {"debugtrap", f_trap},
+    {"trap", sim_trap},
+    {"debugtrap", sim_trap},
 };
 
 static bool
 nv_bind(SimCall *k, char *err, size_t errlen)
 {
-	if (k->name) {
-		for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
-			if (!strncmp(k->name, intrinsics[i].prefix, strlen(intrinsics[i].prefix))) {
-				k->fn = intrinsics[i].fn;
-				return true;
-			}
-		snprintf(err, errlen, "the simulator has no model of the intrinsic llvm.%s", k->name);
-		return false;
-	}
+	if (k->name)
+		return sim_bind_intrinsic(k, intrinsics, sizeof intrinsics / sizeof intrinsics[0], err,
+		                          errlen);
 	AsmProg *a = asm_parse(k->text, k->cons, err, errlen);
 	if (!a)
 		return false;

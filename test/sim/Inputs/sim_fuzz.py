@@ -17,7 +17,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "passes", "warp-specialize", "Inputs"))
-import ws_fuzz  # noqa: E402  (its kernel template)
+import ws_fuzz  # noqa: E402  (its kernel template and loop shapes)
 
 import numpy as np  # noqa: E402
 
@@ -35,12 +35,7 @@ def load(path):
 
 
 def case(work, name, r, targets):
-    bm = r.choice([64, 128])
-    bn = r.choice([16, 32, 64, 128])
-    bk = r.choice([16, 32, 64])
-    trans = r.random() < 0.5
-    stages = r.randint(2, 5)
-    lb, step = r.choice([0, 0, 3]), r.choice([1, 1, 2])
+    bm, bn, bk, trans, stages, lb, step = ws_fuzz.draw_loop(r)
     epi = r.random() < 0.4
     bodyew = r.random() < 0.3
     warm = not epi and r.random() < 0.3

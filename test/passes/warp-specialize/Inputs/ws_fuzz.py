@@ -43,13 +43,19 @@ def run(cmd):
     return p.returncode, p.stdout
 
 
-def case(work, name, r, compile_too):
+def draw_loop(r):
+    """The tile, transpose, stages, lower bound and step of a case (also test/sim's generator)."""
     bm = r.choice([64, 128])
     bn = r.choice([16, 32, 64, 128])
     bk = r.choice([16, 32, 64])
     trans = r.random() < 0.5
     stages = r.randint(2, 5)
     lb, step = r.choice([0, 0, 3]), r.choice([1, 1, 2])
+    return bm, bn, bk, trans, stages, lb, step
+
+
+def case(work, name, r, compile_too):
+    bm, bn, bk, trans, stages, lb, step = draw_loop(r)
     cons = r.choice([1, 2]) if bm == 128 else 1
     inflight = r.choice([0, 1])
     epi = r.random() < 0.4
