@@ -363,6 +363,8 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 	else
 		ok = run_ptxas(c, ptx, n, arch, o, infos, ninfo, out, outlen);
 	timings[LOWER_T_ASSEMBLE] = ir_now() - t1;
+	char tname[32];
+	snprintf(tname, sizeof tname, "%s", arch);
 	LLVMDisposeMessage(arch);
 	free(ptx);
 	/* The binary has the last word: the register count the cubin records must be the one the
@@ -395,6 +397,34 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 		} else if (regs >= 0 && !infos[i].stats) {
 			infos[i].stats = true;
 			infos[i].regs = regs;
+		}
+		/* A spill is never silent: registers spilled to local memory are a warning beside the
+		 * register plan (and a line in the metadata); with per-role budgets they break the
+		 * plan the pool rule proved, an error, as on AMDGPU (but for unoptimized code). */
+		LowerKernelInfo *k = &infos[i];
+		if (ok && k->stats && (k->spill_stores || k->spill_loads)) {
+			char msg[320];
+			snprintf(msg, sizeof msg,
+				 "kernel '@%s' spills registers to local memory on target '%s': %lld bytes "
+				 "stored and %lld loaded, with %d registers per thread%s",
+				 k->name, tname, (long long)k->spill_stores, (long long)k->spill_loads, k->regs,
+				 k->regalloc_budget > 0 ? "" : " (no register plan)");
+			/* -g (ptxas -G) and -O0 make unoptimized code, which spills as it likes. */
+			if (k->setmaxnreg && o->debug < 2 && o->opt > 0) {
+				IrDiag *e = ir_diag_begin(c, IR_SEV_ERROR, k->loc, "%s, although its roles' "
+							  "budgets were planned to fit", msg);
+				ir_diag_note(c, e, k->loc, "the plan's largest budget is %d registers per "
+					     "thread; give the role that spills a larger 'regs' (within the "
+					     "pool rule) or less to hold", k->regalloc_budget);
+				ir_diag_emit(c, e);
+				ok = false;
+			} else {
+				if (k->regalloc_budget > 0)
+					snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
+						 "; its register plan's budget is %d", k->regalloc_budget);
+				ir_warning(c, k->loc, "%s", msg);
+				add_diag(c->al, k, msg, strlen(msg));
+			}
 		}
 	}
 	return ok;
