@@ -350,6 +350,7 @@ typedef struct LowerResult {
 	int nkernels;
 	double t[LOWER_T_COUNT];
 	const LowerTarget *target;
+	const char *emit;          /* what `data` holds ("llvm", "ptx", "cubin", ...) */
 	const IrAllocator *al;     /* of the vectors in the infos */
 } LowerResult;
 

@@ -81,6 +81,7 @@ compile(IrModule *m, const LowerTarget *t, const LowerOptions *o, LowerResult *r
 	IrLoc none = {0, 0, 0};
 	memset(r, 0, sizeof *r);
 	r->target = t;
+	r->emit = o->emit;
 	r->al = c->al;
 	const TargetInfo *facts = t->info;
 	Kernels ks = {o->kernel, {0}};
@@ -292,7 +293,11 @@ static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",  "size",   "stride
 void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 {
-	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n  \"target\": ");
+	fprintf(f, "{\n  \"format\": \"ave-kernels-1\",\n");
+	/* The binary is the target's LLVM IR (a simulated device's kernel, docs/testing.md). */
+	if (r->emit && !strcmp(r->emit, "llvm"))
+		fprintf(f, "  \"binary\": \"llvm\",\n");
+	fprintf(f, "  \"target\": ");
 	ir_json_str(f, r->target->info->name);
 	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [", r->target->info->warp);
 	for (int i = 0; i < r->nkernels; i++) {

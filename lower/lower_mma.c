@@ -109,11 +109,10 @@ finish_staging(Lower *L, IrOp *op, bool async_proxy)
 static bool
 invariant_in(const IrValue *v, const IrOp *loop)
 {
+	/* (The loop's own variable and iter args are defined by the loop itself.) */
 	const IrOp *def = v->kind == IR_VAL_RESULT ? v->op : v->block ? ir_block_parent_op(v->block) : NULL;
 	if (!def)
 		return false;
-	if (v->kind != IR_VAL_RESULT && def == loop)
-		return false; /* the loop's own variable or iter args */
 	for (const IrOp *o = def; o; o = ir_op_parent_op(o))
 		if (o == loop)
 			return false;

@@ -152,18 +152,6 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 		FILE *f = open_memstream(&out->meta, &n);
 		lower_write_metadata(c, &res, f);
 		fclose(f);
-		if (rq->sim) {
-			/* The binary is the target's LLVM IR: say so first, for the runtime. */
-			const char *at = strstr(out->meta, "\"format\": \"ave-kernels-1\",");
-			if (at) {
-				size_t pre = (size_t)(at - out->meta) + strlen("\"format\": \"ave-kernels-1\",");
-				char *m = malloc(n + 32);
-				snprintf(m, n + 32, "%.*s \"binary\": \"llvm\",%s", (int)pre, out->meta,
-					 out->meta + pre);
-				free(out->meta);
-				out->meta = m;
-			}
-		}
 		out->binary = malloc(res.len ? res.len : 1);
 		memcpy(out->binary, res.data, res.len);
 		out->binary_len = res.len;

@@ -285,16 +285,24 @@ typedef struct RtLaunchParams {
 			     (which walk the logical grid passed among the parameters) */
 } RtLaunchParams;
 
-/* Encodes a target parameter (a 128-byte TMA descriptor) from its description; `vals` holds the
- * launch's value of every parameter so far (pointers and integers as int64). */
-typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals,
-				  void *out);
+/* A TMA tensor map ("cuda_tensor_map" in the metadata, docs/targets.md) with the launch's values:
+ * what cuTensorMapEncodeTiled takes. rt_build_params reads and checks it once. */
+typedef struct RtTensorMap {
+	int rank;                  /* 1..5 */
+	int dtype;                 /* CUtensorMapDataType */
+	int elem_bytes;
+	uint64_t base;             /* the tensor's address */
+	uint64_t dims[5];          /* elements per dimension, innermost first */
+	uint64_t strides[5];       /* byte strides of dimensions 1..rank-1 */
+	uint32_t box[5], elem_strides[5];
+	int interleave, swizzle, l2_promotion, oob_fill; /* the CUDA enums' values */
+} RtTensorMap;
+
+/* Encodes a target parameter (a 128-byte TMA descriptor) from its tensor map. */
+typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtTensorMap *m, void *out);
 
 AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
 			  RtLaunchParams *lp, RtMapEncoder encode);
 void rt_params_free(RtLaunchParams *lp);
-/* A value of a target parameter description's expression language: {"value": n},
- * {"param": i} or {"times": t, "factors": [...]} (the product). */
-bool rt_eval_param_expr(const RtJson *e, const int64_t *vals, int nvals, int64_t *out);
 
 #endif

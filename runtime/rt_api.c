@@ -131,12 +131,12 @@ aveDeviceOpen(AveContext c, const char *kind, int ordinal, AveDevice *out)
 	out->ptr = NULL;
 	const RtDeviceOps *ops = NULL;
 	pthread_mutex_lock(&kinds_mu);
-	for (int i = 0; i < ndevice_kinds; i++)
+	bool sim = false; /* simulated devices are in this build (for the message) */
+	for (int i = 0; i < ndevice_kinds; i++) {
 		if (kind_matches(device_kinds[i]->kind, kind))
 			ops = device_kinds[i];
-	bool sim = false;
-	for (int i = 0; i < ndevice_kinds; i++)
 		sim = sim || !strcmp(device_kinds[i]->kind, "sim-");
+	}
 	pthread_mutex_unlock(&kinds_mu);
 	if (!ops) {
 		rt_error(c.ptr, "unknown device kind '%s' (expected host, cuda, hip%s)", kind,

@@ -314,53 +314,28 @@ cuda_unload(RtDevice *d, void *handle)
 }
 
 
-/* Encodes a TMA tensor map ("cuda_tensor_map" in the metadata) with the launch's values. */
+/* Encodes a TMA tensor map with the driver. */
 static AveResult
-encode_map(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals, void *out)
+encode_map(RtDevice *d, const RtTensorMap *m, void *out)
 {
 	Cuda *cu = d->impl;
-	const char *kind = rt_json_str(desc, "kind");
-	if (!kind || strcmp(kind, "cuda_tensor_map")) {
-		rt_error(d->ctx, "cuda: unknown kernel parameter description '%s'", kind ? kind : "?");
-		return AVE_ERROR_LAUNCH;
-	}
 	if (!cu->cuTensorMapEncodeTiled) {
 		rt_error(d->ctx, "cuda: the driver has no cuTensorMapEncodeTiled (needs CUDA 12.0+)");
 		return AVE_ERROR_DEVICE;
 	}
-	int rank = (int)rt_json_int(desc, "rank", 0);
-	int64_t base = 0;
-	RtJson *dims = rt_json_get(desc, "dims"), *box = rt_json_get(desc, "box"),
-	       *es = rt_json_get(desc, "element_strides");
-	bool ok = rank >= 1 && rank <= 5 && dims && dims->kind == RT_JSON_ARRAY && dims->n == rank &&
-		  box && box->kind == RT_JSON_ARRAY && box->n == rank;
-	int bp = (int)rt_json_int(desc, "base_param", -1);
-	ok = ok && bp >= 0 && bp < nvals;
-	uint64_t gdims[5], gstrides[5];
-	unsigned boxd[5], estr[5];
-	for (int i = 0; ok && i < rank; i++) {
-		int64_t size, stride;
-		ok = rt_eval_param_expr(rt_json_get(dims->items[i], "size"), vals, nvals, &size) &&
-		     rt_eval_param_expr(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals,
-					&stride);
-		gdims[i] = (uint64_t)size;
-		if (i)
-			gstrides[i - 1] = (uint64_t)stride;
-		boxd[i] = (unsigned)box->items[i]->i;
-		estr[i] = es && es->kind == RT_JSON_ARRAY && es->n == rank ? (unsigned)es->items[i]->i : 1;
+	uint64_t dims[5], strides[5];
+	unsigned box[5], es[5];
+	for (int i = 0; i < m->rank; i++) {
+		dims[i] = m->dims[i];
+		strides[i] = m->strides[i];
+		box[i] = m->box[i];
+		es[i] = m->elem_strides[i];
 	}
-	if (!ok) {
-		rt_error(d->ctx, "cuda: malformed tensor map description in the kernel metadata");
-		return AVE_ERROR_LAUNCH;
-	}
-	base = vals[bp];
 	return check(d,
-		     cu->cuTensorMapEncodeTiled(out, (int)rt_json_int(desc, "dtype", -1), (unsigned)rank,
-						(void *)(uintptr_t)base, gdims, gstrides, boxd, estr,
-						(int)rt_json_int(desc, "interleave", 0),
-						(int)rt_json_int(desc, "swizzle", 0),
-						(int)rt_json_int(desc, "l2_promotion", 2),
-						(int)rt_json_int(desc, "oob_fill", 0)),
+		     cu->cuTensorMapEncodeTiled(out, m->dtype, (unsigned)m->rank,
+						(void *)(uintptr_t)m->base, dims, strides, box, es,
+						m->interleave, m->swizzle, m->l2_promotion,
+						m->oob_fill),
 		     "cuTensorMapEncodeTiled");
 }
 

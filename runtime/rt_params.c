@@ -68,43 +68,106 @@ put_scalar(uint8_t *slot, const char *type, const RtArg *a)
 	return true;
 }
 
-/* What a TMA tensor map needs of the tensor it copies from (CUDA's cuTensorMapEncodeTiled, PTX
- * ISA tensor copies): a 16-byte-aligned base and byte strides that are multiples of 16. Checked
- * here, before any device encodes it, so that the error names the argument and says why. */
-static AveResult
-check_tensor_map(RtKernel *k, RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals)
+/* A value of the descriptor's small expression language: {"value": n}, {"param": i} or
+ * {"times": t, "factors": [...]} (the product). */
+static bool
+eval(const RtJson *e, const int64_t *vals, int nvals, int64_t *out)
 {
+	if (!e || e->kind != RT_JSON_OBJECT)
+		return false;
+	RtJson *v = rt_json_get(e, "value"), *p = rt_json_get(e, "param"), *f = rt_json_get(e, "factors");
+	if (v && v->kind == RT_JSON_NUMBER) {
+		*out = v->i;
+		return true;
+	}
+	if (p && p->kind == RT_JSON_NUMBER) {
+		if (p->i < 0 || p->i >= nvals)
+			return false;
+		*out = vals[p->i];
+		return true;
+	}
+	if (f && f->kind == RT_JSON_ARRAY) {
+		int64_t x = rt_json_int(e, "times", 1);
+		for (int i = 0; i < f->n; i++) {
+			int64_t y;
+			if (!eval(f->items[i], vals, nvals, &y))
+				return false;
+			x *= y;
+		}
+		*out = x;
+		return true;
+	}
+	return false;
+}
+
+/* Reads a TMA tensor map description with the launch's values, and checks what the hardware
+ * needs of the tensor it copies from (CUDA's cuTensorMapEncodeTiled, PTX ISA tensor copies): a
+ * 16-byte-aligned base and byte strides that are multiples of 16, so that the error names the
+ * argument and says why, on every device. */
+static AveResult
+tensor_map(RtKernel *k, RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals,
+	   RtTensorMap *m)
+{
+	memset(m, 0, sizeof *m);
 	const char *kind = rt_json_str(desc, "kind");
-	if (!kind || strcmp(kind, "cuda_tensor_map"))
-		return AVE_SUCCESS;
+	if (!kind || strcmp(kind, "cuda_tensor_map")) {
+		rt_error(d->ctx, "kernel '%s': unknown kernel parameter description '%s'", k->name,
+			 kind ? kind : "?");
+		return AVE_ERROR_LAUNCH;
+	}
+	m->rank = (int)rt_json_int(desc, "rank", 0);
+	RtJson *dims = rt_json_get(desc, "dims"), *box = rt_json_get(desc, "box"),
+	       *es = rt_json_get(desc, "element_strides");
 	int bp = (int)rt_json_int(desc, "base_param", -1);
+	bool ok = m->rank >= 1 && m->rank <= 5 && dims && dims->kind == RT_JSON_ARRAY &&
+		  dims->n == m->rank && box && box->kind == RT_JSON_ARRAY && box->n == m->rank &&
+		  bp >= 0 && bp < nvals;
+	for (int i = 0; ok && i < m->rank; i++) {
+		int64_t size, stride;
+		ok = eval(rt_json_get(dims->items[i], "size"), vals, nvals, &size) &&
+		     eval(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals, &stride);
+		m->dims[i] = (uint64_t)size;
+		if (i)
+			m->strides[i - 1] = (uint64_t)stride;
+		m->box[i] = (uint32_t)box->items[i]->i;
+		m->elem_strides[i] = es && es->kind == RT_JSON_ARRAY && es->n == m->rank
+					     ? (uint32_t)es->items[i]->i
+					     : 1;
+	}
+	if (!ok) {
+		rt_error(d->ctx, "kernel '%s': malformed tensor map description in its metadata",
+			 k->name);
+		return AVE_ERROR_LAUNCH;
+	}
+	m->base = (uint64_t)vals[bp];
+	m->dtype = (int)rt_json_int(desc, "dtype", -1);
+	m->elem_bytes = (int)rt_json_int(desc, "elem_bytes", 0);
+	m->interleave = (int)rt_json_int(desc, "interleave", 0);
+	m->swizzle = (int)rt_json_int(desc, "swizzle", 0);
+	m->l2_promotion = (int)rt_json_int(desc, "l2_promotion", 2);
+	m->oob_fill = (int)rt_json_int(desc, "oob_fill", 0);
 	RtJson *params = rt_json_get(k->rec, "params");
-	const char *arg = bp >= 0 && params && params->kind == RT_JSON_ARRAY && bp < params->n
+	const char *arg = params && params->kind == RT_JSON_ARRAY && bp < params->n
 				  ? rt_json_str(params->items[bp], "arg")
 				  : NULL;
 	if (!arg)
 		arg = "?";
-	if (bp >= 0 && bp < nvals && vals[bp] % 16) {
+	if (m->base % 16) {
 		rt_error(d->ctx, "kernel '%s': tensor argument '%%%s' starts at 0x%llx; its tiles are "
 				 "copied with TMA, which needs a 16-byte-aligned base",
-			 k->name, arg, (unsigned long long)vals[bp]);
+			 k->name, arg, (unsigned long long)m->base);
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}
-	RtJson *dims = rt_json_get(desc, "dims");
-	for (int i = 1; dims && dims->kind == RT_JSON_ARRAY && i < dims->n; i++) {
-		int64_t st;
-		if (!rt_eval_param_expr(rt_json_get(dims->items[i], "stride_bytes"), vals, nvals, &st))
-			continue; /* the encoder reports a malformed description */
-		if (st % 16) {
+	for (int i = 1; i < m->rank; i++)
+		if (m->strides[i - 1] % 16) {
 			rt_error(d->ctx, "kernel '%s': tensor argument '%%%s' has a stride of %lld bytes in "
 					 "dimension %lld; its tiles are copied with TMA, which needs strides "
 					 "that are multiples of 16 bytes (pad the rows, or compile for a "
 					 "target without TMA such as sm_80)",
-				 k->name, arg, (long long)st,
+				 k->name, arg, (long long)m->strides[i - 1],
 				 (long long)rt_json_int(dims->items[i], "tensor_dim", i));
 			return AVE_ERROR_INVALID_ARGUMENT;
 		}
-	}
 	return AVE_SUCCESS;
 }
 
@@ -155,8 +218,10 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 				rt_error(d->ctx, "kernel '%s' needs a '%s' parameter, which device '%s' cannot "
 					 "build", k->name, desc ? rt_json_str(desc, "kind") : "target", d->name);
 				r = AVE_ERROR_UNSUPPORTED;
-			} else if (!(r = check_tensor_map(k, d, desc, vals, i))) {
-				r = encode(d, desc, vals, i, slot);
+			} else {
+				RtTensorMap m;
+				if (!(r = tensor_map(k, d, desc, vals, i, &m)))
+					r = encode(d, &m, slot);
 			}
 		} else {
 			rt_error(d->ctx, "kernel '%s': parameter %d of kind '%s' is not supported by the "
@@ -173,36 +238,4 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 	for (int i = 0; i < lp->n; i++)
 		lp->ptrs[i] = lp->storage + (size_t)i * SLOT;
 	return AVE_SUCCESS;
-}
-
-/* A value of the descriptor's small expression language: {"value": n}, {"param": i} or
- * {"times": t, "factors": [...]} (the product). */
-bool
-rt_eval_param_expr(const RtJson *e, const int64_t *vals, int nvals, int64_t *out)
-{
-	if (!e || e->kind != RT_JSON_OBJECT)
-		return false;
-	RtJson *v = rt_json_get(e, "value"), *p = rt_json_get(e, "param"), *f = rt_json_get(e, "factors");
-	if (v && v->kind == RT_JSON_NUMBER) {
-		*out = v->i;
-		return true;
-	}
-	if (p && p->kind == RT_JSON_NUMBER) {
-		if (p->i < 0 || p->i >= nvals)
-			return false;
-		*out = vals[p->i];
-		return true;
-	}
-	if (f && f->kind == RT_JSON_ARRAY) {
-		int64_t x = rt_json_int(e, "times", 1);
-		for (int i = 0; i < f->n; i++) {
-			int64_t y;
-			if (!rt_eval_param_expr(f->items[i], vals, nvals, &y))
-				return false;
-			x *= y;
-		}
-		*out = x;
-		return true;
-	}
-	return false;
 }

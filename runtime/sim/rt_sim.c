@@ -3,6 +3,7 @@
  * metadata says "binary": "llvm"), JIT-compiled for the host and run by the simulator (sim.h).
  * With several schedules, each launch runs once per seed from the same inputs and the buffers
  * must come out the same. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,13 +109,8 @@ sim_sync(RtDevice *d)
 static AveResult
 sim_load(RtDevice *d, RtKernel *k, void **handle)
 {
-	const char *bin = rt_json_str(k->meta, "binary");
-	if (!bin || strcmp(bin, "llvm")) {
-		rt_error(d->ctx, "kernel '%s' was compiled to a %s binary; a simulated device runs "
-		                 "kernels compiled for 'sim-%s'",
-		         k->name, k->target, k->target);
-		return AVE_ERROR_UNSUPPORTED;
-	}
+	/* aveKernelLaunch let only a kernel compiled for a simulated device ("binary": "llvm")
+	 * come here. */
 	char err[1024];
 	SimProgram *p = sim_program_create(d->target, (const char *)k->bundle.binary,
 	                                   k->bundle.binary_len, k->name, err, sizeof err);
@@ -133,53 +129,35 @@ sim_unload(RtDevice *d, void *handle)
 	sim_program_free(handle);
 }
 
-/* The simulator's tensor map, from the description the CUDA device gives the driver. */
+/* The simulator's tensor map, from what the CUDA device gives the driver. */
 static AveResult
-sim_encode_map(RtDevice *d, const RtJson *desc, const int64_t *vals, int nvals, void *out)
+sim_encode_map(RtDevice *d, const RtTensorMap *tm, void *out)
 {
-	const char *kind = rt_json_str(desc, "kind");
-	if (!kind || strcmp(kind, "cuda_tensor_map")) {
-		rt_error(d->ctx, "%s: unknown kernel parameter description '%s'", d->name,
-		         kind ? kind : "?");
+	bool ok = tm->swizzle >= 0 && tm->swizzle <= 3 && tm->interleave == 0 &&
+	          (tm->elem_bytes == 1 || tm->elem_bytes == 2 || tm->elem_bytes == 4 ||
+	           tm->elem_bytes == 8);
+	for (int i = 0; ok && i < tm->rank; i++)
+		ok = tm->elem_strides[i] == 1;
+	if (!ok) {
+		rt_error(d->ctx, "%s: a tensor map the simulator does not model (interleave %d, "
+		                 "element strides other than 1, or swizzle mode %d)",
+		         d->name, tm->interleave, tm->swizzle);
 		return AVE_ERROR_LAUNCH;
 	}
 	SimTensorMap m;
 	memset(&m, 0, sizeof m);
 	m.magic = SIM_TMAP_MAGIC;
-	int rank = (int)rt_json_int(desc, "rank", 0);
-	RtJson *dims = rt_json_get(desc, "dims"), *box = rt_json_get(desc, "box");
-	int bp = (int)rt_json_int(desc, "base_param", -1);
-	/* CUtensorMapDataType: element sizes. */
-	static const int esize[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
-	int dt = (int)rt_json_int(desc, "dtype", -1);
-	int sw = (int)rt_json_int(desc, "swizzle", 0);
-	bool ok = rank >= 1 && rank <= 5 && dims && dims->kind == RT_JSON_ARRAY &&
-	          dims->n == rank && box && box->kind == RT_JSON_ARRAY && box->n == rank &&
-	          bp >= 0 && bp < nvals && dt >= 0 && dt < (int)(sizeof esize / sizeof esize[0]) &&
-	          sw >= 0 && sw <= 3 && rt_json_int(desc, "interleave", 0) == 0;
-	for (int i = 0; ok && i < rank; i++) {
-		RtJson *sz = rt_json_get(dims->items[i], "size"),
-		       *st = rt_json_get(dims->items[i], "stride_bytes");
-		int64_t size, stride;
-		ok = rt_eval_param_expr(sz, vals, nvals, &size) &&
-		     rt_eval_param_expr(st, vals, nvals, &stride);
-		m.dims[i] = (uint64_t)size;
+	m.rank = (uint32_t)tm->rank;
+	m.elem_bytes = (uint32_t)tm->elem_bytes;
+	m.swizzle = tm->swizzle ? 16u << tm->swizzle : 0; /* CU_TENSOR_MAP_SWIZZLE_32B.. = 1.. */
+	m.oob_nan = tm->oob_fill != 0;
+	m.base = tm->base;
+	for (int i = 0; i < tm->rank; i++) {
+		m.dims[i] = tm->dims[i];
+		m.box[i] = tm->box[i];
 		if (i)
-			m.strides[i - 1] = (uint64_t)stride;
-		m.box[i] = (uint32_t)box->items[i]->i;
+			m.strides[i - 1] = tm->strides[i - 1];
 	}
-	RtJson *es = rt_json_get(desc, "element_strides");
-	for (int i = 0; ok && es && es->kind == RT_JSON_ARRAY && i < es->n; i++)
-		ok = es->items[i]->i == 1;
-	if (!ok) {
-		rt_error(d->ctx, "%s: a tensor map description the simulator cannot encode", d->name);
-		return AVE_ERROR_LAUNCH;
-	}
-	m.rank = (uint32_t)rank;
-	m.elem_bytes = (uint32_t)esize[dt];
-	m.swizzle = sw ? 16u << sw : 0;
-	m.oob_nan = rt_json_int(desc, "oob_fill", 0) != 0;
-	m.base = (uint64_t)vals[bp];
 	memcpy(out, &m, sizeof m);
 	return AVE_SUCCESS;
 }
@@ -311,8 +289,23 @@ sim_register(void)
 	rt_device_kind_add(&rt_sim_ops);
 }
 
+static char kinds[256];
+
+static void
+list_kinds(void)
+{
+	size_t n = 0;
+	for (int i = 0; i < TARGET_COUNT; i++)
+		if (target_table[i].vendor != TARGET_VENDOR_HOST && n < sizeof kinds)
+			n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%ssim-%s", n ? ", " : "",
+			                      target_table[i].name);
+}
+
+/* One per GPU target of the registry. */
 const char *
 sim_device_kinds(void)
 {
-	return "sim-sm_80, sim-sm_90a, sim-gfx90a, sim-gfx942";
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, list_kinds);
+	return kinds;
 }
