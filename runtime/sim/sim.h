@@ -96,7 +96,7 @@ struct SimCta {
 	size_t smem_size;
 	void *model;         /* the target model's per-CTA state */
 	uint64_t progress;   /* model calls (other than polling) and exits so far */
-	int run_target_gfx;  /* AMDGPU: 90 (gfx90a) or 94 (gfx942); 0 otherwise */
+	const TargetInfo *target; /* the simulated target */
 };
 
 /* The calling thread (the fiber running now). */

@@ -172,7 +172,8 @@ f_mfma(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	memcpy(in + 2, sim_arg_ptr(k, args, 2), (size_t)nacc * 4);
 	in[10] = (sim_arg_u64(k, args, 3) & 0xff) | (sim_arg_u64(k, args, 4) & 0xff) << 8 |
 	         (sim_arg_u64(k, args, 5) & 0xff) << 16;
-	in[11] = (uint64_t)m | (uint64_t)(t->cta->run_target_gfx) << 32;
+	int gfx = t->cta->target == &target_table[TARGET_GFX942] ? 94 : 90; /* gfx942 or gfx90a */
+	in[11] = (uint64_t)m | (uint64_t)gfx << 32;
 	sim_lanes_run(t, w, k, do_mfma, "v_mfma");
 	memcpy(sim_res_ptr(k, res, 0), w->out[t->lane], (size_t)nacc * 4);
 }

@@ -419,8 +419,7 @@ sim_run(SimProgram *p, const SimLaunch *l, char *err, size_t errlen)
 	c->run = &r;
 	c->nthreads = l->threads;
 	c->warp_size = p->target->warp;
-	c->run_target_gfx = !strcmp(p->target->name, "gfx942") ? 94
-	                    : !strcmp(p->target->name, "gfx90a") ? 90 : 0;
+	c->target = p->target;
 	c->smem = p->smem;
 	c->smem_size = p->smem_cap;
 	for (int d = 0; d < 3; d++)

@@ -38,7 +38,6 @@ typedef struct WgOp {
 	uint32_t (*a)[4];     /* [128][4] register A */
 	uint32_t (*in)[128];  /* [128][n/2] accumulator inputs (raw bits, maybe tokens) */
 	float (*out)[128];    /* [128][n/2] results once done */
-	bool *lane_in;        /* lanes that issued it */
 } WgOp;
 
 typedef struct Warpgroup {
@@ -51,9 +50,8 @@ typedef struct Warpgroup {
 	uint32_t lane_acc[128][128];
 	uint64_t da, db;
 	int scale_d;
-	bool any_lane[128];
 	int pending_wait;
-	int n, ntied;
+	int n;
 	char err[256];
 	const SimCall *k;
 } Warpgroup;
@@ -449,7 +447,6 @@ typedef struct AsmProg {
 	int npred;
 	int tie[SIM_MAX_OPS]; /* output i's tied input operand number, or -1 */
 	int nout, nin;
-	bool (*lane_wide)(void); /* unused */
 } AsmProg;
 
 static const char *
@@ -1002,7 +999,6 @@ wg_op_free(WgOp *o)
 	free(o->a);
 	free(o->in);
 	free(o->out);
-	free(o->lane_in);
 	free(o);
 }
 
@@ -1034,12 +1030,9 @@ wg_issue_done(SimCta *c, void *u)
 		o->tnsp_b = imm[3];
 	}
 	o->in = calloc(128, sizeof *o->in);
-	o->lane_in = calloc(128, sizeof *o->lane_in);
 	if (o->areg)
 		o->a = calloc(128, sizeof *o->a);
 	for (int l = 0; l < 128; l++) {
-		o->lane_in[l] = g->any_lane[l];
-		g->any_lane[l] = false;
 		memcpy(o->in[l], g->lane_acc[l], sizeof o->in[l]);
 		if (o->areg)
 			memcpy(o->a[l], g->lane_regs[l], sizeof o->a[l]);
@@ -1066,7 +1059,6 @@ wgmma_issue(AsmRun *x, const Insn *in)
 	if (n < 8 || n > 256 || n % 8 || in->o[0].kind != OP_LIST || in->o[0].nsub != n / 2)
 		sim_fail(t, "no model of \"%s\"", in->op);
 	int l = t->tid % 128;
-	g->any_lane[l] = true;
 	g->n = n;
 	g->k = x->k;
 	for (int i = 0; i < n / 2; i++)
@@ -1375,7 +1367,10 @@ static void
 f_asm(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 {
 	const AsmProg *a = k->prep;
-	AsmRun *x = calloc(1, sizeof *x);
+	/* On the fiber's stack: a failing instruction leaves the fiber for good. */
+	AsmRun run;
+	memset(&run, 0, sizeof run);
+	AsmRun *x = &run;
 	x->t = t;
 	x->k = k;
 	x->a = a;
@@ -1399,7 +1394,6 @@ f_asm(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	}
 	for (int i = 0; i < a->nout && i < k->nres; i++)
 		sim_res_u64(k, res, i, x->r[i]);
-	free(x);
 }
 
 /* ---- binding ---- */
