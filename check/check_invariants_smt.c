@@ -620,6 +620,36 @@ exact_defs(CkSmt *s, Z3_ast all)
 	return r;
 }
 
+/* A query the SMT core gave up on because of a quantifier (the universal "no signal instance
+ * matches" of the chunk checks): again after linear quantifier elimination, which decides such
+ * formulas of linear integer arithmetic outright. Anything else stays unknown. */
+static CkRes
+qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
+{
+	if (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers"))
+		return CK_UNKNOWN;
+	Z3_tactic qe = Z3_mk_tactic(s->z, "qe");
+	Z3_tactic_inc_ref(s->z, qe);
+	Z3_tactic smt = Z3_mk_tactic(s->z, "smt");
+	Z3_tactic_inc_ref(s->z, smt);
+	Z3_tactic both = Z3_tactic_and_then(s->z, qe, smt);
+	Z3_tactic_inc_ref(s->z, both);
+	Z3_solver sv = Z3_mk_solver_from_tactic(s->z, both);
+	Z3_solver_inc_ref(s->z, sv);
+	Z3_params p = mk_params(s);
+	Z3_solver_set_params(s->z, sv, p);
+	Z3_params_dec_ref(s->z, p);
+	Z3_solver_assert(s->z, sv, all);
+	CkRes res = timed_check(s, sv);
+	if (res == CK_SAT && model)
+		*model = take_model(s, sv, NULL);
+	Z3_solver_dec_ref(s->z, sv);
+	Z3_tactic_dec_ref(s->z, both);
+	Z3_tactic_dec_ref(s->z, smt);
+	Z3_tactic_dec_ref(s->z, qe);
+	return res;
+}
+
 CkRes
 pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 {
@@ -640,6 +670,8 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
 	Z3_solver_pop(s->z, sv, 1);
+	if (res == CK_UNKNOWN && !ex)
+		res = qe_check(s, all, model);
 	return res;
 }
 
