@@ -54,6 +54,8 @@ bool amdgpu_buffer_store(Lower *L, LLVMValueRef rsrc, LLVMValueRef off, LLVMValu
 /* sync.c: s_barrier, emulated group barriers, fences, transaction barriers, roles */
 bool amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool amdgpu_fence(Lower *L, IrOp *at, LowerFence kind);
+bool amdgpu_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+bool amdgpu_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
 bool amdgpu_sync_entry(Lower *L);
 bool amdgpu_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 bool amdgpu_mbar_arrive(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);

@@ -46,6 +46,8 @@ bool nvptx_is_sm90(const Lower *L);
 /* sync.c: barriers, transaction barriers, roles */
 bool nvptx_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool nvptx_fence(Lower *L, IrOp *at, LowerFence kind);
+bool nvptx_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+bool nvptx_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
 bool nvptx_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 bool nvptx_mbar_init_done(Lower *L, IrOp *at);
 bool nvptx_mbar_arrive(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);

@@ -44,13 +44,19 @@ typedef struct SymmScan {
 	IrVec syms; /* IrOp* */
 } SymmScan;
 
-/* Adds the symmetric buffer an item names, once. */
+/* Adds the symmetric buffer an item names (a chunk call: its signal buffer), once. */
 static void
 note_symm(SymmScan *s, IrOp *op, const IrItem *it)
 {
-	if (it->kind != IR_IT_SYMBOL)
+	if (it->kind != IR_IT_SYMBOL && it->kind != IR_IT_CALL)
 		return;
 	IrOp *d = ir_symbol_lookup(s->L->c, op, it->s);
+	if (d && d->code == IR_OP_CHUNK && it->kind == IR_IT_CALL) {
+		const IrItem *sig = &ir_op_group(d, s->L->c->kw.signal)->item[0];
+		d = ir_symbol_lookup(s->L->c, d, sig->s);
+	} else if (it->kind != IR_IT_SYMBOL) {
+		return;
+	}
 	if (!d || d->code != IR_OP_SYMM_ALLOC)
 		return;
 	for (int k = 0; k < s->syms.len; k++)
@@ -134,6 +140,28 @@ abi_params(Lower *L, IrVec *symms)
 		p.llty = L->pglobal;
 		lower_add_param(L, &p);
 	}
+	if (!lower_communicates(L->kernel))
+		return;
+	/* SPEC 5.9 on a GPU: where every rank's copy of each buffer is, who this is, and which
+	 * launch (docs/targets.md, "Communicating kernels"). */
+	for (int k = 0; k < symms->len; k++) {
+		IrOp *s = IR_VEC_AT(*symms, IrOp *, k);
+		LowerParam p = {0};
+		p.kind = LOWER_P_PEERS;
+		p.arg = -1;
+		p.name = ir_op_symbol(s);
+		p.llty = L->pglobal;
+		lower_add_param(L, &p);
+	}
+	static const char *const names[3] = {"rank", "world", "epoch"};
+	for (int k = 0; k < 3; k++) {
+		LowerParam p = {0};
+		p.kind = k == 0 ? LOWER_P_RANK : k == 1 ? LOWER_P_WORLD : LOWER_P_EPOCH;
+		p.arg = -1;
+		p.name = ir_intern_cstr(L->c, names[k]);
+		p.llty = k == 2 ? L->i64 : L->i32;
+		lower_add_param(L, &p);
+	}
 }
 
 static LowerTensor *
@@ -205,8 +233,8 @@ bind_params(Lower *L)
 			L->grid[p->dim] = v;
 			continue;
 		}
-		if (p->kind == LOWER_P_SYMM)
-			continue; /* looked up by name where an item names the buffer */
+		if (p->kind == LOWER_P_SYMM || p->kind >= LOWER_P_PEERS)
+			continue; /* looked up where an op needs it (lower_comm.c) */
 		IrValue *a = body->arg[p->arg];
 		LowerVal *x = lower_val(L, a);
 		if (p->kind == LOWER_P_SCALAR) {
@@ -278,10 +306,7 @@ lower_ops(Lower *L, IrBlock *b)
 		if (!fn)
 			return lower_error(L, op->loc, "'%s' is not supported on target '%s'%s",
 			                   ir_op_name(op->code), L->t->info->name,
-			                   op->code >= IR_OP_RANK
-			                       ? " (communication ops need the 'overlap' "
-			                         "lowering)"
-			                       : "");
+			                   "");
 		if (!fn(L, op))
 			return L->ok = false;
 	}
@@ -564,7 +589,7 @@ lower_kernel(Lower *L)
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);
 	L->info.persistent = pers && pers->kind == IR_ATTR_INT ? pers->i : 0;
 	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *ovo = ir_op_attr(k, c->kw.overlap_operand);
-	if (ov && ov->kind == IR_ATTR_SYM)
+	if (ov && ov->kind == IR_ATTR_SYM && !lower_communicates(k))
 		ir_warning(c, k->loc,
 		           "'overlap = @%s' is not applied on target '%s' (no chunk waits were "
 		           "inserted): the kernel reads '@%s' as if every chunk were present",

@@ -177,6 +177,11 @@ typedef enum LowerParamKind {
 	LOWER_P_SYMM,    /* the local address of a symmetric buffer */
 	LOWER_P_TARGET,  /* target-defined (a TMA tensor map): `bytes`, `align`, described by json */
 	LOWER_P_GRID,    /* a persistent kernel's logical grid size along `dim`, i32 */
+	LOWER_P_PEERS,   /* a communicating kernel: the device address of a table of world size
+			    global pointers, rank r's copy of symmetric buffer `name` at index r */
+	LOWER_P_RANK,    /* a communicating kernel: this device's rank, i32 */
+	LOWER_P_WORLD,   /* a communicating kernel: the number of ranks, i32 */
+	LOWER_P_EPOCH,   /* a communicating kernel: the launch's epoch (1, 2, ...: SPEC 5.9), i64 */
 	LOWER_P_KINDS
 } LowerParamKind;
 
@@ -293,6 +298,13 @@ struct LowerTarget {
 	 * one elected thread of the group after it converged; wait runs in every thread and returns
 	 * once the phase with parity `parity` (i1) has completed, with acquire semantics (PTX
 	 * test_wait.parity; AMDGPU: a polling loop on the phase word with s_sleep). */
+	/* Chunk signals (SPEC 5.9) on 64-bit counters in global memory, possibly a peer's:
+	 * comm_wait runs in every thread and returns once the counter at ptr is at least epoch
+	 * (i64), with acquire semantics at system scope; comm_signal runs in one elected thread,
+	 * after a system-scope release fence, and adds 1 to the counter at ptr at system scope. */
+	bool (*comm_wait)(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+	bool (*comm_signal)(Lower *L, IrOp *at, LLVMValueRef ptr);
+
 	bool (*mbar_init)(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 	bool (*mbar_init_done)(Lower *L, IrOp *at); /* after the inits, before the CTA barrier */
 	bool (*mbar_arrive)(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);
@@ -491,6 +503,15 @@ LLVMBasicBlockRef lower_block(Lower *L, const char *name);
 
 /* The tensor a symbol names (a symmetric buffer the kernel reads), or NULL. */
 LowerTensor *lower_symm_tensor(Lower *L, IrOp *op, IrStr name);
+
+/* ---- lower_comm.c: communication (SPEC 5.9) ---- */
+
+/* The kernel uses ave.rank, ave.world_size, puts, gets or chunk ops: it takes the peer tables,
+ * rank, world size and epoch parameters. */
+bool lower_communicates(IrOp *kernel);
+/* Rank `peer`'s copy (an index expression of op) of symmetric buffer `name`: its base loaded
+ * from the buffer's peer table, after a trap for a peer outside the world. */
+LowerTensor *lower_peer_tensor(Lower *L, IrOp *op, IrStr name, const IrExpr *peer);
 /* The base offset (i32) of the buffer op allocates, placed after lowering; where the buffer shares
  * bytes with another one, a group barrier at op separates their users. */
 LLVMValueRef lower_buffer_base(Lower *L, IrOp *op);

@@ -287,8 +287,8 @@ lower_args_json(IrCtx *c, IrOp *kernel)
 	return out;
 }
 
-static const char *const param_kinds[LOWER_P_KINDS] = {"ptr",  "size",   "stride", "scalar",
-                                                       "symm", "target", "grid"};
+static const char *const param_kinds[LOWER_P_KINDS] = {
+    "ptr", "size", "stride", "scalar", "symm", "target", "grid", "peers", "rank", "world", "epoch"};
 
 void
 lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
@@ -321,8 +321,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			        param_kinds[p->kind]);
 			if (p->name) {
 				fprintf(f, ", \"%s\": ",
-				        p->kind == LOWER_P_SYMM ? "symbol"
-				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID
+				        p->kind == LOWER_P_SYMM || p->kind == LOWER_P_PEERS ? "symbol"
+				        : p->kind == LOWER_P_TARGET || p->kind == LOWER_P_GRID || p->kind >= LOWER_P_RANK
 				            ? "name"
 				            : "arg");
 				ir_json_str(f, p->name);
@@ -332,8 +332,10 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE ||
 			    p->kind == LOWER_P_GRID)
 				fprintf(f, ", \"dim\": %d", p->dim);
-			if (p->kind == LOWER_P_GRID)
+			if (p->kind == LOWER_P_GRID || p->kind == LOWER_P_RANK || p->kind == LOWER_P_WORLD)
 				fprintf(f, ", \"ctype\": \"int32\"");
+			if (p->kind == LOWER_P_EPOCH)
+				fprintf(f, ", \"ctype\": \"int64\"");
 			if (p->type && (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SCALAR ||
 			                p->kind == LOWER_P_SYMM)) {
 				fprintf(f, ", \"type\": ");
@@ -341,7 +343,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			}
 			if (p->kind == LOWER_P_SIZE || p->kind == LOWER_P_STRIDE)
 				fprintf(f, ", \"ctype\": \"int64\"");
-			if (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SYMM)
+			if (p->kind == LOWER_P_PTR || p->kind == LOWER_P_SYMM || p->kind == LOWER_P_PEERS)
 				fprintf(f, ", \"bytes\": 8");
 			if (p->kind == LOWER_P_TARGET)
 				fprintf(f, ", \"bytes\": %lld, \"align\": %lld, \"desc\": %s",

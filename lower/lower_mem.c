@@ -434,6 +434,50 @@ lower_op_store(Lower *L, IrOp *op)
 	return global_access(L, &g, into, &f);
 }
 
+/* A put or get (SPEC 5.9): a plain store or load of rank p's copy of the symmetric buffer,
+ * whose base the kernel reads from the buffer's peer table. A put's `reduce` is an atomic
+ * read-modify-write per element, which the code generators do not build yet. */
+bool
+lower_op_put(Lower *L, IrOp *op)
+{
+	IrValue *v = ir_item_value(op, &op->item[0]);
+	IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
+	IrGroup *red = ir_op_group(op, L->c->kw.reduce);
+	if (red)
+		return lower_unsupported(L, op, "with reduce(%s)", red->item[0].s);
+	GAccess g = {0};
+	g.op = op;
+	g.t = lower_peer_tensor(L, op, into->s, ir_op_group(op, L->c->kw.peer)->item[0].e);
+	if (!g.t)
+		return false;
+	g.elem = v->type->elem;
+	g.store = true;
+	LowerFrag f = lower_val(L, v)->f;
+	g.l = f.layout;
+	return global_access(L, &g, into, &f);
+}
+
+bool
+lower_op_get(Lower *L, IrOp *op)
+{
+	IrType *rt = op->res[0].type;
+	GAccess g = {0};
+	g.op = op;
+	g.t = lower_peer_tensor(L, op, op->item[0].s, ir_op_group(op, L->c->kw.peer)->item[0].e);
+	if (!g.t)
+		return false;
+	g.elem = rt->elem;
+	g.l = L->lay[op->res[0].id];
+	g.other = other_value(L, op, rt->elem);
+	LowerFrag f = lower_frag_new(L, g.l);
+	if (!global_access(L, &g, &op->item[0], &f))
+		return false;
+	LowerVal *x = lower_val(L, &op->res[0]);
+	x->kind = LOWER_V_FRAG;
+	x->f = f;
+	return true;
+}
+
 /* ---- shared memory ---- */
 
 bool

@@ -1,15 +1,16 @@
 /* registry.c — the table of passes that ave-opt, the driver and libave run by name, and the
  * default pipeline they all compile with.
  *
- *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ warp-specialize ─▶ pipeline
- *        ─▶ prefetch ─▶ check-invariants ─▶ regalloc ─▶ smem-alloc ─▶ lower/ (LLVM IR, backend
+ *   .ave ─parse─▶ IR ─verify─▶ canonicalize ─▶ cse ─▶ dce ─▶ overlap ─▶ warp-specialize
+ *        ─▶ pipeline ─▶ prefetch ─▶ check-invariants ─▶ regalloc ─▶ smem-alloc ─▶ lower/ (LLVM IR, backend
  *        hooks)
  *
  * warp-specialize comes before pipeline (SPEC §1 draws them the other way): both start from
  * the loop with `stages` (SPEC 5.7), and a loop warp-specialize splits into roles no longer
  * carries it, so pipeline takes the loops it left (docs/passes.md).
  *
- * On the host target the interpreter runs the program as written: only the checker runs. */
+ * On the host target the interpreter runs the program as written: only overlap (which adds the
+ * communication a multi-rank run needs) and the checker run. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +31,8 @@ static const struct {
 	bool check; /* the invariant checker (dropped by --no-check) */
 } pipeline[] = {
     {"canonicalize", false, false},    {"cse", false, false},
-    {"dce", false, false},             {"warp-specialize", false, false},
+    {"dce", false, false},             {"overlap", true, false},
+    {"warp-specialize", false, false},
     {"pipeline", false, false},        {"prefetch", false, false},
     {"check-invariants", true, true},  {"regalloc", false, false},
     {"smem-alloc", false, false},

@@ -190,7 +190,15 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 		uint8_t *slot = next_slot(lp, &cap);
 		const RtArg *a = ai >= 0 && ai < args->n ? &args->arg[ai] : NULL;
 		bool needs_arg = kind && strcmp(kind, "target") && strcmp(kind, "grid");
-		if (!kind || (needs_arg && !a) || dim < 0 || dim >= IR_MAX_RANK) {
+		if (kind && (!strcmp(kind, "symm") || !strcmp(kind, "peers") || !strcmp(kind, "rank") ||
+			     !strcmp(kind, "world") || !strcmp(kind, "epoch"))) {
+			/* SPEC 5.9 kernels run on a world of ranks with a symmetric heap. */
+			rt_error(d->ctx, "kernel '%s' communicates (parameter %d is a '%s'): launching "
+				 "it needs a world of ranks with a symmetric heap, which this runtime does "
+				 "not provide yet (run it on N simulated ranks with 'ave run --world=N')",
+				 k->name, i, kind);
+			r = AVE_ERROR_UNSUPPORTED;
+		} else if (!kind || (needs_arg && !a) || dim < 0 || dim >= IR_MAX_RANK) {
 			rt_error(d->ctx, "kernel '%s': malformed parameter %d in its metadata", k->name, i);
 			r = AVE_ERROR_LAUNCH;
 		} else if (!strcmp(kind, "ptr")) {

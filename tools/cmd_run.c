@@ -647,6 +647,11 @@ cmd_run(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	/* `overlap` changes what a kernel computes across ranks (it adds the communication a
+	 * local kernel leaves out), so the interpreter runs the kernel it makes, as every target
+	 * does. */
+	if (ir_op_attr(k, c->kw.overlap) && !pass_overlap(m, NULL))
+		goto out;
 	if (o.print_schedule) {
 		const char *sn = o.print_schedule + (o.print_schedule[0] == '@');
 		IrOp *sc = ir_symbol_lookup(c, k, ir_intern_cstr(c, sn));

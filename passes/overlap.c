@@ -1,0 +1,645 @@
+/* overlap.c — the `overlap` pass (SPEC 5.9, docs/passes.md): a local kernel that carries
+ * `overlap = @schedule, overlap_operand = @X` reads the symmetric buffer @X as if every rank's
+ * chunk were present. For an all-gather schedule the pass makes it communicate:
+ *
+ *   - tiles are visited in chunk-arrival order: when the grid along the dimension whose program
+ *     id picks the rows is exactly one wave of tiles per rank, program id p becomes the tile
+ *     (chunk of wave p / P) * P + p mod P, P tiles per chunk, so the CTAs that start first
+ *     compute the local chunk and later waves the chunks in the order they arrive;
+ *   - the first W - 1 CTAs (program id j along that dimension, every other id 0) put the rank's
+ *     own chunk into the rank that receives it at wave j + 1 and signal it there (the last CTA
+ *     of a smaller grid takes the remaining waves), before computing their own tiles;
+ *   - each tile whose chunk is not the rank's own waits for that chunk before the first op that
+ *     reads @X.
+ *
+ * What it needs, else a warning naming the reason and the kernel stays as written: a template
+ * `all_gather.ring` or `all_gather.swizzle1d` with backend "peer_store" (or none); a chunk
+ * `@c(%i) region(@X[%i * R : R, lo : len])` of a buffer of rank 2 with world x R rows (the
+ * module's `world`); reads of @X that are
+ * `ave.load`s outside roles, each at rows `%p * T + o` with %p one `ave.program_id` dimension,
+ * R a multiple of T, and the tile's rows inside [o, T). check-invariants then proves the result
+ * (every read covered, every wait signalled once per launch); a kernel it does not prove is an
+ * internal error, never compiled. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ring.h"
+
+typedef struct Ov {
+	IrModule *m;
+	IrCtx *c;
+	IrOp *kernel, *sched, *chunk, *buf;
+	IrStr name;          /* the buffer */
+	bool swizzle;        /* all_gather.swizzle1d, else all_gather.ring */
+	int64_t R;           /* rows per chunk */
+	int64_t T;           /* rows per tile */
+	int dim;             /* the program id dimension that picks the rows */
+	IrOp *first;         /* top-level op holding the first read */
+	IrStr made[32];      /* names given so far (ops not yet in the kernel) */
+	int nmade;
+	const char *why;     /* why not, or NULL */
+	IrOp *bad;           /* the op the reason is about */
+} Ov;
+
+/* e (in op's operands) as coef * v + cst, v one value leaf or none. */
+static bool
+linear(const IrOp *op, const IrExpr *e, IrValue **v, int64_t *coef, int64_t *cst)
+{
+	int64_t k;
+	switch (e->kind) {
+	case IR_EX_CONST:
+		*cst += e->c;
+		return true;
+	case IR_EX_VAL: {
+		IrValue *x = ir_op_value(op, e->opnd);
+		if (*v && *v != x)
+			return false;
+		*v = x;
+		*coef += 1;
+		return true;
+	}
+	case IR_EX_ADD:
+		return linear(op, e->l, v, coef, cst) && linear(op, e->r, v, coef, cst);
+	case IR_EX_MUL: {
+		const IrExpr *x = e->l;
+		if (ir_expr_eval_const(e->l, &k))
+			x = e->r;
+		else if (!ir_expr_eval_const(e->r, &k))
+			return false;
+		IrValue *v2 = NULL;
+		int64_t c2 = 0, s2 = 0;
+		if (!linear(op, x, &v2, &c2, &s2) || (*v && v2 && *v != v2))
+			return false;
+		if (v2)
+			*v = v2;
+		*coef += c2 * k;
+		*cst += s2 * k;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+static bool
+fail(Ov *o, IrOp *at, const char *why)
+{
+	if (!o->why) {
+		o->why = why;
+		o->bad = at;
+	}
+	return false;
+}
+
+/* The top-level op of the kernel body that holds op. */
+static IrOp *
+top_of(Ov *o, IrOp *op)
+{
+	IrBlock *body = o->kernel->reg[0].block;
+	while (op && op->parent != body)
+		op = ir_op_parent_op(op);
+	return op;
+}
+
+typedef struct Scan {
+	Ov *o;
+	int nread;
+	bool chunk_ops;
+} Scan;
+
+static bool
+names_buf(const IrItem *it, IrStr s)
+{
+	return (it->kind == IR_IT_SYMBOL || it->kind == IR_IT_CALL) && it->s == s;
+}
+
+/* One read of the buffer: `ave.load @X[%p * T + o, ...]`. */
+static void
+scan_read(Ov *o, IrOp *op, const IrItem *it)
+{
+	IrCtx *c = o->c;
+	if (op->code != IR_OP_LOAD || op->nres != 1 || op->res[0].type->kind != IR_TY_TILE) {
+		fail(o, op, ir_ctx_printf(c, "'%s' uses '@%s' (only 'ave.load' reads are rewritten)",
+		                          ir_opinfo(c, op->code)->name, o->name));
+		return;
+	}
+	for (IrOp *p = ir_op_parent_op(op); p && p != o->kernel; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_WARP_SPECIALIZE) {
+			fail(o, op, "a read inside 'ave.warp_specialize' (write the local kernel "
+			            "without roles; warp-specialize runs after overlap)");
+			return;
+		}
+	IrValue *v = NULL;
+	int64_t coef = 0, cst = 0;
+	int64_t rows = op->res[0].type->dims[0];
+	if (!it->ncoord || !linear(op, it->coord[0].e, &v, &coef, &cst) || !v ||
+	    v->kind != IR_VAL_RESULT || v->op->code != IR_OP_PROGRAM_ID || coef <= 0) {
+		fail(o, op, ir_ctx_printf(c, "the row coordinate of this read of '@%s' is not "
+		                          "'%%p * T + o' with %%p an 'ave.program_id'", o->name));
+		return;
+	}
+	int64_t d;
+	IrGroup *dg = ir_op_group(v->op, c->kw.dim);
+	if (!dg || !ir_expr_eval_const(dg->item[0].e, &d))
+		d = -1;
+	if (o->T && (o->T != coef || o->dim != d)) {
+		fail(o, op, "reads of the buffer step by different program ids or tile heights");
+		return;
+	}
+	o->T = coef;
+	o->dim = (int)d;
+	if (o->R % coef || cst < 0 || cst + rows > coef) {
+		fail(o, op, ir_ctx_printf(c, "a tile of %lld rows at %%p * %lld + %lld does not lie "
+		                          "in one chunk of %lld rows", (long long)rows,
+		                          (long long)coef, (long long)cst, (long long)o->R));
+		return;
+	}
+	IrOp *top = top_of(o, op);
+	if (!o->first)
+		o->first = top;
+}
+
+static bool
+scan(IrOp *op, void *ud)
+{
+	Scan *s = ud;
+	Ov *o = s->o;
+	switch (op->code) {
+	case IR_OP_CHUNK_WAIT:
+	case IR_OP_CHUNK_SIGNAL:
+	case IR_OP_PUT:
+	case IR_OP_GET:
+		s->chunk_ops = true;
+		return true;
+	default:
+		break;
+	}
+	for (int i = 0; i < op->nitem; i++)
+		if (names_buf(&op->item[i], o->name)) {
+			s->nread++;
+			scan_read(o, op, &op->item[i]);
+		}
+	for (int g = 0; g < op->ngroup; g++)
+		for (int i = 0; i < op->group[g].nitem; i++)
+			if (names_buf(&op->group[g].item[i], o->name))
+				fail(o, op, ir_ctx_printf(o->c, "'%s' writes '@%s'",
+				                          ir_opinfo(o->c, op->code)->name, o->name));
+	return true;
+}
+
+/* The schedule, chunk and buffer; false (o->why set) when they are not an all-gather of row
+ * blocks of a buffer of rank 2. */
+static bool
+plan(Ov *o, IrAttr *ov, IrAttr *opnd)
+{
+	IrCtx *c = o->c;
+	o->sched = ir_symbol_lookup(c, o->kernel, ov->s);
+	if (!o->sched || o->sched->code != IR_OP_CHUNK_SCHEDULE)
+		return fail(o, o->kernel, "the schedule is not an 'ave.chunk_schedule'");
+	IrGroup *tg = ir_op_group(o->sched, c->kw.template_);
+	if (!tg)
+		return fail(o, o->sched, "a hand-written schedule: overlap rewrites the templates "
+		                         "all_gather.ring and all_gather.swizzle1d");
+	const char *tn = tg->item[0].s;
+	if (strcmp(tn, "all_gather.ring") && strcmp(tn, "all_gather.swizzle1d"))
+		return fail(o, o->sched, ir_ctx_printf(c, "template \"%s\": overlap rewrites "
+		                                      "all_gather.ring and all_gather.swizzle1d", tn));
+	o->swizzle = !strcmp(tn, "all_gather.swizzle1d");
+	IrAttr *be = ir_op_attr(o->sched, c->kw.backend);
+	if (be && (be->kind != IR_ATTR_STR || strcmp(be->s, "peer_store")))
+		return fail(o, o->sched, "backend other than \"peer_store\"");
+	IrGroup *fg = ir_op_group(o->sched, c->kw.for_);
+	o->chunk = fg ? ir_symbol_lookup(c, o->sched, fg->item[0].s) : NULL;
+	if (!o->chunk || o->chunk->code != IR_OP_CHUNK || o->chunk->item[0].nparam != 1)
+		return fail(o, o->sched, "the schedule's chunk does not take exactly one index");
+	IrItem *reg = &ir_op_group(o->chunk, c->kw.region)->item[0];
+	if (reg->s != opnd->s)
+		return fail(o, o->chunk, "the chunk's region is not in the overlap operand");
+	o->name = opnd->s;
+	o->buf = ir_symbol_lookup(c, o->kernel, o->name);
+	if (!o->buf || o->buf->code != IR_OP_SYMM_ALLOC || o->buf->type[0]->rank != 2 ||
+	    reg->ncoord != 2)
+		return fail(o, o->chunk, "overlap rewrites a symmetric buffer of rank 2");
+	IrValue *v = NULL;
+	int64_t coef = 0, cst = 0, lo;
+	if (!linear(o->chunk, reg->coord[0].e, &v, &coef, &cst) ||
+	    v != o->chunk->item[0].param[0] || cst != 0 || coef <= 0 || reg->coord[0].len != coef ||
+	    !ir_expr_eval_const(reg->coord[1].e, &lo) || reg->coord[1].len <= 0)
+		return fail(o, o->chunk, "the chunk's region is not '@X[%c * R : R, lo : len]'");
+	o->R = coef;
+	/* Every chunk of the buffer must have an owner, or tiles would read rows nobody writes. */
+	IrOp *mod = ir_op_parent_op(o->kernel);
+	IrAttr *w = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, c->kw.world) : NULL;
+	int64_t rows = o->buf->type[0]->dims[0];
+	if (!w || w->kind != IR_ATTR_INT)
+		return fail(o, o->kernel, "the module has no 'world' (overlap gathers one chunk per "
+		                          "rank and needs the number of ranks)");
+	if (rows != w->i * coef)
+		return fail(o, o->buf, ir_ctx_printf(c, "'@%s' has %lld rows, not world (%lld) x %lld "
+		                                     "(a chunk per rank)", o->name, (long long)rows,
+		                                     (long long)w->i, (long long)coef));
+	return true;
+}
+
+/* ---- building ---- */
+
+static IrValue *
+op0(IrBuilder *b, IrOpcode code, IrType *t)
+{
+	return &ir_b_op(b, code, 1, &t, 0, NULL)->res[0];
+}
+
+static IrValue *
+pid_op(IrBuilder *b, IrOpcode code, int dim)
+{
+	IrModule *m = b->m;
+	IrOpState s;
+	ir_state_init(&s, code, b->loc);
+	ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.dim), ring_C(m, dim));
+	ir_state_result(m, &s, m->ctx->t_index, NULL);
+	return &ir_b_insert(b, ir_op_build(m, &s))->res[0];
+}
+
+static IrValue *
+sel(IrBuilder *b, IrValue *cond, IrValue *x, IrValue *y)
+{
+	IrValue *v[3] = {cond, x, y};
+	IrType *t = b->m->ctx->t_index;
+	return &ir_b_op(b, IR_OP_SELECT, 1, &t, 3, v)->res[0];
+}
+
+/* A name `ov.suffix` (or `ov.suffixN`) no value of the kernel, and none this rewrite gave to
+ * ops not yet inserted, has. */
+static IrStr
+fresh(Ov *o, const char *suffix)
+{
+	IrStr base = ir_intern_cstr(o->c, "ov");
+	for (int n = 0;; n++) {
+		IrStr s = ring_fresh(o->c, o->kernel, base,
+		                     n ? ir_ctx_printf(o->c, "%s%d", suffix, n) : suffix);
+		bool dup = false;
+		for (int i = 0; i < o->nmade && !dup; i++)
+			dup = o->made[i] == s;
+		if (!dup) {
+			if (o->nmade < 32)
+				o->made[o->nmade++] = s;
+			return s;
+		}
+	}
+}
+
+static IrValue *
+named(Ov *o, IrValue *v, const char *suffix)
+{
+	return ring_named(v, fresh(o, suffix));
+}
+
+/* x + y wrapped into [0, W): x + y - W when that is not negative (x, y in [0, W)). */
+static IrValue *
+add_mod(Ov *o, IrBuilder *b, IrValue *x, IrExpr *y, IrValue *W, const char *name)
+{
+	IrModule *m = o->m;
+	IrValue *s = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_V(m, x), y));
+	IrValue *w = ring_pred(b, ring_B(m, IR_EX_GE, ring_V(m, s), ring_V(m, W)), NULL);
+	IrValue *s2 = ir_b_index(b, ring_B(m, IR_EX_SUB, ring_V(m, s), ring_V(m, W)));
+	return named(o, sel(b, w, s2, s), name);
+}
+
+/* x - y wrapped into [0, W). */
+static IrValue *
+sub_mod(Ov *o, IrBuilder *b, IrValue *x, IrValue *y, IrValue *W, const char *name)
+{
+	IrModule *m = o->m;
+	IrValue *s = ir_b_index(b, ring_B(m, IR_EX_SUB, ring_V(m, x), ring_V(m, y)));
+	IrValue *n = ring_pred(b, ring_B(m, IR_EX_LT, ring_V(m, s), ring_C(m, 0)), NULL);
+	IrValue *s2 = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_V(m, s), ring_V(m, W)));
+	return named(o, sel(b, n, s2, s), name);
+}
+
+/* `ave.if %cond { ... }`: the builder of its body into tb; finish with if_end. */
+static IrRegion *
+if_begin(IrBuilder *b, IrBuilder *tb)
+{
+	IrRegion *r = ir_region_new(b->m);
+	ir_builder_at_end(tb, b->m, r->block, b->loc);
+	return r;
+}
+
+static void
+if_end(IrBuilder *b, IrBuilder *tb, IrValue *cond, IrRegion *r)
+{
+	ir_b_yield(tb, 0, NULL, false);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_IF, b->loc);
+	ir_state_value(b->m, &s, cond);
+	ir_state_region(b->m, &s, r);
+	ir_b_insert(b, ir_op_build(b->m, &s));
+}
+
+/* `ave.for %iv = lo to hi step 1 { ... }`: its induction variable, body builder into tb. */
+static IrRegion *
+for_begin(Ov *o, IrBuilder *b, IrBuilder *tb, IrValue **iv, const char *name)
+{
+	IrRegion *r = ir_region_new(b->m);
+	*iv = ir_block_add_arg(b->m, r->block, o->c->t_index,
+	                       fresh(o, name), b->loc);
+	ir_builder_at_end(tb, b->m, r->block, b->loc);
+	return r;
+}
+
+static void
+for_end(IrBuilder *b, IrBuilder *tb, IrExpr *lo, IrExpr *hi, IrRegion *r)
+{
+	ir_b_yield(tb, 0, NULL, false);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_FOR, b->loc);
+	ir_state_item(b->m, &s, IR_IT_EXPR)->e = lo;
+	ir_state_item(b->m, &s, IR_IT_EXPR)->e = hi;
+	ir_state_item(b->m, &s, IR_IT_EXPR)->e = ring_C(b->m, 1);
+	ir_state_region(b->m, &s, r);
+	ir_b_insert(b, ir_op_build(b->m, &s));
+}
+
+/* `@X[r0, c0]` into item it. */
+static void
+buf_item(Ov *o, IrItem *it, IrExpr *r0, IrExpr *c0)
+{
+	it->s = o->name;
+	it->suffix = true;
+	it->ncoord = 2;
+	it->coord = ir_arena_alloc(&o->m->arena, 2 * sizeof(IrCoord));
+	it->coord[0] = (IrCoord){r0, -1};
+	it->coord[1] = (IrCoord){c0, -1};
+}
+
+/* `@chunk(%x)` into item it. */
+static void
+call_item(Ov *o, IrItem *it, IrValue *x)
+{
+	it->s = o->chunk->item[0].s;
+	it->ncoord = 1;
+	it->coord = ir_arena_alloc(&o->m->arena, sizeof(IrCoord));
+	it->coord[0] = (IrCoord){ring_V(o->m, x), -1};
+}
+
+/* The largest power of two at most `cap` that divides n. */
+static int64_t
+pow2_div(int64_t n, int64_t cap)
+{
+	int64_t t = 1;
+	while (t * 2 <= cap && n % (t * 2) == 0)
+		t *= 2;
+	return t;
+}
+
+/* Row r * R + ri * tr and column lo + ci * tc of the chunk's tile (ri, ci). */
+static IrExpr *
+chunk_row(Ov *o, IrValue *r, IrValue *ri, int64_t tr)
+{
+	IrModule *m = o->m;
+	return ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, r), ring_C(m, o->R)),
+	              ring_B(m, IR_EX_MUL, ring_V(m, ri), ring_C(m, tr)));
+}
+
+static IrExpr *
+chunk_col(Ov *o, int64_t lo, IrValue *ci, int64_t tc)
+{
+	IrModule *m = o->m;
+	return ring_B(m, IR_EX_ADD, ring_C(m, lo), ring_B(m, IR_EX_MUL, ring_V(m, ci), ring_C(m, tc)));
+}
+
+/* The destination rank: q itself, or top - 1 - q (top NULL: q). Written into each op's `peer`
+ * rather than as a value of its own, so that the checker's quantified signal instances see the
+ * destination as a term of the loop's iteration. */
+typedef struct Dest {
+	IrValue *q, *top;
+} Dest;
+
+static IrExpr *
+dest_expr(IrModule *m, Dest d)
+{
+	if (!d.top)
+		return ring_V(m, d.q);
+	return ring_B(m, IR_EX_SUB, ring_B(m, IR_EX_SUB, ring_V(m, d.top), ring_C(m, 1)),
+	              ring_V(m, d.q));
+}
+
+/* The put of the rank's chunk into rank `dest`'s copy, tile by tile, then its signal there. */
+static void
+send_chunk(Ov *o, IrBuilder *b, IrValue *r, Dest dest)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	IrItem *reg = &ir_op_group(o->chunk, c->kw.region)->item[0];
+	int64_t lo, len = reg->coord[1].len;
+	ir_expr_eval_const(reg->coord[1].e, &lo);
+	IrType *bt = o->buf->type[0];
+	int64_t tr = pow2_div(o->R, 64), tc = pow2_div(len, 128);
+	int64_t dims[2] = {tr, tc};
+	IrType *tt = ir_type_tile(c, 2, dims, bt->elem, IR_SPACE_REG, NULL);
+	IrBuilder rb, cb;
+	IrValue *ri, *ci;
+	IrRegion *rr = for_begin(o, b, &rb, &ri, "row");
+	IrRegion *cr = for_begin(o, &rb, &cb, &ci, "col");
+	IrOpState s;
+	ir_state_init(&s, IR_OP_LOAD, b->loc);
+	buf_item(o, ir_state_item(m, &s, IR_IT_SYMBOL), chunk_row(o, r, ri, tr),
+	         chunk_col(o, lo, ci, tc));
+	ir_state_result(m, &s, tt, fresh(o, "tile"));
+	IrValue *t = &ir_b_insert(&cb, ir_op_build(m, &s))->res[0];
+	/* Fresh expressions: a built op's leaves name its own operands. */
+	ir_state_init(&s, IR_OP_PUT, b->loc);
+	ir_state_value(m, &s, t);
+	buf_item(o, ir_group_add(m, ir_state_group(m, &s, c->kw.into), IR_IT_SYMBOL),
+	         chunk_row(o, r, ri, tr), chunk_col(o, lo, ci, tc));
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), dest_expr(m, dest));
+	ir_b_insert(&cb, ir_op_build(m, &s));
+	for_end(&rb, &cb, ring_C(m, 0), ring_C(m, len / tc), cr);
+	for_end(b, &rb, ring_C(m, 0), ring_C(m, o->R / tr), rr);
+	ir_state_init(&s, IR_OP_CHUNK_SIGNAL, b->loc);
+	call_item(o, ir_state_item(m, &s, IR_IT_CALL), r);
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), dest_expr(m, dest));
+	ir_b_insert(b, ir_op_build(m, &s));
+}
+
+typedef struct Pids {
+	IrCtx *c;
+	IrOp *op[64];
+	int n, dims;
+	int want;
+} Pids;
+
+static bool
+find_pids(IrOp *op, void *ud)
+{
+	Pids *p = ud;
+	if (op->code != IR_OP_PROGRAM_ID && op->code != IR_OP_NUM_PROGRAMS)
+		return true;
+	int64_t d;
+	IrGroup *g = ir_op_group(op, p->c->kw.dim);
+	if (!g || !ir_expr_eval_const(g->item[0].e, &d))
+		return true;
+	if (d + 1 > p->dims)
+		p->dims = (int)d + 1;
+	if (op->code == IR_OP_PROGRAM_ID && d == p->want && p->n < 64)
+		p->op[p->n++] = op;
+	return true;
+}
+
+static void
+rewrite(Ov *o)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	int64_t P = o->R / o->T;
+	Pids pids = {c, {0}, 0, 0, o->dim};
+	ir_walk_op(o->kernel, find_pids, &pids);
+	IrBuilder b;
+	ir_builder_before(&b, m, o->kernel->reg[0].block->first);
+	b.loc = o->kernel->loc;
+	IrValue *r = named(o, op0(&b, IR_OP_RANK, c->t_index), "rank");
+	IrValue *W = named(o, op0(&b, IR_OP_WORLD_SIZE, c->t_index), "world");
+	IrValue *pid = named(o, pid_op(&b, IR_OP_PROGRAM_ID, o->dim), "pid");
+	IrValue *np = named(o, pid_op(&b, IR_OP_NUM_PROGRAMS, o->dim), "np");
+	/* Wave order: tile (chunk of wave pid / P) * P + pid mod P when the grid is one wave of
+	 * P tiles per rank, else the program id as it is. */
+	IrValue *wave = named(o, ir_b_index(&b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
+	                                               ring_C(m, P))), "wave");
+	IrValue *wc = o->swizzle ? add_mod(o, &b, r, ring_V(m, wave), W, "wchunk")
+	                         : sub_mod(o, &b, r, wave, W, "wchunk");
+	IrValue *whole = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, ring_V(m, np),
+	                                               ring_B(m, IR_EX_MUL, ring_V(m, W), ring_C(m, P))),
+	                                    NULL), "whole");
+	IrValue *re = ir_b_index(&b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
+	                                    ring_B(m, IR_EX_MOD, ring_V(m, pid), ring_C(m, P))));
+	IrValue *pm = named(o, sel(&b, whole, re, pid), "tile");
+	for (int i = 0; i < pids.n; i++)
+		ir_replace_all_uses(&pids.op[i]->res[0], pm);
+
+	/* The sender: CTA 0 (every program id 0) puts the rank's chunk into each other rank, in
+	 * the order the schedule has them receive it: r + 1 .. W - 1, 0 .. r - 1 (ring), or
+	 * r - 1 .. 0, W - 1 .. r + 1 (swizzle1d). */
+	IrExpr *zero = NULL;
+	for (int d = 0; d < pids.dims || d <= o->dim; d++) {
+		IrExpr *x = ring_V(m, d == o->dim ? pid : pid_op(&b, IR_OP_PROGRAM_ID, d));
+		zero = zero ? ring_B(m, IR_EX_ADD, zero, x) : x;
+	}
+	IrValue *snd = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, zero, ring_C(m, 0)), NULL), "sender");
+	IrBuilder sb;
+	IrRegion *sr = if_begin(&b, &sb);
+	for (int half = 0; half < 2; half++) {
+		IrBuilder qb;
+		IrValue *q;
+		Dest dest = {NULL, NULL};
+		IrRegion *qr = for_begin(o, &sb, &qb, &q, o->swizzle ? "q" : "peer");
+		IrExpr *lo, *hi;
+		dest.q = q;
+		if (!o->swizzle) {
+			lo = half ? ring_C(m, 0) : ring_B(m, IR_EX_ADD, ring_V(m, r), ring_C(m, 1));
+			hi = half ? ring_V(m, r) : ring_V(m, W);
+		} else {
+			/* q counts up; the peer counts down from r - 1, then from W - 1. */
+			lo = ring_C(m, 0);
+			hi = half ? ring_B(m, IR_EX_SUB, ring_B(m, IR_EX_SUB, ring_V(m, W), ring_C(m, 1)),
+			                   ring_V(m, r))
+			          : ring_V(m, r);
+			dest.top = half ? W : r;
+		}
+		send_chunk(o, &qb, r, dest);
+		for_end(&sb, &qb, lo, hi, qr);
+	}
+	if_end(&b, &sb, snd, sr);
+
+	/* The wait, before the first op that reads the buffer, when the tile's chunk is another
+	 * rank's. */
+	IrBuilder wb;
+	ir_builder_before(&wb, m, o->first);
+	IrValue *ch = named(o, ir_b_index(&wb, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pm), ring_C(m, P))),
+	                    "chunk");
+	/* A tile past the world's chunks reads no chunk (past the buffer: nothing). */
+	IrValue *inw = named(o, ring_pred(&wb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_V(m, W)), NULL),
+	                     "inworld");
+	IrBuilder ib;
+	IrRegion *ir = if_begin(&wb, &ib);
+	IrValue *far = named(o, ring_pred(&ib, ring_B(m, IR_EX_NE, ring_V(m, ch), ring_V(m, r)), NULL),
+	                     "remote");
+	IrBuilder fb;
+	IrRegion *fr = if_begin(&ib, &fb);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_CHUNK_WAIT, o->first->loc);
+	call_item(o, ir_state_item(m, &s, IR_IT_CALL), ch);
+	ir_state_result(m, &s, c->t_token, fresh(o, "tk"));
+	ir_b_insert(&fb, ir_op_build(m, &s));
+	if_end(&ib, &fb, far, fr);
+	if_end(&wb, &ib, inw, ir);
+	/* Last: the builders above insert before the body's first op, maybe one of these. */
+	for (int i = 0; i < pids.n; i++)
+		ir_op_erase(pids.op[i]);
+	ir_remark(c, o->kernel->loc,
+	          "overlap: kernel '@%s': all-gather of '@%s' (%s), %lld tiles of %lld rows per "
+	          "chunk along program id %d, chunk waits before the first read, sends from CTA 0",
+	          o->kernel->item[0].s, o->name, o->swizzle ? "swizzle1d" : "ring", (long long)P,
+	          (long long)o->T, o->dim);
+}
+
+static bool
+overlap_kernel(IrModule *m, IrOp *k)
+{
+	IrCtx *c = m->ctx;
+	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *opnd = ir_op_attr(k, c->kw.overlap_operand);
+	if (!ov || ov->kind != IR_ATTR_SYM || !opnd || opnd->kind != IR_ATTR_SYM)
+		return false;
+	Ov o = {.m = m, .c = c, .kernel = k, .dim = -1};
+	if (plan(&o, ov, opnd)) {
+		Scan s = {&o, 0, false};
+		ir_walk_op(k, scan, &s);
+		if (s.chunk_ops)
+			return false; /* already communicates: written by hand or rewritten */
+		if (!s.nread)
+			fail(&o, k, ir_ctx_printf(c, "the kernel does not read '@%s'", o.name));
+		if (!o.why && o.dim < 0)
+			fail(&o, k, "the program id dimension of the reads is not a constant");
+	}
+	if (o.why) {
+		ir_warning(c, o.bad ? o.bad->loc : k->loc,
+		           "'overlap = @%s' is not applied to kernel '@%s': %s", ov->s, k->item[0].s,
+		           o.why);
+		return false;
+	}
+	rewrite(&o);
+	return true;
+}
+
+static void
+collect(IrBlock *blk, IrVec *ks, const IrAllocator *al)
+{
+	for (IrOp *op = blk->first; op; op = op->next) {
+		if (op->code == IR_OP_KERNEL)
+			ir_vec_push(al, ks, &op, sizeof op);
+		else if (op->code == IR_OP_MODULE)
+			collect(op->reg[0].block, ks, al);
+	}
+}
+
+bool
+pass_overlap(IrModule *m, const IrPassOpts *opts)
+{
+	(void)opts;
+	IrCtx *c = m->ctx;
+	IrVec ks = {0};
+	collect(m->body, &ks, c->al);
+	bool changed = false;
+	for (int i = 0; i < ks.len; i++)
+		changed |= overlap_kernel(m, IR_VEC_AT(ks, IrOp *, i));
+	ir_vec_free(c->al, &ks, sizeof(IrOp *));
+	if (!changed)
+		return c->nerrors == 0;
+	int before = c->nerrors;
+	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
+		ir_error(c, (IrLoc){0}, "internal error: overlap built a kernel that check-invariants "
+		         "does not prove (%d errors above); please report it with the input",
+		         c->nerrors - before);
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# run_ag.sh PYTHON W TEMPLATE DIR [ave run options]: the local kernel for W ranks with the
+# template, run on W simulated ranks (overlap applied by ave run), checked by ag_ref.py.
+set -e
+py=$1 W=$2 T=$3 d=$4
+shift 4
+here=$(dirname "$0")
+mkdir -p "$d"
+sed "s/WORLD/$W/g; s/ROWS/$((W * 64))/g; s/TEMPLATE/$T/" "$here/ag_local.ave" > "$d/k.ave"
+"$py" "$here/ag_ref.py" inputs "$W" "$d"
+ave run "$d/k.ave" --world="$W" --grid=$((2 * W)) --arg "@A_full=$d/a{r}.npy" \
+	--arg "B=$d/b.npy" --arg "C=zeros:$((W * 64))x32:f32" \
+	--out "@A_full=$d/A.npy" --out "C=$d/C.npy" "$@"
+"$py" "$here/ag_ref.py" check "$W" "$d"
