@@ -2125,12 +2125,18 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 		Z3_ast ok;
 		if (cw->kind != CK_CHUNK)
 			continue;
-		if (cw->cond && !cw->loop && !cw->nested && cw->role == p.role && cw->seg < p.seg) {
-			/* A wait under an ave.if before the point (outside loops): it covers when its
-			 * condition held (the overlap pass waits only for other ranks' chunks). */
+		bool before_roles = cw->role == &k->roles[0] && cw->role != p.role;
+		/* Role sites number their segments in the role's body; the kernel's top level
+		 * reaches the roles at its ave.warp_specialize (ws_seg). */
+		if ((cw->cond || before_roles) && !cw->loop && !cw->nested &&
+		    (before_roles ? cw->seg < k->roles[0].ws_seg
+		                  : cw->role == p.role && cw->seg < p.seg)) {
+			/* A wait outside loops before the point, under an ave.if (it covers when its
+			 * condition held: the overlap pass waits only for other ranks' chunks), or
+			 * before the roles (every thread passed it before entering its role). */
 			bool known = true;
-			ci = pass_ck_inst_at(k, cw, p.r, NULL);
-			ok = pass_ck_guard(k, &ci, &known);
+			ci = pass_ck_inst_at(k, cw, before_roles ? pass_ck_num(S, 0) : p.r, NULL);
+			ok = cw->cond ? pass_ck_guard(k, &ci, &known) : Z3_mk_true(S->z);
 			if (!known)
 				continue;
 		} else if (!last_before(k, cw, &p, &ci, &ok))
@@ -2264,6 +2270,14 @@ check_asserts(Ck *k)
 		CkSite *s = site_at(k, i);
 		if (s->kind == CK_SYMM)
 			check_ready(k, s, &s->op->item[0], s->op->res[0].type, false);
+		/* A copy from symmetric memory reads it when issued (SPEC 5.9's `ready`). */
+		if (s->kind == CK_COPY && s->op->item[0].kind == IR_IT_SYMBOL) {
+			IrValue *dst = ir_item_value(s->op, &ir_op_group(s->op, kw->into)->item[0]);
+			IrType *t = dst ? dst->type : NULL;
+			if (t && t->kind == IR_TY_RING)
+				t = t->elem;
+			check_ready(k, s, &s->op->item[0], t, false);
+		}
 	}
 }
 

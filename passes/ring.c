@@ -76,7 +76,7 @@ affine_in(const IrExpr *e, int iv)
 
 /* Why a load cannot be turned into a copy, or NULL. */
 static const char *
-load_problem(IrOp *loop, IrOp *load, IrValue *iv)
+load_problem(IrCtx *ctx, IrOp *loop, IrOp *load, IrValue *iv)
 {
 	int ivop = -1;
 	for (int i = 0; i < load->nopnd; i++) {
@@ -92,10 +92,14 @@ load_problem(IrOp *loop, IrOp *load, IrValue *iv)
 			return "a load reads a value computed in the loop";
 	}
 	const IrItem *it = &load->item[0];
-	if (it->kind != IR_IT_VALUE || !ir_op_value(load, it->opnd)->type ||
-	    ir_op_value(load, it->opnd)->type->kind != IR_TY_TENSOR ||
-	    ir_op_value(load, it->opnd)->type->space != IR_SPACE_GLOBAL)
-		return "a load does not read a global tensor";
+	/* A global tensor, or the rank's copy of a symmetric buffer (SPEC 5.4: copy.async accepts
+	 * symmetric-buffer addresses). */
+	IrOp *sym = it->kind == IR_IT_SYMBOL ? ir_symbol_lookup(ctx, load, it->s) : NULL;
+	if (sym ? sym->code != IR_OP_SYMM_ALLOC
+	        : it->kind != IR_IT_VALUE || !ir_op_value(load, it->opnd)->type ||
+	              ir_op_value(load, it->opnd)->type->kind != IR_TY_TENSOR ||
+	              ir_op_value(load, it->opnd)->type->space != IR_SPACE_GLOBAL)
+		return "a load does not read a global tensor or a symmetric buffer";
 	for (int i = 0; i < it->ncoord; i++)
 		if (ivop >= 0 && !affine_in(it->coord[i].e, ivop))
 			return "a load's coordinates are not affine in the induction variable";
@@ -416,7 +420,7 @@ ring_plan(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages, RingPlan *p
 			why = "the loop has too many loads";
 			break;
 		}
-		why = load_problem(f, op, p->iv);
+		why = load_problem(c, f, op, p->iv);
 		IrGroup *other = ir_op_group(op, c->kw.other);
 		if (!why && other && other->nitem) {
 			IrItem *o = &other->item[0];
