@@ -621,32 +621,54 @@ exact_defs(CkSmt *s, Z3_ast all)
 }
 
 /* A query the SMT core gave up on because of a quantifier (the universal "no signal instance
- * matches" of the chunk checks): again after linear quantifier elimination, which decides such
- * formulas of linear integer arithmetic outright. Anything else stays unknown. */
+ * matches" of the chunk checks): its quantifier-free equivalent by linear quantifier elimination
+ * (Z3's qe tactic, which decides such formulas of linear integer arithmetic), or NULL. The same
+ * SMT core then answers it, and its models give every free variable a value. */
+static Z3_ast
+qe_formula(CkSmt *s, Z3_ast all)
+{
+	if (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers"))
+		return NULL;
+	Z3_tactic qe = Z3_mk_tactic(s->z, "qe");
+	Z3_tactic_inc_ref(s->z, qe);
+	Z3_goal g = Z3_mk_goal(s->z, true, false, false);
+	Z3_goal_inc_ref(s->z, g);
+	Z3_goal_assert(s->z, g, all);
+	Z3_apply_result ar = Z3_tactic_apply(s->z, qe, g);
+	Z3_ast f = NULL;
+	if (ar) {
+		Z3_apply_result_inc_ref(s->z, ar);
+		if (Z3_apply_result_get_num_subgoals(s->z, ar) == 1) {
+			Z3_goal sg = Z3_apply_result_get_subgoal(s->z, ar, 0);
+			unsigned n = Z3_goal_size(s->z, sg);
+			IrVec fs = {0};
+			for (unsigned i = 0; i < n; i++) {
+				Z3_ast x = Z3_goal_formula(s->z, sg, i);
+				ir_vec_push(s->al, &fs, &x, sizeof x);
+			}
+			f = n ? pass_ck_and(s, (int)n, (Z3_ast *)fs.data) : Z3_mk_true(s->z);
+			ir_vec_free(s->al, &fs, sizeof(Z3_ast));
+		}
+		Z3_apply_result_dec_ref(s->z, ar);
+	}
+	Z3_goal_dec_ref(s->z, g);
+	Z3_tactic_dec_ref(s->z, qe);
+	return f;
+}
+
 static CkRes
 qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
 {
-	if (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers"))
+	Z3_ast f = qe_formula(s, all);
+	if (!f)
 		return CK_UNKNOWN;
-	Z3_tactic qe = Z3_mk_tactic(s->z, "qe");
-	Z3_tactic_inc_ref(s->z, qe);
-	Z3_tactic smt = Z3_mk_tactic(s->z, "smt");
-	Z3_tactic_inc_ref(s->z, smt);
-	Z3_tactic both = Z3_tactic_and_then(s->z, qe, smt);
-	Z3_tactic_inc_ref(s->z, both);
-	Z3_solver sv = Z3_mk_solver_from_tactic(s->z, both);
-	Z3_solver_inc_ref(s->z, sv);
-	Z3_params p = mk_params(s);
-	Z3_solver_set_params(s->z, sv, p);
-	Z3_params_dec_ref(s->z, p);
-	Z3_solver_assert(s->z, sv, all);
+	Z3_solver sv = solver(s);
+	Z3_solver_push(s->z, sv);
+	Z3_solver_assert(s->z, sv, f);
 	CkRes res = timed_check(s, sv);
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
-	Z3_solver_dec_ref(s->z, sv);
-	Z3_tactic_dec_ref(s->z, both);
-	Z3_tactic_dec_ref(s->z, smt);
-	Z3_tactic_dec_ref(s->z, qe);
+	Z3_solver_pop(s->z, sv, 1);
 	return res;
 }
 
@@ -725,6 +747,16 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 	Z3_ast all = with_sides(s, f);
 	Z3_solver_assert(s->z, sv, all);
 	CkRes res = timed_check(s, sv);
+	if (res == CK_UNKNOWN) {
+		/* Past a quantifier the SMT core gave up on: minimize over its elimination. */
+		Z3_ast q = qe_formula(s, all);
+		if (q) {
+			Z3_solver_pop(s->z, sv, 1);
+			Z3_solver_push(s->z, sv);
+			Z3_solver_assert(s->z, sv, all = q);
+			res = timed_check(s, sv);
+		}
+	}
 	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
 	if (ex) {
 		Z3_solver_assert(s->z, sv, ex);
