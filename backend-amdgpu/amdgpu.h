@@ -56,6 +56,9 @@ bool amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool amdgpu_fence(Lower *L, IrOp *at, LowerFence kind);
 bool amdgpu_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
 bool amdgpu_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
+bool amdgpu_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode);
+bool amdgpu_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,
+			IrStr mode);
 bool amdgpu_sync_entry(Lower *L);
 bool amdgpu_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 bool amdgpu_mbar_arrive(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);

@@ -383,3 +383,29 @@ amdgpu_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr)
 	                   LLVMAtomicOrderingMonotonic, 0);
 	return true;
 }
+
+/* A put's reduce: an LLVM atomicrmw at system scope (relaxed); add, max and min on integers
+ * and floats of 16 to 64 bits (LLVM expands what the target has no instruction for into a
+ * compare-and-swap loop). */
+bool
+amdgpu_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode)
+{
+	(void)L;
+	(void)mode;
+	if (elem->kind == IR_TY_INT || elem->kind == IR_TY_INDEX)
+		return elem->bits == 32 || elem->bits == 64;
+	return elem->kind == IR_TY_FLOAT && elem->fk <= IR_F64;
+}
+
+bool
+amdgpu_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,
+		   IrStr mode)
+{
+	(void)at;
+	bool fl = elem->kind == IR_TY_FLOAT;
+	LLVMAtomicRMWBinOp op = !strcmp(mode, "add") ? (fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd)
+	                        : !strcmp(mode, "max") ? (fl ? LLVMAtomicRMWBinOpFMax : LLVMAtomicRMWBinOpMax)
+	                                               : (fl ? LLVMAtomicRMWBinOpFMin : LLVMAtomicRMWBinOpMin);
+	LLVMBuildAtomicRMW(L->b, op, ptr, v, LLVMAtomicOrderingMonotonic, 0);
+	return true;
+}

@@ -48,6 +48,9 @@ bool nvptx_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool nvptx_fence(Lower *L, IrOp *at, LowerFence kind);
 bool nvptx_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
 bool nvptx_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
+bool nvptx_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode);
+bool nvptx_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,
+		       IrStr mode);
 bool nvptx_mbar_init(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 bool nvptx_mbar_init_done(Lower *L, IrOp *at);
 bool nvptx_mbar_arrive(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count);

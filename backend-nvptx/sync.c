@@ -1,6 +1,9 @@
 /* sync.c — NVIDIA synchronization: bar.sync / barrier.sync for CTAs and role replicas, fences,
  * mbarrier transaction barriers (sm_80: init/arrive/test_wait.parity, with copies counted as
  * arrivals; sm_90a: arrive.expect_tx, try_wait.parity), and setmaxnreg at role entry. */
+#include <stdio.h>
+#include <string.h>
+
 #include <llvm-c/Core.h>
 
 #include "nvptx.h"
@@ -182,5 +185,45 @@ nvptx_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr)
 	(void)at;
 	LLVMValueRef a[2] = {ptr, lower_i64(L, 1)};
 	lower_asm(L, L->voidt, "red.relaxed.sys.global.add.u64 [$0], $1;", "l,l,~{memory}", a, 2);
+	return true;
+}
+
+/* A put's reduce: red.relaxed.sys on global memory. add on f32, f64, f16 (sm_70 and later),
+ * bf16 (sm_90), and 32/64-bit integers; max and min on integers only (PTX has no float red.max;
+ * those are refused). */
+bool
+nvptx_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode)
+{
+	bool add = !strcmp(mode, "add");
+	if (elem->kind == IR_TY_INT || elem->kind == IR_TY_INDEX)
+		return elem->bits == 32 || elem->bits == 64;
+	if (elem->kind != IR_TY_FLOAT || !add)
+		return false;
+	return elem->fk == IR_F32 || elem->fk == IR_F64 || elem->fk == IR_F16 ||
+	       (elem->fk == IR_BF16 && nvptx_is_sm90(L));
+}
+
+bool
+nvptx_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem, IrStr mode)
+{
+	(void)at;
+	const char *ty, *cons;
+	bool fl = elem->kind == IR_TY_FLOAT;
+	if (fl) {
+		ty = elem->fk == IR_F32 ? "f32" : elem->fk == IR_F64 ? "f64"
+		     : elem->fk == IR_F16 ? "noftz.f16" : "noftz.bf16";
+		cons = elem->fk == IR_F32 ? "l,f,~{memory}" : elem->fk == IR_F64 ? "l,d,~{memory}"
+		                                                                : "l,h,~{memory}";
+		if (elem->fk == IR_F16 || elem->fk == IR_BF16)
+			v = LLVMBuildBitCast(L->b, v, L->i16, "");
+	} else {
+		ty = elem->bits == 64 ? (strcmp(mode, "add") ? "s64" : "u64")
+		                      : (strcmp(mode, "add") ? "s32" : "u32");
+		cons = elem->bits == 64 ? "l,l,~{memory}" : "l,r,~{memory}";
+	}
+	char text[96];
+	snprintf(text, sizeof text, "red.relaxed.sys.global.%s.%s [$0], $1;", mode, ty);
+	LLVMValueRef a[2] = {ptr, v};
+	lower_asm(L, L->voidt, text, cons, a, 2);
 	return true;
 }

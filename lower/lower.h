@@ -304,6 +304,11 @@ struct LowerTarget {
 	 * after a system-scope release fence, and adds 1 to the counter at ptr at system scope. */
 	bool (*comm_wait)(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
 	bool (*comm_signal)(Lower *L, IrOp *at, LLVMValueRef ptr);
+	/* A put's reduce(mode) (add, max, min) on elements of type elem: whether the target has an
+	 * atomic for it, and one relaxed system-scope read-modify-write of the element at ptr. */
+	bool (*comm_reduce_ok)(Lower *L, IrType *elem, IrStr mode);
+	bool (*comm_reduce)(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,
+			    IrStr mode);
 
 	bool (*mbar_init)(Lower *L, IrOp *at, LLVMValueRef addr, int64_t count, int64_t copies);
 	bool (*mbar_init_done)(Lower *L, IrOp *at); /* after the inits, before the CTA barrier */

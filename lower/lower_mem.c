@@ -72,6 +72,7 @@ typedef struct GAccess {
 	const LowerLayout *l;
 	int fast; /* the stride-1 dimension, or -1 */
 	bool store;
+	IrStr reduce;                      /* stores (puts): combine with what is there, or NULL */
 	LLVMValueRef other;                /* loads: element value where masked off */
 	LLVMValueRef base[LOWER_MAX_RANK]; /* i64: origin + the thread's coordinates */
 	LLVMValueRef prim;                 /* stores: the thread is a primary holder */
@@ -105,6 +106,21 @@ element_at(Lower *L, GAccess *g, LLVMValueRef *rc, LLVMValueRef *mask)
 	}
 	*mask = m;
 	return LLVMBuildMul(b, off, lower_i64(L, lower_elem_bytes(g->elem)), "");
+}
+
+/* A store, or (a put with `reduce`) an atomic read-modify-write of one element where the mask
+ * holds, at system scope (the target's comm_reduce). */
+static bool
+store_or_reduce(Lower *L, GAccess *g, LLVMValueRef p, LLVMValueRef off, LLVMValueRef v, int bytes,
+      LLVMValueRef mask)
+{
+	if (!g->reduce)
+		return L->t->store_global(L, g->t, p, off, v, bytes, mask);
+	LLVMBasicBlockRef merge = mask ? lower_if_begin(L, mask, "red") : NULL;
+	bool ok = L->t->comm_reduce(L, g->op, p, v, g->elem, g->reduce);
+	if (merge)
+		lower_if_end(L, merge);
+	return ok;
 }
 
 /* The vector path: one access per run of 2^vbits registers along `fast`, unrolled. */
@@ -150,7 +166,7 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 					v = LLVMBuildInsertElement(b, v, e, lower_i32(L, j), "");
 				}
 			}
-			if (!L->t->store_global(L, g->t, p, off, v, vec * es, mask))
+			if (!store_or_reduce(L, g, p, off, v, vec * es, mask))
 				return false;
 		} else {
 			LLVMValueRef v =
@@ -262,7 +278,7 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 				    LLVMBuildSelect(b, on, level[2 * r + 1], level[2 * r], "");
 		}
 		LLVMValueRef v = i1 ? LLVMBuildZExt(b, level[0], L->i8, "") : level[0];
-		if (!L->t->store_global(L, g->t, x.ptr, x.off, v, es, x.mask))
+		if (!store_or_reduce(L, g, x.ptr, x.off, v, es, x.mask))
 			return false;
 	} else {
 		LLVMValueRef o = i1 ? LLVMBuildZExt(b, g->other, L->i8, "") : g->other;
@@ -291,7 +307,7 @@ plan_vector(Lower *L, GAccess *g, const IrItem *it, LLVMValueRef *cond)
 {
 	LLVMBuilderRef b = L->b;
 	*cond = NULL;
-	if (g->fast < 0)
+	if (g->fast < 0 || g->reduce)
 		return 0;
 	int es = lower_elem_bytes(g->elem);
 	int v = lower_layout_vec_bits(g->l, g->fast);
@@ -436,17 +452,21 @@ lower_op_store(Lower *L, IrOp *op)
 
 /* A put or get (SPEC 5.9): a plain store or load of rank p's copy of the symmetric buffer,
  * whose base the kernel reads from the buffer's peer table. A put's `reduce` is an atomic
- * read-modify-write per element, which the code generators do not build yet. */
+ * read-modify-write per element at system scope, where the target has one for the type. */
 bool
 lower_op_put(Lower *L, IrOp *op)
 {
 	IrValue *v = ir_item_value(op, &op->item[0]);
 	IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
 	IrGroup *red = ir_op_group(op, L->c->kw.reduce);
-	if (red)
-		return lower_unsupported(L, op, "with reduce(%s)", red->item[0].s);
 	GAccess g = {0};
 	g.op = op;
+	if (red) {
+		g.reduce = red->item[0].s;
+		if (!L->t->comm_reduce_ok || !L->t->comm_reduce_ok(L, v->type->elem, g.reduce))
+			return lower_unsupported(L, op, "with reduce(%s) on '%s'", g.reduce,
+			                         ir_type_str(L->c, v->type->elem));
+	}
 	g.t = lower_peer_tensor(L, op, into->s, ir_op_group(op, L->c->kw.peer)->item[0].e);
 	if (!g.t)
 		return false;
