@@ -24,6 +24,8 @@ typedef struct CkSmt {
 	unsigned timeout_ms, rlimit;
 	PassCkStats *st;
 	const char *unknown_reason; /* why the last query came back unknown */
+	bool quantified; /* the queries being asked hold a quantifier (the chunk-signal checks):
+			    linear quantifier elimination first, then the SMT core */
 	bool overflow;   /* constant folding overflowed int64 since the kernel began: its terms
 			    are exact integers, but the kernel's 64-bit arithmetic wraps, so no
 			    answer about it can be trusted (queries answer unsat; the checker reports

@@ -2662,6 +2662,7 @@ check_chunk_signals(Ck *k)
 			}
 		}
 		Z3_ast none = pass_ck_not(S, inner);
+		bool quant = bound.len > 0;
 		if (bound.len)
 			none = Z3_mk_forall_const(S->z, 0, (unsigned)bound.len, (Z3_app *)bound.data, 0,
 			                          NULL, none);
@@ -2673,11 +2674,15 @@ check_chunk_signals(Ck *k)
 		for (int a = 0; a < nw; a++)
 			fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, cw[a], cw[a]));
 
-		if (holds_query(k, w->op, fail, "that this chunk wait gets a signal") ||
-		    !pass_ck_error_once(k, w->op))
+		S->quantified = quant;
+		bool holds = holds_query(k, w->op, fail, "that this chunk wait gets a signal");
+		if (holds || !pass_ck_error_once(k, w->op)) {
+			S->quantified = false;
 			continue;
+		}
 		CkInst *ins[1] = {&in};
 		Z3_model m = solve_min(k, fail, ins, 1, cw, nw);
+		S->quantified = false;
 		char args[160];
 		int n = 0;
 		args[0] = 0;

@@ -627,10 +627,14 @@ exact_defs(CkSmt *s, Z3_ast all)
 static Z3_ast
 qe_formula(CkSmt *s, Z3_ast all)
 {
-	if (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers"))
+	if (!s->quantified &&
+	    (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers")))
 		return NULL;
-	Z3_tactic qe = Z3_mk_tactic(s->z, "qe");
+	Z3_tactic qe0 = Z3_mk_tactic(s->z, "qe");
+	Z3_tactic_inc_ref(s->z, qe0);
+	Z3_tactic qe = Z3_tactic_try_for(s->z, qe0, s->timeout_ms);
 	Z3_tactic_inc_ref(s->z, qe);
+	Z3_tactic_dec_ref(s->z, qe0);
 	Z3_goal g = Z3_mk_goal(s->z, true, false, false);
 	Z3_goal_inc_ref(s->z, g);
 	Z3_goal_assert(s->z, g, all);
@@ -679,9 +683,15 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 		*model = NULL;
 	if (pass_ck_is_false(s, f) || s->overflow)
 		return CK_UNSAT; /* after an overflow: nothing is reported but pass_ck_overflowed */
+	Z3_ast all = with_sides(s, f);
+	if (s->quantified) {
+		/* Known to hold a quantifier: the SMT core would spend its time before giving up. */
+		CkRes q = qe_check(s, all, model);
+		if (q != CK_UNKNOWN)
+			return q;
+	}
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
-	Z3_ast all = with_sides(s, f);
 	Z3_solver_assert(s->z, sv, all);
 	CkRes res = timed_check(s, sv);
 	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
@@ -692,7 +702,7 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
 	Z3_solver_pop(s->z, sv, 1);
-	if (res == CK_UNKNOWN && !ex)
+	if (res == CK_UNKNOWN && !ex && !s->quantified)
 		res = qe_check(s, all, model);
 	return res;
 }
@@ -745,9 +755,12 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
 	Z3_ast all = with_sides(s, f);
+	Z3_ast q0 = s->quantified ? qe_formula(s, all) : NULL;
+	if (q0)
+		all = q0;
 	Z3_solver_assert(s->z, sv, all);
 	CkRes res = timed_check(s, sv);
-	if (res == CK_UNKNOWN) {
+	if (res == CK_UNKNOWN && !q0) {
 		/* Past a quantifier the SMT core gave up on: minimize over its elimination. */
 		Z3_ast q = qe_formula(s, all);
 		if (q) {

@@ -171,12 +171,12 @@ decl_expr(Lower *L, IrOp *decl, const IrExpr *e, LLVMValueRef *args, int nargs)
 	case IR_EX_MOD: {
 		LLVMValueRef z = lower_i64(L, 0);
 		LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
-		LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, m, z, ""),
-		                                LLVMBuildICmp(b, LLVMIntNE,
-		                                              LLVMBuildICmp(b, LLVMIntSLT, m, z, ""),
-		                                              LLVMBuildICmp(b, LLVMIntSLT, r, z, ""),
-		                                              ""),
-		                                "");
+		/* Floor: one less (one more divisor) where the remainder's sign is not the divisor's. */
+		LLVMValueRef nz = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
+		LLVMValueRef mneg = LLVMBuildICmp(b, LLVMIntSLT, m, z, "");
+		LLVMValueRef rneg = LLVMBuildICmp(b, LLVMIntSLT, r, z, "");
+		LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, mneg, rneg, "");
+		LLVMValueRef adj = LLVMBuildAnd(b, nz, sgn, "");
 		if (e->kind == IR_EX_FLOORDIV)
 			return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, L->i64, ""), "");
 		return LLVMBuildSelect(b, adj, LLVMBuildAdd(b, m, r, ""), m, "");

@@ -6,17 +6,16 @@
  *     id picks the rows is exactly one wave of tiles per rank, program id p becomes the tile
  *     (chunk of wave p / P) * P + p mod P, P tiles per chunk, so the CTAs that start first
  *     compute the local chunk and later waves the chunks in the order they arrive;
- *   - the first W - 1 CTAs (program id j along that dimension, every other id 0) put the rank's
- *     own chunk into the rank that receives it at wave j + 1 and signal it there (the last CTA
- *     of a smaller grid takes the remaining waves), before computing their own tiles;
+ *   - CTA 0 (every program id 0) puts the rank's own chunk into every other rank and signals
+ *     it there, in the order the ranks receive it, before computing its own tile;
  *   - each tile whose chunk is not the rank's own waits for that chunk before the first op that
  *     reads @X.
  *
  * What it needs, else a warning naming the reason and the kernel stays as written: a template
  * `all_gather.ring` or `all_gather.swizzle1d` with backend "peer_store" (or none); a chunk
  * `@c(%i) region(@X[%i * R : R, lo : len])` of a buffer of rank 2 with world x R rows (the
- * module's `world`); reads of @X that are
- * `ave.load`s outside roles, each at rows `%p * T + o` with %p one `ave.program_id` dimension,
+ * module's `world`, a constant in what the pass writes); reads of @X that are `ave.load`s
+ * outside roles, each at rows `%p * T + o` with %p one `ave.program_id` dimension,
  * R a multiple of T, and the tile's rows inside [o, T). check-invariants then proves the result
  * (every read covered, every wait signalled once per launch); a kernel it does not prove is an
  * internal error, never compiled. */
@@ -35,8 +34,8 @@ typedef struct Ov {
 	int64_t T;           /* rows per tile */
 	int dim;             /* the program id dimension that picks the rows */
 	IrOp *first;         /* top-level op holding the first read */
-	IrStr made[32];      /* names given so far (ops not yet in the kernel) */
-	int nmade;
+	IrVec made;          /* IrStr: names given so far (ops not yet in the kernel) */
+	int64_t W;           /* the module's world size */
 	const char *why;     /* why not, or NULL */
 	IrOp *bad;           /* the op the reason is about */
 } Ov;
@@ -234,6 +233,7 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 	if (!w || w->kind != IR_ATTR_INT)
 		return fail(o, o->kernel, "the module has no 'world' (overlap gathers one chunk per "
 		                          "rank and needs the number of ranks)");
+	o->W = w->i;
 	if (rows != w->i * coef)
 		return fail(o, o->buf, ir_ctx_printf(c, "'@%s' has %lld rows, not world (%lld) x %lld "
 		                                     "(a chunk per rank)", o->name, (long long)rows,
@@ -278,11 +278,10 @@ fresh(Ov *o, const char *suffix)
 		IrStr s = ring_fresh(o->c, o->kernel, base,
 		                     n ? ir_ctx_printf(o->c, "%s%d", suffix, n) : suffix);
 		bool dup = false;
-		for (int i = 0; i < o->nmade && !dup; i++)
-			dup = o->made[i] == s;
+		for (int i = 0; i < o->made.len && !dup; i++)
+			dup = IR_VEC_AT(o->made, IrStr, i) == s;
 		if (!dup) {
-			if (o->nmade < 32)
-				o->made[o->nmade++] = s;
+			ir_vec_push(o->c->al, &o->made, &s, sizeof s);
 			return s;
 		}
 	}
@@ -294,26 +293,12 @@ named(Ov *o, IrValue *v, const char *suffix)
 	return ring_named(v, fresh(o, suffix));
 }
 
-/* x + y wrapped into [0, W): x + y - W when that is not negative (x, y in [0, W)). */
-static IrValue *
-add_mod(Ov *o, IrBuilder *b, IrValue *x, IrExpr *y, IrValue *W, const char *name)
+/* (x + sign * e) mod W, the floor modulo: a rank. */
+static IrExpr *
+wrap(IrModule *m, IrValue *x, int sign, IrExpr *e, int64_t W)
 {
-	IrModule *m = o->m;
-	IrValue *s = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_V(m, x), y));
-	IrValue *w = ring_pred(b, ring_B(m, IR_EX_GE, ring_V(m, s), ring_V(m, W)), NULL);
-	IrValue *s2 = ir_b_index(b, ring_B(m, IR_EX_SUB, ring_V(m, s), ring_V(m, W)));
-	return named(o, sel(b, w, s2, s), name);
-}
-
-/* x - y wrapped into [0, W). */
-static IrValue *
-sub_mod(Ov *o, IrBuilder *b, IrValue *x, IrValue *y, IrValue *W, const char *name)
-{
-	IrModule *m = o->m;
-	IrValue *s = ir_b_index(b, ring_B(m, IR_EX_SUB, ring_V(m, x), ring_V(m, y)));
-	IrValue *n = ring_pred(b, ring_B(m, IR_EX_LT, ring_V(m, s), ring_C(m, 0)), NULL);
-	IrValue *s2 = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_V(m, s), ring_V(m, W)));
-	return named(o, sel(b, n, s2, s), name);
+	return ring_B(m, IR_EX_MOD, ring_B(m, sign > 0 ? IR_EX_ADD : IR_EX_SUB, ring_V(m, x), e),
+	              ring_C(m, W));
 }
 
 /* `ave.if %cond { ... }`: the builder of its body into tb; finish with if_end. */
@@ -408,20 +393,23 @@ chunk_col(Ov *o, int64_t lo, IrValue *ci, int64_t tc)
 	return ring_B(m, IR_EX_ADD, ring_C(m, lo), ring_B(m, IR_EX_MUL, ring_V(m, ci), ring_C(m, tc)));
 }
 
-/* The destination rank: q itself, or top - 1 - q (top NULL: q). Written into each op's `peer`
- * rather than as a value of its own, so that the checker's quantified signal instances see the
- * destination as a term of the loop's iteration. */
+/* A destination rank, base + c + sign * q (base may be NULL), written into each op's `peer`
+ * as a term of the loop's variable q (the checker's signal query then stays linear). */
 typedef struct Dest {
-	IrValue *q, *top;
+	IrValue *base, *q;
+	int64_t c;
+	int sign;
 } Dest;
 
 static IrExpr *
 dest_expr(IrModule *m, Dest d)
 {
-	if (!d.top)
-		return ring_V(m, d.q);
-	return ring_B(m, IR_EX_SUB, ring_B(m, IR_EX_SUB, ring_V(m, d.top), ring_C(m, 1)),
-	              ring_V(m, d.q));
+	IrExpr *e = ring_V(m, d.q);
+	if (d.sign < 0)
+		e = ring_B(m, IR_EX_SUB, ring_C(m, d.c), e);
+	else
+		e = ring_B(m, IR_EX_ADD, e, ring_C(m, d.c));
+	return d.base ? ring_B(m, IR_EX_ADD, ring_V(m, d.base), e) : e;
 }
 
 /* The put of the rank's chunk into rank `dest`'s copy, tile by tile, then its signal there. */
@@ -462,27 +450,24 @@ send_chunk(Ov *o, IrBuilder *b, IrValue *r, Dest dest)
 	ir_b_insert(b, ir_op_build(m, &s));
 }
 
-typedef struct Pids {
-	IrCtx *c;
-	IrOp *op[64];
-	int n, dims;
-	int want;
-} Pids;
-
+/* The kernel's ave.program_id ops along the rows' dimension (ud[1], IrVec of IrOp *) and the
+ * number of grid dimensions it uses (ud[2]). */
 static bool
 find_pids(IrOp *op, void *ud)
 {
-	Pids *p = ud;
+	void **u = ud;
+	Ov *o = u[0];
 	if (op->code != IR_OP_PROGRAM_ID && op->code != IR_OP_NUM_PROGRAMS)
 		return true;
 	int64_t d;
-	IrGroup *g = ir_op_group(op, p->c->kw.dim);
+	IrGroup *g = ir_op_group(op, o->c->kw.dim);
 	if (!g || !ir_expr_eval_const(g->item[0].e, &d))
 		return true;
-	if (d + 1 > p->dims)
-		p->dims = (int)d + 1;
-	if (op->code == IR_OP_PROGRAM_ID && d == p->want && p->n < 64)
-		p->op[p->n++] = op;
+	int *dims = u[2];
+	if (d + 1 > *dims)
+		*dims = (int)d + 1;
+	if (op->code == IR_OP_PROGRAM_ID && d == o->dim)
+		ir_vec_push(o->c->al, u[1], &op, sizeof op);
 	return true;
 }
 
@@ -491,59 +476,58 @@ rewrite(Ov *o)
 {
 	IrModule *m = o->m;
 	IrCtx *c = o->c;
-	int64_t P = o->R / o->T;
-	Pids pids = {c, {0}, 0, 0, o->dim};
-	ir_walk_op(o->kernel, find_pids, &pids);
+	int64_t P = o->R / o->T, W = o->W;
+	IrVec pids = {0};
+	int dims = 0;
+	void *ud[3] = {o, &pids, &dims};
+	ir_walk_op(o->kernel, find_pids, ud);
 	IrBuilder b;
 	ir_builder_before(&b, m, o->kernel->reg[0].block->first);
 	b.loc = o->kernel->loc;
+	/* The world is the module's (ave.world_size equals it at run time): a constant here, so
+	 * the ranks' arithmetic stays linear for the proof. */
 	IrValue *r = named(o, op0(&b, IR_OP_RANK, c->t_index), "rank");
-	IrValue *W = named(o, op0(&b, IR_OP_WORLD_SIZE, c->t_index), "world");
 	IrValue *pid = named(o, pid_op(&b, IR_OP_PROGRAM_ID, o->dim), "pid");
 	IrValue *np = named(o, pid_op(&b, IR_OP_NUM_PROGRAMS, o->dim), "np");
 	/* Wave order: tile (chunk of wave pid / P) * P + pid mod P when the grid is one wave of
 	 * P tiles per rank, else the program id as it is. */
 	IrValue *wave = named(o, ir_b_index(&b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
 	                                               ring_C(m, P))), "wave");
-	IrValue *wc = o->swizzle ? add_mod(o, &b, r, ring_V(m, wave), W, "wchunk")
-	                         : sub_mod(o, &b, r, wave, W, "wchunk");
-	IrValue *whole = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, ring_V(m, np),
-	                                               ring_B(m, IR_EX_MUL, ring_V(m, W), ring_C(m, P))),
+	IrValue *wc = named(o, ir_b_index(&b, wrap(m, r, o->swizzle ? 1 : -1, ring_V(m, wave), W)),
+	                    "wchunk");
+	IrValue *whole = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, ring_V(m, np), ring_C(m, W * P)),
 	                                    NULL), "whole");
 	IrValue *re = ir_b_index(&b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
 	                                    ring_B(m, IR_EX_MOD, ring_V(m, pid), ring_C(m, P))));
 	IrValue *pm = named(o, sel(&b, whole, re, pid), "tile");
-	for (int i = 0; i < pids.n; i++)
-		ir_replace_all_uses(&pids.op[i]->res[0], pm);
+	for (int i = 0; i < pids.len; i++)
+		ir_replace_all_uses(&IR_VEC_AT(pids, IrOp *, i)->res[0], pm);
 
-	/* The sender: CTA 0 (every program id 0) puts the rank's chunk into each other rank, in
-	 * the order the schedule has them receive it: r + 1 .. W - 1, 0 .. r - 1 (ring), or
-	 * r - 1 .. 0, W - 1 .. r + 1 (swizzle1d). */
-	IrExpr *zero = NULL;
-	for (int d = 0; d < pids.dims || d <= o->dim; d++) {
-		IrExpr *x = ring_V(m, d == o->dim ? pid : pid_op(&b, IR_OP_PROGRAM_ID, d));
-		zero = zero ? ring_B(m, IR_EX_ADD, zero, x) : x;
-	}
+	/* The sender: CTA 0 (every program id 0) puts the rank's chunk into each other rank and
+	 * signals it there, in the order the ranks receive it: r + 1 .. W - 1, 0 .. r - 1 (ring),
+	 * or r - 1 .. 0, W - 1 .. r + 1 (swizzle1d). (Spreading the chunks over the first W - 1
+	 * CTAs, where the grid has them, made the checker's signal query time out.) */
+	IrExpr *zero = ring_V(m, pid);
+	for (int d = 0; d < dims; d++)
+		if (d != o->dim)
+			zero = ring_B(m, IR_EX_ADD, zero, ring_V(m, pid_op(&b, IR_OP_PROGRAM_ID, d)));
 	IrValue *snd = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, zero, ring_C(m, 0)), NULL), "sender");
 	IrBuilder sb;
 	IrRegion *sr = if_begin(&b, &sb);
 	for (int half = 0; half < 2; half++) {
 		IrBuilder qb;
 		IrValue *q;
-		Dest dest = {NULL, NULL};
 		IrRegion *qr = for_begin(o, &sb, &qb, &q, o->swizzle ? "q" : "peer");
 		IrExpr *lo, *hi;
-		dest.q = q;
+		Dest dest = {NULL, q, 0, 1};
 		if (!o->swizzle) {
 			lo = half ? ring_C(m, 0) : ring_B(m, IR_EX_ADD, ring_V(m, r), ring_C(m, 1));
-			hi = half ? ring_V(m, r) : ring_V(m, W);
+			hi = half ? ring_V(m, r) : ring_C(m, W);
 		} else {
-			/* q counts up; the peer counts down from r - 1, then from W - 1. */
+			/* q counts up; the rank counts down from r - 1, then from W - 1. */
 			lo = ring_C(m, 0);
-			hi = half ? ring_B(m, IR_EX_SUB, ring_B(m, IR_EX_SUB, ring_V(m, W), ring_C(m, 1)),
-			                   ring_V(m, r))
-			          : ring_V(m, r);
-			dest.top = half ? W : r;
+			hi = half ? ring_B(m, IR_EX_SUB, ring_C(m, W - 1), ring_V(m, r)) : ring_V(m, r);
+			dest = half ? (Dest){NULL, q, W - 1, -1} : (Dest){r, q, -1, -1};
 		}
 		send_chunk(o, &qb, r, dest);
 		for_end(&sb, &qb, lo, hi, qr);
@@ -557,7 +541,7 @@ rewrite(Ov *o)
 	IrValue *ch = named(o, ir_b_index(&wb, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pm), ring_C(m, P))),
 	                    "chunk");
 	/* A tile past the world's chunks reads no chunk (past the buffer: nothing). */
-	IrValue *inw = named(o, ring_pred(&wb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_V(m, W)), NULL),
+	IrValue *inw = named(o, ring_pred(&wb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)), NULL),
 	                     "inworld");
 	IrBuilder ib;
 	IrRegion *ir = if_begin(&wb, &ib);
@@ -573,13 +557,15 @@ rewrite(Ov *o)
 	if_end(&ib, &fb, far, fr);
 	if_end(&wb, &ib, inw, ir);
 	/* Last: the builders above insert before the body's first op, maybe one of these. */
-	for (int i = 0; i < pids.n; i++)
-		ir_op_erase(pids.op[i]);
+	for (int i = 0; i < pids.len; i++)
+		ir_op_erase(IR_VEC_AT(pids, IrOp *, i));
+	ir_vec_free(c->al, &pids, sizeof(IrOp *));
 	ir_remark(c, o->kernel->loc,
-	          "overlap: kernel '@%s': all-gather of '@%s' (%s), %lld tiles of %lld rows per "
-	          "chunk along program id %d, chunk waits before the first read, sends from CTA 0",
-	          o->kernel->item[0].s, o->name, o->swizzle ? "swizzle1d" : "ring", (long long)P,
-	          (long long)o->T, o->dim);
+	          "overlap: kernel '@%s': all-gather of '@%s' (%s) on %lld ranks, %lld tiles of %lld "
+	          "rows per chunk along program id %d, chunk waits before the first read, sends "
+	          "from CTA 0",
+	          o->kernel->item[0].s, o->name, o->swizzle ? "swizzle1d" : "ring", (long long)W,
+	          (long long)P, (long long)o->T, o->dim);
 }
 
 static bool
@@ -601,12 +587,14 @@ overlap_kernel(IrModule *m, IrOp *k)
 			fail(&o, k, "the program id dimension of the reads is not a constant");
 	}
 	if (o.why) {
+		ir_vec_free(c->al, &o.made, sizeof(IrStr));
 		ir_warning(c, o.bad ? o.bad->loc : k->loc,
 		           "'overlap = @%s' is not applied to kernel '@%s': %s", ov->s, k->item[0].s,
 		           o.why);
 		return false;
 	}
 	rewrite(&o);
+	ir_vec_free(c->al, &o.made, sizeof(IrStr));
 	return true;
 }
 
