@@ -54,7 +54,8 @@ bool amdgpu_buffer_store(Lower *L, LLVMValueRef rsrc, LLVMValueRef off, LLVMValu
 /* sync.c: s_barrier, emulated group barriers, fences, transaction barriers, roles */
 bool amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool amdgpu_fence(Lower *L, IrOp *at, LowerFence kind);
-bool amdgpu_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+LLVMValueRef amdgpu_comm_load_acquire(Lower *L, LLVMValueRef ptr);
+void amdgpu_comm_nap(Lower *L);
 bool amdgpu_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
 bool amdgpu_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode);
 bool amdgpu_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,

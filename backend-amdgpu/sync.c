@@ -351,27 +351,21 @@ amdgpu_role_enter(Lower *L, IrOp *role, int64_t regs)
 
 /* ---- chunk signals (SPEC 5.9): 64-bit counters in global memory, possibly a peer's ---- */
 
-/* Every thread: an acquire load at system scope (LLVM's default scope) until the counter
- * reaches the epoch, s_sleep between polls. */
-bool
-amdgpu_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch)
+/* An acquire load at system scope (LLVM's default scope). */
+LLVMValueRef
+amdgpu_comm_load_acquire(Lower *L, LLVMValueRef ptr)
 {
-	(void)at;
-	LLVMBuilderRef b = L->b;
-	LLVMBasicBlockRef poll = lower_block(L, "sig.poll"), nap = lower_block(L, "sig.sleep");
-	LLVMBasicBlockRef done = lower_block(L, "sig.done");
-	LLVMBuildBr(b, poll);
-	LLVMPositionBuilderAtEnd(b, poll);
-	LLVMValueRef v = LLVMBuildLoad2(b, L->i64, ptr, "sig");
+	LLVMValueRef v = LLVMBuildLoad2(L->b, L->i64, ptr, "sig");
 	LLVMSetOrdering(v, LLVMAtomicOrderingAcquire);
 	LLVMSetAlignment(v, 8);
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGE, v, epoch, ""), done, nap);
-	LLVMPositionBuilderAtEnd(b, nap);
+	return v;
+}
+
+void
+amdgpu_comm_nap(Lower *L)
+{
 	LLVMValueRef one = lower_i32(L, 1);
 	lower_call(L, "llvm.amdgcn.s.sleep", L->voidt, &one, 1);
-	LLVMBuildBr(b, poll);
-	LLVMPositionBuilderAtEnd(b, done);
-	return true;
 }
 
 /* One thread, after the system-scope release fence: a relaxed atomic add at system scope. */

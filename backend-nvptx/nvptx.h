@@ -46,7 +46,8 @@ bool nvptx_is_sm90(const Lower *L);
 /* sync.c: barriers, transaction barriers, roles */
 bool nvptx_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 bool nvptx_fence(Lower *L, IrOp *at, LowerFence kind);
-bool nvptx_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+LLVMValueRef nvptx_comm_load_acquire(Lower *L, LLVMValueRef ptr);
+void nvptx_comm_nap(Lower *L);
 bool nvptx_comm_signal(Lower *L, IrOp *at, LLVMValueRef ptr);
 bool nvptx_comm_reduce_ok(Lower *L, IrType *elem, IrStr mode);
 bool nvptx_comm_reduce(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef v, IrType *elem,

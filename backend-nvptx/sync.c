@@ -157,25 +157,16 @@ nvptx_role_enter(Lower *L, IrOp *role, int64_t regs)
 
 /* ---- chunk signals (SPEC 5.9): 64-bit counters in global memory, possibly a peer's ---- */
 
-/* Every thread: ld.acquire.sys until the counter reaches the epoch, a short nanosleep between
- * polls. */
-bool
-nvptx_comm_wait(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch)
+LLVMValueRef
+nvptx_comm_load_acquire(Lower *L, LLVMValueRef ptr)
 {
-	(void)at;
-	LLVMBuilderRef b = L->b;
-	LLVMBasicBlockRef poll = lower_block(L, "sig.poll"), nap = lower_block(L, "sig.sleep");
-	LLVMBasicBlockRef done = lower_block(L, "sig.done");
-	LLVMBuildBr(b, poll);
-	LLVMPositionBuilderAtEnd(b, poll);
-	LLVMValueRef v = lower_asm(L, L->i64, "ld.acquire.sys.global.u64 $0, [$1];",
-	                           "=l,l,~{memory}", &ptr, 1);
-	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGE, v, epoch, ""), done, nap);
-	LLVMPositionBuilderAtEnd(b, nap);
+	return lower_asm(L, L->i64, "ld.acquire.sys.global.u64 $0, [$1];", "=l,l,~{memory}", &ptr, 1);
+}
+
+void
+nvptx_comm_nap(Lower *L)
+{
 	lower_asm(L, L->voidt, "nanosleep.u32 64;", "~{memory}", NULL, 0);
-	LLVMBuildBr(b, poll);
-	LLVMPositionBuilderAtEnd(b, done);
-	return true;
 }
 
 /* One thread, after fence.acq_rel.sys: red.relaxed.sys adds 1. */

@@ -298,11 +298,13 @@ struct LowerTarget {
 	 * one elected thread of the group after it converged; wait runs in every thread and returns
 	 * once the phase with parity `parity` (i1) has completed, with acquire semantics (PTX
 	 * test_wait.parity; AMDGPU: a polling loop on the phase word with s_sleep). */
-	/* Chunk signals (SPEC 5.9) on 64-bit counters in global memory, possibly a peer's:
-	 * comm_wait runs in every thread and returns once the counter at ptr is at least epoch
-	 * (i64), with acquire semantics at system scope; comm_signal runs in one elected thread,
-	 * after a system-scope release fence, and adds 1 to the counter at ptr at system scope. */
-	bool (*comm_wait)(Lower *L, IrOp *at, LLVMValueRef ptr, LLVMValueRef epoch);
+	/* Chunk signals (SPEC 5.9) on 64-bit counters in global memory, possibly a peer's. A wait
+	 * polls in every thread: comm_load_acquire reads the counter at ptr (i64) with acquire
+	 * semantics at system scope, comm_nap sleeps a little between polls. comm_signal runs in one
+	 * elected thread, after a system-scope release fence, and adds 1 to the counter at ptr at
+	 * system scope. */
+	LLVMValueRef (*comm_load_acquire)(Lower *L, LLVMValueRef ptr);
+	void (*comm_nap)(Lower *L);
 	bool (*comm_signal)(Lower *L, IrOp *at, LLVMValueRef ptr);
 	/* A put's reduce(mode) (add, max, min) on elements of type elem: whether the target has an
 	 * atomic for it, and one relaxed system-scope read-modify-write of the element at ptr. */
@@ -497,6 +499,8 @@ void lower_elect_end(Lower *L, LLVMBasicBlockRef merge);
 /* Adds a kernel parameter (only in prepare); returns its index. */
 int lower_add_param(Lower *L, const LowerParam *p);
 LLVMValueRef lower_param(Lower *L, int index);
+/* Floor division (mod: the floor modulo, the divisor's sign) of i64 values. */
+LLVMValueRef lower_floor_divmod(Lower *L, LLVMValueRef l, LLVMValueRef r, bool mod);
 /* The i64 value of index expression e over op's operands. */
 LLVMValueRef lower_expr(Lower *L, IrOp *op, const IrExpr *e);
 /* A known positive divisor of an index expression's value (1 when nothing is known). */

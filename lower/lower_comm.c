@@ -2,7 +2,7 @@
  * kernel takes (each symmetric buffer's table of the ranks' copies, the rank, the world size,
  * the launch's epoch), ave.rank and ave.world_size, the peer's copy a put or get addresses, and
  * chunk signals and waits over the signal counters. The memory-order instructions are the
- * target's (comm_wait, comm_signal); the shared layer orders the CTA's writes before a signal
+ * target's (comm_load_acquire, comm_nap, comm_signal); the shared layer orders the CTA's writes before a signal
  * with a group barrier, so the elected thread's system-scope release covers them. */
 #include <string.h>
 
@@ -168,19 +168,8 @@ decl_expr(Lower *L, IrOp *decl, const IrExpr *e, LLVMValueRef *args, int nargs)
 	case IR_EX_MUL:
 		return LLVMBuildMul(b, l, r, "");
 	case IR_EX_FLOORDIV:
-	case IR_EX_MOD: {
-		LLVMValueRef z = lower_i64(L, 0);
-		LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
-		/* Floor: one less (one more divisor) where the remainder's sign is not the divisor's. */
-		LLVMValueRef nz = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
-		LLVMValueRef mneg = LLVMBuildICmp(b, LLVMIntSLT, m, z, "");
-		LLVMValueRef rneg = LLVMBuildICmp(b, LLVMIntSLT, r, z, "");
-		LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, mneg, rneg, "");
-		LLVMValueRef adj = LLVMBuildAnd(b, nz, sgn, "");
-		if (e->kind == IR_EX_FLOORDIV)
-			return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, L->i64, ""), "");
-		return LLVMBuildSelect(b, adj, LLVMBuildAdd(b, m, r, ""), m, "");
-	}
+	case IR_EX_MOD:
+		return lower_floor_divmod(L, l, r, e->kind == IR_EX_MOD);
 	default:
 		lower_error(L, decl->loc, "internal error: a comparison in a chunk's signal index");
 		return lower_i64(L, 0);
@@ -240,7 +229,19 @@ lower_op_chunk_wait(Lower *L, IrOp *op)
 		return false;
 	LLVMValueRef p = LLVMBuildGEP2(L->b, L->i8, t->base, &off, 1, "sig");
 	L->last_barrier = NULL;
-	return L->t->comm_wait(L, op, p, epoch);
+	/* Every thread polls until the counter reaches the launch's epoch. */
+	LLVMBuilderRef b = L->b;
+	LLVMBasicBlockRef poll = lower_block(L, "sig.poll"), nap = lower_block(L, "sig.sleep");
+	LLVMBasicBlockRef done = lower_block(L, "sig.done");
+	LLVMBuildBr(b, poll);
+	LLVMPositionBuilderAtEnd(b, poll);
+	LLVMValueRef v = L->t->comm_load_acquire(L, p);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGE, v, epoch, ""), done, nap);
+	LLVMPositionBuilderAtEnd(b, nap);
+	L->t->comm_nap(L);
+	LLVMBuildBr(b, poll);
+	LLVMPositionBuilderAtEnd(b, done);
+	return true;
 }
 
 /* Adds 1 to the signal counter at byte `off` of rank p's copy of buffer sb. */

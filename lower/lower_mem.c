@@ -410,13 +410,15 @@ other_value(Lower *L, IrOp *op, IrType *elem)
 	    ty, (unsigned long long)(g && g->item[0].kind == IR_IT_FLOAT ? (int64_t)f : i), 1);
 }
 
-bool
-lower_op_load(Lower *L, IrOp *op)
+/* A tile load of tensor t (a kernel argument's, the rank's copy of a symmetric buffer, or a
+ * peer's) at the coordinates of op's item 0. */
+static bool
+load_tile(Lower *L, IrOp *op, LowerTensor *t)
 {
 	IrType *rt = op->res[0].type;
 	GAccess g = {0};
 	g.op = op;
-	g.t = tensor_item(L, op, &op->item[0]);
+	g.t = t;
 	if (!g.t)
 		return false;
 	g.elem = rt->elem;
@@ -433,21 +435,35 @@ lower_op_load(Lower *L, IrOp *op)
 	return true;
 }
 
-bool
-lower_op_store(Lower *L, IrOp *op)
+/* A tile store (reduce NULL) or reduction of op's item 0 into tensor t at `into`. */
+static bool
+store_tile(Lower *L, IrOp *op, LowerTensor *t, const IrItem *into, IrStr reduce)
 {
 	IrValue *v = ir_item_value(op, &op->item[0]);
-	IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
 	GAccess g = {0};
 	g.op = op;
-	g.t = tensor_item(L, op, into);
+	g.t = t;
 	if (!g.t)
 		return false;
 	g.elem = v->type->elem;
 	g.store = true;
+	g.reduce = reduce;
 	LowerFrag f = lower_val(L, v)->f;
 	g.l = f.layout;
 	return global_access(L, &g, into, &f);
+}
+
+bool
+lower_op_load(Lower *L, IrOp *op)
+{
+	return load_tile(L, op, tensor_item(L, op, &op->item[0]));
+}
+
+bool
+lower_op_store(Lower *L, IrOp *op)
+{
+	IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
+	return store_tile(L, op, tensor_item(L, op, into), into, NULL);
 }
 
 /* A put or get (SPEC 5.9): a plain store or load of rank p's copy of the symmetric buffer,
@@ -456,46 +472,23 @@ lower_op_store(Lower *L, IrOp *op)
 bool
 lower_op_put(Lower *L, IrOp *op)
 {
-	IrValue *v = ir_item_value(op, &op->item[0]);
+	IrType *elem = ir_item_value(op, &op->item[0])->type->elem;
 	IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
 	IrGroup *red = ir_op_group(op, L->c->kw.reduce);
-	GAccess g = {0};
-	g.op = op;
-	if (red) {
-		g.reduce = red->item[0].s;
-		if (!L->t->comm_reduce_ok || !L->t->comm_reduce_ok(L, v->type->elem, g.reduce))
-			return lower_unsupported(L, op, "with reduce(%s) on '%s'", g.reduce,
-			                         ir_type_str(L->c, v->type->elem));
-	}
-	g.t = lower_peer_tensor(L, op, into->s, ir_op_group(op, L->c->kw.peer)->item[0].e);
-	if (!g.t)
-		return false;
-	g.elem = v->type->elem;
-	g.store = true;
-	LowerFrag f = lower_val(L, v)->f;
-	g.l = f.layout;
-	return global_access(L, &g, into, &f);
+	IrStr mode = red ? red->item[0].s : NULL;
+	if (mode && (!L->t->comm_reduce_ok || !L->t->comm_reduce_ok(L, elem, mode)))
+		return lower_unsupported(L, op, "with reduce(%s) on '%s'", mode,
+		                         ir_type_str(L->c, elem));
+	LowerTensor *t =
+	    lower_peer_tensor(L, op, into->s, ir_op_group(op, L->c->kw.peer)->item[0].e);
+	return store_tile(L, op, t, into, mode);
 }
 
 bool
 lower_op_get(Lower *L, IrOp *op)
 {
-	IrType *rt = op->res[0].type;
-	GAccess g = {0};
-	g.op = op;
-	g.t = lower_peer_tensor(L, op, op->item[0].s, ir_op_group(op, L->c->kw.peer)->item[0].e);
-	if (!g.t)
-		return false;
-	g.elem = rt->elem;
-	g.l = L->lay[op->res[0].id];
-	g.other = other_value(L, op, rt->elem);
-	LowerFrag f = lower_frag_new(L, g.l);
-	if (!global_access(L, &g, &op->item[0], &f))
-		return false;
-	LowerVal *x = lower_val(L, &op->res[0]);
-	x->kind = LOWER_V_FRAG;
-	x->f = f;
-	return true;
+	return load_tile(
+	    L, op, lower_peer_tensor(L, op, op->item[0].s, ir_op_group(op, L->c->kw.peer)->item[0].e));
 }
 
 /* ---- shared memory ---- */

@@ -270,6 +270,23 @@ to_i64(Lower *L, LLVMValueRef v, IrType *t)
 }
 
 LLVMValueRef
+lower_floor_divmod(Lower *L, LLVMValueRef l, LLVMValueRef r, bool mod)
+{
+	LLVMBuilderRef b = L->b;
+	LLVMValueRef z = lower_i64(L, 0);
+	LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
+	/* Rounding toward zero is one off where the remainder's sign is not the divisor's. */
+	LLVMValueRef ne = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
+	LLVMValueRef mneg = LLVMBuildICmp(b, LLVMIntSLT, m, z, "");
+	LLVMValueRef rneg = LLVMBuildICmp(b, LLVMIntSLT, r, z, "");
+	LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, mneg, rneg, "");
+	LLVMValueRef adj = LLVMBuildAnd(b, ne, sgn, "");
+	if (mod)
+		return LLVMBuildSelect(b, adj, LLVMBuildAdd(b, m, r, ""), m, "");
+	return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, L->i64, ""), "");
+}
+
+LLVMValueRef
 lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 {
 	LLVMBuilderRef b = L->b;
@@ -305,25 +322,11 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 	case IR_EX_FLOORDIV:
 		if (nonneg && e->r->kind == IR_EX_CONST && e->r->c > 0)
 			return LLVMBuildUDiv(b, l, r, "");
-		{
-			LLVMValueRef q = LLVMBuildSDiv(b, l, r, ""), m = LLVMBuildSRem(b, l, r, "");
-			LLVMValueRef z = lower_i64(L, 0);
-			LLVMValueRef ne = LLVMBuildICmp(b, LLVMIntNE, m, z, "");
-			LLVMValueRef mneg = LLVMBuildICmp(b, LLVMIntSLT, m, z, "");
-			LLVMValueRef rneg = LLVMBuildICmp(b, LLVMIntSLT, r, z, "");
-			LLVMValueRef sgn = LLVMBuildICmp(b, LLVMIntNE, mneg, rneg, "");
-			LLVMValueRef adj =
-			    LLVMBuildZExt(b, LLVMBuildAnd(b, ne, sgn, ""), L->i64, "");
-			return LLVMBuildSub(b, q, adj, "");
-		}
+		return lower_floor_divmod(L, l, r, false);
 	case IR_EX_MOD:
 		if (nonneg && e->r->kind == IR_EX_CONST && e->r->c > 0)
 			return LLVMBuildURem(b, l, r, "");
-		{
-			LLVMValueRef m = LLVMBuildSRem(b, l, r, "");
-			LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, m, lower_i64(L, 0), "");
-			return LLVMBuildSelect(b, neg, LLVMBuildAdd(b, m, r, ""), m, "");
-		}
+		return lower_floor_divmod(L, l, r, true);
 	default: {
 		static const LLVMIntPredicate pred[IR_EX_COUNT] = {
 		    [IR_EX_EQ] = LLVMIntEQ,  [IR_EX_NE] = LLVMIntNE,  [IR_EX_LT] = LLVMIntSLT,
