@@ -620,10 +620,11 @@ exact_defs(CkSmt *s, Z3_ast all)
 	return r;
 }
 
-/* A query the SMT core gave up on because of a quantifier (the universal "no signal instance
- * matches" of the chunk checks): its quantifier-free equivalent by linear quantifier elimination
- * (Z3's qe tactic, which decides such formulas of linear integer arithmetic), or NULL. The same
- * SMT core then answers it, and its models give every free variable a value. */
+/* A query known to hold a quantifier (s->quantified: the universal "no signal instance matches"
+ * of the chunk checks), or one the SMT core gave up on because of one: its quantifier-free
+ * equivalent by linear quantifier elimination (Z3's qe tactic within the per-query limit, which
+ * decides such formulas of linear integer arithmetic), or NULL. The same SMT core then answers
+ * it, and its models give every free variable a value. */
 static Z3_ast
 qe_formula(CkSmt *s, Z3_ast all)
 {
@@ -670,6 +671,12 @@ qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
 	Z3_solver_push(s->z, sv);
 	Z3_solver_assert(s->z, sv, f);
 	CkRes res = timed_check(s, sv);
+	/* A model is one of the kernel only if the nonlinear definitions hold too (as below). */
+	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
+	if (ex) {
+		Z3_solver_assert(s->z, sv, ex);
+		res = timed_check(s, sv);
+	}
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
 	Z3_solver_pop(s->z, sv, 1);
