@@ -661,17 +661,16 @@ qe_formula(CkSmt *s, Z3_ast all)
 	return f;
 }
 
+/* One query on the shared solver: f, then (when satisfiable) the nonlinear definitions of
+ * `all`, the query f stands for (itself, or what quantifier elimination made of it): a model is
+ * one of the kernel only if they hold too. *confirmed says whether they were asked. */
 static CkRes
-qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
+solve_confirmed(CkSmt *s, Z3_ast f, Z3_ast all, Z3_model *model, bool *confirmed)
 {
-	Z3_ast f = qe_formula(s, all);
-	if (!f)
-		return CK_UNKNOWN;
 	Z3_solver sv = solver(s);
 	Z3_solver_push(s->z, sv);
 	Z3_solver_assert(s->z, sv, f);
 	CkRes res = timed_check(s, sv);
-	/* A model is one of the kernel only if the nonlinear definitions hold too (as below). */
 	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
 	if (ex) {
 		Z3_solver_assert(s->z, sv, ex);
@@ -680,7 +679,16 @@ qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
 	if (res == CK_SAT && model)
 		*model = take_model(s, sv, NULL);
 	Z3_solver_pop(s->z, sv, 1);
+	if (confirmed)
+		*confirmed = ex != NULL;
 	return res;
+}
+
+static CkRes
+qe_check(CkSmt *s, Z3_ast all, Z3_model *model)
+{
+	Z3_ast f = qe_formula(s, all);
+	return f ? solve_confirmed(s, f, all, model, NULL) : CK_UNKNOWN;
 }
 
 CkRes
@@ -697,19 +705,9 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 		if (q != CK_UNKNOWN)
 			return q;
 	}
-	Z3_solver sv = solver(s);
-	Z3_solver_push(s->z, sv);
-	Z3_solver_assert(s->z, sv, all);
-	CkRes res = timed_check(s, sv);
-	Z3_ast ex = res == CK_SAT ? exact_defs(s, all) : NULL;
-	if (ex) {
-		Z3_solver_assert(s->z, sv, ex);
-		res = timed_check(s, sv);
-	}
-	if (res == CK_SAT && model)
-		*model = take_model(s, sv, NULL);
-	Z3_solver_pop(s->z, sv, 1);
-	if (res == CK_UNKNOWN && !ex && !s->quantified)
+	bool confirmed;
+	CkRes res = solve_confirmed(s, all, all, model, &confirmed);
+	if (res == CK_UNKNOWN && !confirmed && !s->quantified)
 		res = qe_check(s, all, model);
 	return res;
 }

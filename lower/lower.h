@@ -503,6 +503,10 @@ LLVMValueRef lower_param(Lower *L, int index);
 LLVMValueRef lower_floor_divmod(Lower *L, LLVMValueRef l, LLVMValueRef r, bool mod);
 /* The i64 value of index expression e over op's operands. */
 LLVMValueRef lower_expr(Lower *L, IrOp *op, const IrExpr *e);
+/* The same with each leaf's value (an operand of op) from `leaf` (a declaration's expressions,
+ * whose parameters stand for a call's arguments). */
+typedef LLVMValueRef (*LowerLeafFn)(Lower *L, IrOp *op, IrValue *v, void *ud);
+LLVMValueRef lower_expr_with(Lower *L, IrOp *op, const IrExpr *e, LowerLeafFn leaf, void *ud);
 /* A known positive divisor of an index expression's value (1 when nothing is known). */
 int64_t lower_expr_div(const IrOp *op, const IrExpr *e);
 /* Emits `if (cond)` and returns the merge block (builder in the then block). */

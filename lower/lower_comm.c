@@ -135,45 +135,23 @@ lower_peer_tensor(Lower *L, IrOp *op, IrStr name, const IrExpr *peer)
 
 /* ---- chunks ---- */
 
-/* Expression e of the chunk declaration, its parameters bound to args (i64). */
+/* A leaf of a chunk declaration's expression: the call's argument for its parameter. */
+typedef struct DeclArgs {
+	LLVMValueRef *args;
+	int nargs;
+} DeclArgs;
+
 static LLVMValueRef
-decl_expr(Lower *L, IrOp *decl, const IrExpr *e, LLVMValueRef *args, int nargs)
+decl_leaf(Lower *L, IrOp *decl, IrValue *v, void *ud)
 {
-	LLVMBuilderRef b = L->b;
-	switch (e->kind) {
-	case IR_EX_CONST:
-		return lower_i64(L, e->c);
-	case IR_EX_VAL: {
-		IrValue *v = ir_op_value(decl, e->opnd);
-		const IrItem *d = &decl->item[0];
-		for (int i = 0; i < d->nparam && i < nargs; i++)
-			if (d->param[i] == v)
-				return args[i];
-		lower_error(L, decl->loc, "internal error: a chunk expression names a value that is "
-		            "not a parameter");
-		return lower_i64(L, 0);
-	}
-	case IR_EX_NEG:
-		return LLVMBuildNeg(b, decl_expr(L, decl, e->l, args, nargs), "");
-	default:
-		break;
-	}
-	LLVMValueRef l = decl_expr(L, decl, e->l, args, nargs);
-	LLVMValueRef r = decl_expr(L, decl, e->r, args, nargs);
-	switch (e->kind) {
-	case IR_EX_ADD:
-		return LLVMBuildAdd(b, l, r, "");
-	case IR_EX_SUB:
-		return LLVMBuildSub(b, l, r, "");
-	case IR_EX_MUL:
-		return LLVMBuildMul(b, l, r, "");
-	case IR_EX_FLOORDIV:
-	case IR_EX_MOD:
-		return lower_floor_divmod(L, l, r, e->kind == IR_EX_MOD);
-	default:
-		lower_error(L, decl->loc, "internal error: a comparison in a chunk's signal index");
-		return lower_i64(L, 0);
-	}
+	const DeclArgs *a = ud;
+	const IrItem *d = &decl->item[0];
+	for (int i = 0; i < d->nparam && i < a->nargs; i++)
+		if (d->param[i] == v)
+			return a->args[i];
+	lower_error(L, decl->loc, "internal error: a chunk expression names a value that is not a "
+	            "parameter");
+	return lower_i64(L, 0);
 }
 
 /* The chunk op op's call names, with the byte offset of its signal counter in the signal
@@ -206,11 +184,11 @@ chunk_slot(Lower *L, IrOp *op, IrStr *sigbuf, LLVMValueRef *off)
 		return NULL;
 	}
 	LLVMValueRef o = lower_i64(L, 0);
-	for (int d = 0; d < sig->ncoord && d < t->rank; d++)
-		o = LLVMBuildAdd(L->b, o,
-		                 LLVMBuildMul(L->b, decl_expr(L, ch, sig->coord[d].e, args, n),
-		                              t->stride[d], ""),
-		                 "");
+	DeclArgs da = {args, n};
+	for (int d = 0; d < sig->ncoord && d < t->rank; d++) {
+		LLVMValueRef x = lower_expr_with(L, ch, sig->coord[d].e, decl_leaf, &da);
+		o = LLVMBuildAdd(L->b, o, LLVMBuildMul(L->b, x, t->stride[d], ""), "");
+	}
 	*sigbuf = sig->s;
 	*off = LLVMBuildMul(L->b, o, lower_i64(L, 8), "sig.off");
 	return L->ok ? ch : NULL;

@@ -286,31 +286,37 @@ lower_floor_divmod(Lower *L, LLVMValueRef l, LLVMValueRef r, bool mod)
 	return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, L->i64, ""), "");
 }
 
+/* The i64 value of a leaf of op's index expressions: the operand as a scalar. */
+static LLVMValueRef
+operand_leaf(Lower *L, IrOp *op, IrValue *v, void *ud)
+{
+	(void)ud;
+	LLVMValueRef x = lower_scalar(L, v);
+	if (!x) {
+		lower_error(L, op->loc, "index expression uses '%%%s', which is not a scalar",
+		            v->name ? v->name : "<unnamed>");
+		return lower_i64(L, 0);
+	}
+	return to_i64(L, x, v->type);
+}
+
 LLVMValueRef
-lower_expr(Lower *L, IrOp *op, const IrExpr *e)
+lower_expr_with(Lower *L, IrOp *op, const IrExpr *e, LowerLeafFn leaf, void *ud)
 {
 	LLVMBuilderRef b = L->b;
 	int64_t lo, hi;
 	switch (e->kind) {
 	case IR_EX_CONST:
 		return lower_i64(L, e->c);
-	case IR_EX_VAL: {
-		IrValue *v = ir_op_value(op, e->opnd);
-		LLVMValueRef x = lower_scalar(L, v);
-		if (!x) {
-			lower_error(L, op->loc,
-			            "index expression uses '%%%s', which is not a scalar",
-			            v->name ? v->name : "<unnamed>");
-			return lower_i64(L, 0);
-		}
-		return to_i64(L, x, v->type);
-	}
+	case IR_EX_VAL:
+		return leaf(L, op, ir_op_value(op, e->opnd), ud);
 	case IR_EX_NEG:
-		return LLVMBuildNeg(b, lower_expr(L, op, e->l), "");
+		return LLVMBuildNeg(b, lower_expr_with(L, op, e->l, leaf, ud), "");
 	default:
 		break;
 	}
-	LLVMValueRef l = lower_expr(L, op, e->l), r = lower_expr(L, op, e->r);
+	LLVMValueRef l = lower_expr_with(L, op, e->l, leaf, ud);
+	LLVMValueRef r = lower_expr_with(L, op, e->r, leaf, ud);
 	bool nonneg = ir_expr_range(op, e->l, &lo, &hi) && lo >= 0;
 	switch (e->kind) {
 	case IR_EX_ADD:
@@ -335,6 +341,12 @@ lower_expr(Lower *L, IrOp *op, const IrExpr *e)
 		return LLVMBuildZExt(b, LLVMBuildICmp(b, pred[e->kind], l, r, ""), L->i64, "");
 	}
 	}
+}
+
+LLVMValueRef
+lower_expr(Lower *L, IrOp *op, const IrExpr *e)
+{
+	return lower_expr_with(L, op, e, operand_leaf, NULL);
 }
 
 static int64_t
