@@ -585,6 +585,7 @@ lower_kernel(Lower *L)
 	L->info.name = k->item[0].s;
 	L->info.loc = k->loc;
 	L->info.args_json = lower_args_json(L->c, k);
+	L->info.symm_json = lower_symm_json(L->c, k);
 	L->info.threads = th && th->kind == IR_ATTR_INT ? (int)th->i : 0;
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);
 	L->info.persistent = pers && pers->kind == IR_ATTR_INT ? pers->i : 0;

@@ -214,6 +214,7 @@ typedef struct LowerKernelInfo {
 	IrVec diags;              /* char*: tool messages worth keeping (ptxas C-codes, warnings) */
 	char *target_json;        /* extra JSON members for the target, or NULL */
 	char *args_json;          /* the kernel's arguments (lower_args_json) */
+	char *symm_json;          /* its module's symmetric buffers (lower_symm_json), or NULL */
 	char *regalloc_json;      /* the register plan (ra_plan_json, malloc'd), or NULL */
 	int regalloc_budget;      /* the largest budget of the plan's groups */
 } LowerKernelInfo;
@@ -432,6 +433,7 @@ void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
 /* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);
+char *lower_symm_json(IrCtx *c, IrOp *kernel);
 /* Creates the target machine (initializing LLVM's targets once); NULL after an error. */
 LLVMTargetMachineRef lower_target_machine(IrCtx *c, const LowerTarget *t, int opt);
 

@@ -287,6 +287,47 @@ lower_args_json(IrCtx *c, IrOp *kernel)
 	return out;
 }
 
+/* The symmetric buffers of the kernel's module (SPEC 5.9: each rank's copy of each), for a
+ * runtime that makes them: [{"symbol", "type" (element), "rank", "dims", "strides", "bytes"}],
+ * or NULL when there are none. */
+char *
+lower_symm_json(IrCtx *c, IrOp *kernel)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int count = 0;
+	FILE *f = open_memstream(&buf, &n);
+	fputc('[', f);
+	for (IrOp *op = kernel->parent ? kernel->parent->first : NULL; op; op = op->next) {
+		if (op->code != IR_OP_SYMM_ALLOC)
+			continue;
+		IrType *t = op->type[0];
+		fprintf(f, "%s{\"symbol\": ", count++ ? ", " : "");
+		ir_json_str(f, op->item[0].s);
+		fputs(", \"type\": ", f);
+		ir_json_str(f, ir_type_str(c, t->elem));
+		fprintf(f, ", \"rank\": %d, \"dims\": [", t->rank);
+		int64_t st = 1, last = 0;
+		int64_t strides[IR_MAX_RANK];
+		for (int d = t->rank - 1; d >= 0; d--) {
+			strides[d] = t->strides ? t->strides[d] : st;
+			st *= t->dims[d];
+			last += (t->dims[d] - 1) * strides[d];
+		}
+		for (int d = 0; d < t->rank; d++)
+			fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+		fputs("], \"strides\": [", f);
+		for (int d = 0; d < t->rank; d++)
+			fprintf(f, "%s%lld", d ? ", " : "", (long long)strides[d]);
+		fprintf(f, "], \"bytes\": %lld}", (long long)(last + 1) * lower_elem_bytes(t->elem));
+	}
+	fputc(']', f);
+	fclose(f);
+	char *out = count ? ir_ctx_strdup(c, buf) : NULL;
+	free(buf);
+	return out;
+}
+
 static const char *const param_kinds[LOWER_P_KINDS] = {
     "ptr", "size", "stride", "scalar", "symm", "target", "grid", "peers", "rank", "world", "epoch"};
 
@@ -311,6 +352,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
 		if (k->args_json)
 			fprintf(f, "      \"args\": %s,\n", k->args_json);
+		if (k->symm_json)
+			fprintf(f, "      \"symmetric\": %s,\n", k->symm_json);
 		if (k->persistent)
 			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
 		fprintf(f, "      \"params\": [");

@@ -121,8 +121,12 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	fprintf(f, ",\n  \"warp_size\": %d,\n  \"kernels\": [\n    {\n      \"name\": ", target->warp);
 	ir_json_str(f, kernel->item[0].s);
 	fprintf(f, ",\n      \"threads\": %lld,\n      \"block\": [%lld, 1, 1],\n      \"shared_bytes\": 0,\n"
-		   "      \"args\": %s,\n      \"params\": [],\n      \"file\": ",
+		   "      \"args\": %s,\n      \"params\": [],\n",
 		threads, threads, lower_args_json(c, kernel));
+	const char *symm = lower_symm_json(c, kernel);
+	if (symm)
+		fprintf(f, "      \"symmetric\": %s,\n", symm);
+	fputs("      \"file\": ", f);
 	/* The file name, so that the interpreter's errors name the user's file. */
 	ir_json_str(f, file ? file : "");
 	fputs("\n    }\n  ]\n}\n", f);
@@ -214,10 +218,12 @@ compile_host(const JitRequest *rq, JitOutput *out)
 				  NULL))
 		return false;
 	/* The interpreter runs the source as written when no pass asked to change it, so its
-	 * run-time errors point at the user's lines. */
+	 * run-time errors point at the user's lines; `overlap` changes what a kernel computes
+	 * across ranks (it adds the communication the local kernel leaves out), so an overlapped
+	 * kernel runs as the pass made it, as on every target. */
 	size_t len;
 	char *text;
-	if (rq->source && !rq->pipeline) {
+	if (rq->source && !rq->pipeline && !ir_op_attr(rq->kernel, rq->m->ctx->kw.overlap)) {
 		len = rq->source_len;
 		text = malloc(len + 1);
 		memcpy(text, rq->source, len + 1);

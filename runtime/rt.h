@@ -221,6 +221,8 @@ typedef struct RtBuffer {
 	bool wrapped;  /* aveBufferWrap: the caller's memory, never freed by ave */
 } RtBuffer;
 
+struct RtWorldRank;
+
 typedef struct RtDeviceOps {
 	const char *kind;
 	/* Opens device `ordinal`; on failure reports why through the context and returns an error. */
@@ -246,6 +248,11 @@ typedef struct RtDeviceOps {
 	AveResult (*stream_wrap)(struct RtDevice *d, void *native);
 	/* aveDeviceSetSchedules, where the device runs seeded schedules (NULL: it does not). */
 	AveResult (*set_schedules)(struct RtDevice *d, int schedules, uint64_t seed);
+	/* aveWorldLaunch: every rank's launch of k at once (rank r: args[r], ranks[r]); NULL where
+	 * the device cannot run a world. */
+	AveResult (*launch_world)(struct RtDevice *d, RtKernel *k, void *handle,
+				  const uint32_t grid[3], const RtArgs *args,
+				  const struct RtWorldRank *ranks, int size, void *stream);
 } RtDeviceOps;
 
 typedef struct RtDevice {
@@ -275,6 +282,43 @@ bool rt_host_last_stats(RtDevice *d, struct InterpStats *out);
 /* Checks args against k's signature; reports the first mismatch through d's context. */
 AveResult rt_args_check(RtKernel *k, const RtArgs *args, RtDevice *d);
 
+typedef struct RtStream {
+	RtDevice *dev;
+	void *s;      /* the native stream (NULL: the default stream) */
+	bool wrapped; /* aveStreamWrap: the caller's, never destroyed by ave */
+} RtStream;
+
+/* ---- rt_world.c: a world of ranks on one device (SPEC 5.9) ---- */
+
+/* One symmetric buffer of a world: each rank's copy, and the table of their addresses (the
+ * "peers" parameter: size device pointers in device memory). */
+typedef struct RtWorldSymm {
+	char *symbol;
+	char *type;      /* element type */
+	size_t bytes;
+	RtBuffer **rank; /* size copies, owned by the world */
+	void *peers;     /* device address of the table */
+	int64_t epochs;  /* launches that used it so far */
+} RtWorldSymm;
+
+/* What a world launch gives rank `rank`'s parameters ("symm", "peers", "rank", "world",
+ * "epoch" in the metadata): symm[i] is the world's buffer of the kernel's i-th symmetric
+ * buffer (its "symmetric" list). */
+typedef struct RtWorldRank {
+	int rank, size;
+	int64_t epoch;
+	RtWorldSymm *const *symm;
+	int nsymm;
+} RtWorldRank;
+
+/* The world's buffer named `symbol` (without '@'), or NULL. */
+const RtWorldSymm *rt_world_symm_find(const RtWorldRank *w, const char *symbol);
+
+/* Checks that k can be launched on d (its binary kind, its target, the stream's device) with
+ * each of the nargs argument lists, and loads it there once; the device's handle in *handle. */
+AveResult rt_kernel_prepare(RtKernel *k, RtDevice *d, RtDevice *stream_dev, const RtArgs *args,
+			    int nargs, void **handle);
+
 /* ---- rt_params.c: kernel parameters in the ABI order of the metadata's "params" ---- */
 
 typedef struct RtLaunchParams {
@@ -301,8 +345,9 @@ typedef struct RtTensorMap {
 /* Encodes a target parameter (a 128-byte TMA descriptor) from its tensor map. */
 typedef AveResult (*RtMapEncoder)(RtDevice *d, const RtTensorMap *m, void *out);
 
+/* w: the rank of a world launch, or NULL (then a communicating kernel is refused). */
 AveResult rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
-			  RtLaunchParams *lp, RtMapEncoder encode);
+			  RtLaunchParams *lp, RtMapEncoder encode, const RtWorldRank *w);
 void rt_params_free(RtLaunchParams *lp);
 
 #endif

@@ -316,12 +316,6 @@ aveBufferDownload(AveBuffer h, size_t off, void *dst, size_t n)
 
 /* ---- streams ---- */
 
-typedef struct RtStream {
-	RtDevice *dev;
-	void *s;      /* the native stream (NULL: the default stream) */
-	bool wrapped; /* aveStreamWrap: the caller's, never destroyed by ave */
-} RtStream;
-
 AveResult
 aveStreamCreate(AveDevice h, AveStream *out)
 {
@@ -629,16 +623,9 @@ target_fits(const char *kernel, const RtDevice *d)
 }
 
 AveResult
-aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, AveStream sh)
+rt_kernel_prepare(RtKernel *k, RtDevice *d, RtDevice *stream_dev, const RtArgs *args, int nargs,
+		  void **handle)
 {
-	RtKernel *k = kh.ptr;
-	RtDevice *d = dh.ptr;
-	RtArgs *args = ah.ptr;
-	RtStream *s = sh.ptr;
-	if (!k || !d || !grid || !args)
-		return rt_misuse(d ? d->ctx : k ? k->ctx : NULL, "aveKernelLaunch: %s is null",
-				 !k ? "the kernel" : !d ? "the device" : !grid ? "'grid'"
-							: "the argument list");
 	const char *bin = rt_json_str(k->meta, "binary");
 	bool sim_kernel = bin && !strcmp(bin, "llvm"), sim_device = !strcmp(d->ops->kind, "sim-");
 	if (sim_kernel != sim_device) {
@@ -654,25 +641,26 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 			 k->name, k->target, d->name, d->ops->kind);
 		return AVE_ERROR_UNSUPPORTED;
 	}
-	if (s && s->dev != d) {
+	if (stream_dev != d) {
 		rt_error(d->ctx, "kernel '%s': the stream belongs to another device than '%s'", k->name,
 			 d->name);
 		return AVE_ERROR_INVALID_ARGUMENT;
 	}
-	AveResult r = rt_args_check(k, args, d);
-	if (r)
-		return r;
+	AveResult r = AVE_SUCCESS;
+	for (int i = 0; i < nargs; i++)
+		if ((r = rt_args_check(k, &args[i], d)))
+			return r;
 	pthread_mutex_lock(&k->mu);
 	RtLoaded *l = k->loaded;
 	while (l && l->dev != d)
 		l = l->next;
 	if (!l) {
-		void *handle;
-		r = d->ops->load(d, k, &handle);
+		void *h;
+		r = d->ops->load(d, k, &h);
 		if (!r) {
 			l = calloc(1, sizeof *l);
 			l->dev = d;
-			l->handle = handle;
+			l->handle = h;
 			l->next = k->loaded;
 			k->loaded = l;
 			pthread_mutex_lock(&d->mu);
@@ -682,7 +670,24 @@ aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, 
 		}
 	}
 	pthread_mutex_unlock(&k->mu);
+	*handle = l ? l->handle : NULL;
+	return r;
+}
+
+AveResult
+aveKernelLaunch(AveKernel kh, AveDevice dh, const uint32_t grid[3], AveArgs ah, AveStream sh)
+{
+	RtKernel *k = kh.ptr;
+	RtDevice *d = dh.ptr;
+	RtArgs *args = ah.ptr;
+	RtStream *s = sh.ptr;
+	if (!k || !d || !grid || !args)
+		return rt_misuse(d ? d->ctx : k ? k->ctx : NULL, "aveKernelLaunch: %s is null",
+				 !k ? "the kernel" : !d ? "the device" : !grid ? "'grid'"
+							: "the argument list");
+	void *handle;
+	AveResult r = rt_kernel_prepare(k, d, s ? s->dev : d, args, 1, &handle);
 	if (r)
 		return r;
-	return d->ops->launch(d, k, l->handle, grid, args, s ? s->s : NULL);
+	return d->ops->launch(d, k, handle, grid, args, s ? s->s : NULL);
 }

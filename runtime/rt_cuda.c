@@ -16,6 +16,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 typedef struct {
 	_Alignas(64) uint64_t opaque[16];
@@ -26,6 +27,9 @@ enum {
 	CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	CU_STREAM_NON_BLOCKING = 1,
+	CU_EVENT_DISABLE_TIMING = 2,
 };
 
 #define CUDA_FUNCS(X)                                                                       \
@@ -70,6 +74,12 @@ typedef struct Cuda {
 	CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
 	CUresult (*cuMemGetAddressRange_v2)(CUdeviceptr *, size_t *, CUdeviceptr);
 	CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
+	/* Optional: world launches (each rank on a stream of its own, all resident). */
+	CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+	CUresult (*cuEventCreate)(CUevent *, unsigned);
+	CUresult (*cuEventRecord)(CUevent, CUstream);
+	CUresult (*cuEventDestroy_v2)(CUevent);
+	CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
 	CUdevice dev;
 	int ordinal;
 	CUcontext ctx;
@@ -155,6 +165,12 @@ cuda_open(RtDevice *d, int ordinal)
 	rt_dlsym(cu->lib, "cuPointerGetAttribute", &cu->cuPointerGetAttribute);
 	rt_dlsym(cu->lib, "cuMemGetAddressRange_v2", &cu->cuMemGetAddressRange_v2);
 	rt_dlsym(cu->lib, "cuStreamGetCtx", &cu->cuStreamGetCtx);
+	rt_dlsym(cu->lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+		 &cu->cuOccupancyMaxActiveBlocksPerMultiprocessor);
+	rt_dlsym(cu->lib, "cuEventCreate", &cu->cuEventCreate);
+	rt_dlsym(cu->lib, "cuEventRecord", &cu->cuEventRecord);
+	rt_dlsym(cu->lib, "cuEventDestroy_v2", &cu->cuEventDestroy_v2);
+	rt_dlsym(cu->lib, "cuStreamWaitEvent", &cu->cuStreamWaitEvent);
 	AveResult r;
 	if ((r = check(d, cu->cuInit(0), "cuInit")))
 		return r;
@@ -347,7 +363,7 @@ cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 	Cuda *cu = d->impl;
 	CudaLoaded *l = handle;
 	RtLaunchParams lp;
-	AveResult r = rt_build_params(k, d, args, grid, &lp, encode_map);
+	AveResult r = rt_build_params(k, d, args, grid, &lp, encode_map, NULL);
 	if (r)
 		return r;
 	cu->cuCtxSetCurrent(cu->ctx);
@@ -356,6 +372,90 @@ cuda_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 				     (unsigned)k->shared_bytes, stream, lp.ptrs, NULL),
 		  "cuLaunchKernel");
 	rt_params_free(&lp);
+	return r;
+}
+
+/* A world on one GPU: rank r's copies of the symmetric buffers are allocations of this device,
+ * and each rank's grid goes to a stream of its own, after the work queued on `stream` and
+ * before what is queued there next. Ranks wait for each other's signals, so every CTA of every
+ * rank must be resident at once: a world the GPU cannot hold whole (by the driver's occupancy
+ * for this kernel) would hang, and is refused with the numbers. Other work running on the GPU
+ * at the same time can still take the room; the launch cannot see it. */
+static AveResult
+cuda_launch_world(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3],
+		  const RtArgs *args, const RtWorldRank *ranks, int size, void *stream)
+{
+	Cuda *cu = d->impl;
+	CudaLoaded *l = handle;
+	if (!cu->cuOccupancyMaxActiveBlocksPerMultiprocessor || !cu->cuEventCreate ||
+	    !cu->cuEventRecord || !cu->cuEventDestroy_v2 || !cu->cuStreamWaitEvent) {
+		rt_error(d->ctx, "cuda: the driver library '%s' lacks the occupancy, event or stream "
+				 "entry points a world launch needs (driver too old?)", cu->path);
+		return AVE_ERROR_DEVICE;
+	}
+	cu->cuCtxSetCurrent(cu->ctx);
+	RtLaunchParams *lps = calloc((size_t)size, sizeof *lps);
+	CUstream *ss = calloc((size_t)size, sizeof *ss);
+	CUevent start = NULL, *done = calloc((size_t)size, sizeof *done);
+	AveResult r = AVE_SUCCESS;
+	int made = 0;
+	for (; made < size && !r; made++)
+		r = rt_build_params(k, d, &args[made], grid, &lps[made], encode_map, &ranks[made]);
+	int per_sm = 0, sms = 0;
+	if (!r)
+		r = check(d, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+				     &per_sm, l->fn, k->threads, (size_t)k->shared_bytes),
+			  "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+	if (!r)
+		r = check(d, cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+						      cu->dev),
+			  "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+	uint64_t ctas = r ? 0 : (uint64_t)lps[0].grid[0] * lps[0].grid[1] * lps[0].grid[2];
+	if (!r && ctas * (uint64_t)size > (uint64_t)per_sm * (uint64_t)sms) {
+		rt_error(d->ctx, "cuda: kernel '%s': a world launch keeps every CTA of every rank "
+				 "resident: %d ranks x %llu CTAs = %llu, but '%s' holds %d of them (%d per "
+				 "multiprocessor x %d)", k->name, size, (unsigned long long)ctas,
+			 (unsigned long long)ctas * (unsigned long long)size, d->name, per_sm * sms,
+			 per_sm, sms);
+		r = AVE_ERROR_LAUNCH;
+	}
+	if (!r)
+		r = check(d, cu->cuEventCreate(&start, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+	if (!r)
+		r = check(d, cu->cuEventRecord(start, stream), "cuEventRecord");
+	/* Everything that can fail before any rank runs: a world launched in part would hang. */
+	for (int q = 0; q < size && !r; q++) {
+		r = check(d, cu->cuStreamCreate(&ss[q], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+		if (!r)
+			r = check(d, cu->cuStreamWaitEvent(ss[q], start, 0), "cuStreamWaitEvent");
+		if (!r)
+			r = check(d, cu->cuEventCreate(&done[q], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+	}
+	for (int q = 0; q < size && !r; q++)
+		r = check(d,
+			  cu->cuLaunchKernel(l->fn, lps[q].grid[0], lps[q].grid[1], lps[q].grid[2],
+					     (unsigned)k->threads, 1, 1, (unsigned)k->shared_bytes, ss[q],
+					     lps[q].ptrs, NULL),
+			  "cuLaunchKernel");
+	for (int q = 0; q < size && !r; q++) {
+		r = check(d, cu->cuEventRecord(done[q], ss[q]), "cuEventRecord");
+		if (!r)
+			r = check(d, cu->cuStreamWaitEvent(stream, done[q], 0), "cuStreamWaitEvent");
+	}
+	/* Streams and events with work still queued are released once it completes. */
+	for (int q = 0; q < size; q++) {
+		if (done[q])
+			cu->cuEventDestroy_v2(done[q]);
+		if (ss[q])
+			cu->cuStreamDestroy_v2(ss[q]);
+	}
+	if (start)
+		cu->cuEventDestroy_v2(start);
+	for (int q = 0; q < made; q++)
+		rt_params_free(&lps[q]);
+	free(lps);
+	free(ss);
+	free(done);
 	return r;
 }
 
@@ -427,5 +527,5 @@ const RtDeviceOps rt_cuda_ops = {
 	"cuda",        cuda_open,          cuda_close,          cuda_alloc,       cuda_free,
 	cuda_upload,   cuda_download,      cuda_stream_create,  cuda_stream_destroy,
 	cuda_stream_sync, cuda_sync,       cuda_load,           cuda_unload,      cuda_launch,
-	cuda_wrap,     cuda_stream_wrap,   NULL,
+	cuda_wrap,     cuda_stream_wrap,   NULL,             cuda_launch_world,
 };

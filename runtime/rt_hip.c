@@ -210,7 +210,7 @@ hip_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const
 	Hip *h = d->impl;
 	HipLoaded *l = handle;
 	RtLaunchParams lp;
-	AveResult r = rt_build_params(k, d, args, grid, &lp, NULL);
+	AveResult r = rt_build_params(k, d, args, grid, &lp, NULL, NULL);
 	if (r)
 		return r;
 	SET(d);
@@ -270,5 +270,5 @@ const RtDeviceOps rt_hip_ops = {
 	"hip",        hip_open,          hip_close,          hip_alloc,         hip_free,
 	hip_upload,   hip_download,      hip_stream_create,  hip_stream_destroy,
 	hip_stream_sync, hip_sync,       hip_load,           hip_unload,        hip_launch,
-	hip_wrap,     hip_stream_wrap,   NULL,
+	hip_wrap,     hip_stream_wrap,   NULL,              NULL,
 };

@@ -146,12 +146,10 @@ host_unload(RtDevice *d, void *handle)
 	free(l);
 }
 
-static AveResult
-host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
-	    void *stream)
+/* The interpreter's arguments from a launch's (tensors read and written in place). */
+static InterpArg *
+interp_args(const HostLoaded *l, const RtArgs *args)
 {
-	(void)stream;
-	HostLoaded *l = handle;
 	IrBlock *body = l->kernel->reg[0].block;
 	InterpArg *ia = calloc((size_t)(args->n ? args->n : 1), sizeof *ia);
 	for (int i = 0; i < args->n; i++) {
@@ -171,21 +169,94 @@ host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], cons
 			ia[i].f = a->kind == AVE_ARG_FLOAT ? a->f : (double)a->i;
 		}
 	}
-	InterpLaunch launch = {.kernel = l->kernel, .args = ia, .nargs = args->n, .world_size = 1};
-	for (int i = 0; i < 3; i++)
-		launch.grid[i] = grid[i];
+	return ia;
+}
+
+/* Runs the ranks' launches (one for a plain launch) and keeps the statistics. */
+static AveResult
+host_run(RtDevice *d, HostLoaded *l, const InterpLaunch *ls, int world)
+{
 	HostDevice *hd = d->impl;
 	InterpOptions o = {.schedules = hd->schedules, .seed = hd->seed};
 	InterpStats st = {0};
 	pthread_mutex_lock(&l->mu);
-	bool ok = interp_run(l->m, &launch, &o, &st);
+	bool ok = world ? interp_run_world(l->m, ls, world, &o, &st) : interp_run(l->m, ls, &o, &st);
 	pthread_mutex_unlock(&l->mu);
 	pthread_mutex_lock(&hd->mu);
 	hd->last = st;
 	pthread_mutex_unlock(&hd->mu);
-	free(ia);
-	(void)k;
 	return ok ? AVE_SUCCESS : AVE_ERROR_RUNTIME;
+}
+
+static AveResult
+host_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
+	    void *stream)
+{
+	(void)stream;
+	(void)k;
+	HostLoaded *l = handle;
+	/* Symmetric buffers, if any, are zeros of a world of one. */
+	InterpArg *ia = interp_args(l, args);
+	InterpLaunch launch = {.kernel = l->kernel, .args = ia, .nargs = args->n, .world_size = 1};
+	for (int i = 0; i < 3; i++)
+		launch.grid[i] = grid[i];
+	AveResult r = host_run(d, l, &launch, 0);
+	free(ia);
+	return r;
+}
+
+/* A world: the interpreter runs the ranks together, each rank's symmetric buffers the world's
+ * host memory. */
+static AveResult
+host_launch_world(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3],
+		  const RtArgs *args, const RtWorldRank *ranks, int size, void *stream)
+{
+	(void)stream;
+	HostLoaded *l = handle;
+	int ns = 0;
+	while (interp_symm_alloc(l->kernel, ns))
+		ns++;
+	InterpLaunch *ls = calloc((size_t)size, sizeof *ls);
+	InterpTensor *symm = calloc((size_t)(size * ns) + 1, sizeof *symm);
+	AveResult r = AVE_SUCCESS;
+	for (int i = 0; i < ns && !r; i++) {
+		IrOp *a = interp_symm_alloc(l->kernel, i);
+		const RtWorldSymm *ws = rt_world_symm_find(&ranks[0], a->item[0].s);
+		if (!ws) {
+			rt_error(d->ctx, "kernel '%s': symmetric buffer '@%s' is missing from its "
+					 "metadata", k->name, a->item[0].s);
+			r = AVE_ERROR_LAUNCH;
+			break;
+		}
+		IrType *t = a->type[0];
+		for (int q = 0; q < size; q++) {
+			InterpTensor *x = &symm[q * ns + i];
+			int64_t st = 1;
+			x->data = ws->rank[q]->ptr;
+			x->elem = t->elem;
+			x->rank = t->rank;
+			for (int e = t->rank - 1; e >= 0; e--) {
+				x->dims[e] = t->dims[e];
+				x->strides[e] = t->strides ? t->strides[e] : st;
+				st *= t->dims[e];
+			}
+			x->nelem = (int64_t)(ws->bytes / interp_elem_size(t->elem));
+		}
+	}
+	for (int q = 0; q < size; q++) {
+		ls[q] = (InterpLaunch){.kernel = l->kernel, .args = interp_args(l, &args[q]),
+				       .nargs = args[q].n, .rank = q, .world_size = size,
+				       .symm = symm + q * ns, .nsymm = ns, .epoch = ranks[q].epoch};
+		for (int i = 0; i < 3; i++)
+			ls[q].grid[i] = grid[i];
+	}
+	if (!r)
+		r = host_run(d, l, ls, size);
+	for (int q = 0; q < size; q++)
+		free((void *)ls[q].args);
+	free(ls);
+	free(symm);
+	return r;
 }
 
 /* Any host memory will do: the interpreter reads and writes elements with memcpy, so neither
@@ -215,7 +286,7 @@ const RtDeviceOps rt_host_ops = {
 	"host",        host_open,          host_close,          host_alloc,       host_free,
 	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
 	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
-	host_wrap,     host_stream_wrap,   NULL,
+	host_wrap,     host_stream_wrap,   NULL,             host_launch_world,
 };
 
 bool

@@ -173,7 +173,7 @@ tensor_map(RtKernel *k, RtDevice *d, const RtJson *desc, const int64_t *vals, in
 
 AveResult
 rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t grid[3],
-		RtLaunchParams *lp, RtMapEncoder encode)
+		RtLaunchParams *lp, RtMapEncoder encode, const RtWorldRank *w)
 {
 	memset(lp, 0, sizeof *lp);
 	for (int i = 0; i < 3; i++)
@@ -190,14 +190,36 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 		uint8_t *slot = next_slot(lp, &cap);
 		const RtArg *a = ai >= 0 && ai < args->n ? &args->arg[ai] : NULL;
 		bool needs_arg = kind && strcmp(kind, "target") && strcmp(kind, "grid");
-		if (kind && (!strcmp(kind, "symm") || !strcmp(kind, "peers") || !strcmp(kind, "rank") ||
-			     !strcmp(kind, "world") || !strcmp(kind, "epoch"))) {
+		bool world_param = kind && (!strcmp(kind, "symm") || !strcmp(kind, "peers") ||
+					    !strcmp(kind, "rank") || !strcmp(kind, "world") ||
+					    !strcmp(kind, "epoch"));
+		const RtWorldSymm *ws = NULL;
+		if (world_param && w && (!strcmp(kind, "symm") || !strcmp(kind, "peers")) &&
+		    !(ws = rt_world_symm_find(w, rt_json_str(p, "symbol")))) {
+			rt_error(d->ctx, "kernel '%s': parameter %d names symmetric buffer '@%s', which "
+				 "its metadata does not list", k->name, i,
+				 rt_json_str(p, "symbol") ? rt_json_str(p, "symbol") : "?");
+			r = AVE_ERROR_LAUNCH;
+		} else if (world_param && !w) {
 			/* SPEC 5.9 kernels run on a world of ranks with a symmetric heap. */
-			rt_error(d->ctx, "kernel '%s' communicates (parameter %d is a '%s'): launching "
-				 "it needs a world of ranks with a symmetric heap, which this runtime does "
-				 "not provide yet (run it on N simulated ranks with 'ave run --world=N')",
+			rt_error(d->ctx, "kernel '%s' communicates (parameter %d is a '%s'): launch it on "
+				 "a world of ranks (aveWorldLaunch; 'ave run --world=N')",
 				 k->name, i, kind);
 			r = AVE_ERROR_UNSUPPORTED;
+		} else if (world_param) {
+			if (!strcmp(kind, "symm") || !strcmp(kind, "peers")) {
+				vals[i] = (int64_t)(uintptr_t)(!strcmp(kind, "symm")
+							       ? ws->rank[w->rank]->ptr
+							       : ws->peers);
+				memcpy(slot, &vals[i], 8);
+			} else if (!strcmp(kind, "epoch")) {
+				vals[i] = w->epoch;
+				memcpy(slot, &vals[i], 8);
+			} else {
+				int32_t v = !strcmp(kind, "rank") ? w->rank : w->size;
+				vals[i] = v;
+				memcpy(slot, &v, 4);
+			}
 		} else if (!kind || (needs_arg && !a) || dim < 0 || dim >= IR_MAX_RANK) {
 			rt_error(d->ctx, "kernel '%s': malformed parameter %d in its metadata", k->name, i);
 			r = AVE_ERROR_LAUNCH;

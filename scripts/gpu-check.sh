@@ -20,6 +20,7 @@ mkdir -p "$dir"
 cp build/tools/ave-rt-run build/test/interp/ave-interp-ref "$dir/"
 target=${AVE_GPU_TARGET:-sm_90a}
 run() { echo "+ $*"; "$@"; }
+py=/usr/bin/python3   # Debian's, with NumPy (scripts/setup.sh installs it)
 
 # Correctness: small problems that are not tile multiples, host results as references.
 run $ave compile examples/vadd.ave --target=$target --emit=bundle -o "$dir/vadd.avb"
@@ -60,6 +61,21 @@ sim examples/attention.ave --kernel=@attn_fwd --grid=2,2 --arg Q="$dir/attn.Q.np
   --arg K="$dir/attn.K.npy" --arg V="$dir/attn.V.npy" --arg O=zeros:512x128:bf16 --arg S=256 \
   --arg scale=0.1275174 --out O="$dir/attn.sim.npy" 2>/dev/null
 
+# A world of ranks on one GPU (aveWorldLaunch): the all-gather + GEMM that `overlap` makes, 4
+# ranks (ring), and its warp-specialized sm_90a form (TMA from the symmetric buffer), 2 ranks.
+sed "s/WORLD/4/g; s/ROWS/256/g; s/TEMPLATE/ring/" test/passes/overlap/Inputs/ag_local.ave > "$dir/ag4.ave"
+run $ave compile "$dir/ag4.ave" --target=$target --emit=bundle -o "$dir/ag4.avb" 2>/dev/null
+run $ave compile test/passes/overlap/Inputs/ag_ws.ave --target=$target --emit=bundle -o "$dir/agws.avb" 2>/dev/null
+mkdir -p "$dir/ag4" "$dir/agws"
+run $py test/passes/overlap/Inputs/ag_ref.py inputs 4 "$dir/ag4"
+$py -c "import numpy as n; [n.save('$dir/agws/a%d.npy' % r, n.random.default_rng(r).standard_normal((256, 128)).astype(n.float32)) for r in range(2)]; n.save('$dir/agws/b.npy', n.random.default_rng(9).standard_normal((128, 128)).astype(n.float32))"
+cp test/passes/overlap/Inputs/ag_ref.py test/passes/overlap/Inputs/ws_ref.py "$dir/"
+# The same worlds on the simulated target first: the check of the script itself.
+sim "$dir/ag4.ave" --world=4 --grid=8 --arg "@A_full=$dir/ag4/a{r}.npy" --arg B="$dir/ag4/b.npy" \
+  --arg C=zeros:256x32:f32 --out "@A_full=$dir/ag4/A.npy" --out C="$dir/ag4/C.npy" 2>/dev/null
+$py test/passes/overlap/Inputs/ag_ref.py check 4 "$dir/ag4" | tail -1
+rm -f "$dir"/ag4/*.rank*.npy
+
 cat > "$dir/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs the prepared bundles on a GPU and compares with the host interpreter's results.
@@ -86,6 +102,14 @@ step attention
   --out O=attn.out.npy && ./ave-interp-ref attention attn.Q.npy attn.K.npy attn.V.npy attn.out.npy 256 0.1275174 || fail=1
 cmp -s attn.out.npy attn.sim.npy && echo "attention: bit-identical to the simulator" || echo "attention: not bit-identical to the simulator (ex2.approx is modelled by exp2f)"
 cmp -s vadd.out.npy vadd.sim.npy && echo "vadd: bit-identical to the simulator" || { echo "vadd: NOT bit-identical to the simulator"; fail=1; }
+step "world on one GPU: all-gather + GEMM, 4 ranks"
+./ave-rt-run ag4.avb --device=$dev --world=4 --grid=8 --arg '@A_full=ag4/a{r}.npy' \
+  --arg B=ag4/b.npy --arg C=zeros:256x32:f32 --out @A_full=ag4/A.npy --out C=ag4/C.npy \
+  --launches=3 && python3 ag_ref.py check 4 ag4 || fail=1
+step "world on one GPU: warp-specialized all-gather + GEMM (TMA from symmetric memory), 2 ranks"
+./ave-rt-run agws.avb --device=$dev --world=2 --grid=2,2 --arg '@A_full=agws/a{r}.npy' \
+  --arg B=agws/b.npy --arg C=zeros:256x128:f32 --out C=agws/C.npy --out @A_full=agws/A.npy \
+  --out B=agws/B.npy --launches=3 && python3 ws_ref.py agws 2 || fail=1
 [ "$dev" = host ] && exit $fail   # the interpreter checks the script; speed is for GPUs
 step "speed: gemm / gemm_ws vs torch.matmul (bf16, f32 accumulation)"
 for n in 4096 8192; do

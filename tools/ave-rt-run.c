@@ -13,11 +13,15 @@ static const char usage_text[] =
 	"usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
 	"                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
 	"                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
-	"                  [--schedules=N] [--seed=S]   (host device)\n"
+	"                  [--schedules=N] [--seed=S]   (host and simulated devices)\n"
+	"                  [--world=N [--launches=N]]   (a world of N ranks on the device)\n"
 	"       ave-rt-run --version | -h | --help\n"
 	"--device defaults to cuda and --grid to 1 (one CTA); VALUE is FILE.npy, rand:DIMS:DTYPE:SEED,\n"
 	"zeros:DIMS:DTYPE or a scalar literal, as for 'ave run'. On the host device a warning names\n"
-	"each output with elements no CTA wrote, and --print-stats prints what 'ave run' prints.\n";
+	"each output with elements no CTA wrote, and --print-stats prints what 'ave run' prints.\n"
+	"--world=N launches a communicating kernel on N ranks (aveWorldLaunch): NAME@R=VALUE is\n"
+	"rank R's value, '{r}' in a VALUE or FILE the rank, '@SYM=VALUE' fills symmetric buffer\n"
+	"@SYM and '--out @SYM=FILE.npy' writes it; outputs are written per rank as FILE.rankR.npy.\n";
 
 static int
 usage(FILE *f, int rc)
@@ -77,6 +81,15 @@ parse(int argc, char **argv, RunRequest *rq, RunArg *args, int *na, RunArg *outs
 			rq->schedules = (int)n;
 		} else if (!strncmp(a, "--seed=", 7)) {
 			rq->seed = strtoull(a + 7, NULL, 0);
+		} else if (!strncmp(a, "--world=", 8) || !strncmp(a, "--launches=", 11)) {
+			bool w = a[2] == 'w';
+			const char *x = a + (w ? 8 : 11);
+			char *e;
+			long n = strtol(x, &e, 10);
+			if (e == x || *e || n < 1 || n > (w ? 64 : 1000))
+				return bad(w ? "--world expects a rank count in [1, 64], found"
+					     : "--launches expects a count in [1, 1000], found", x);
+			*(w ? &rq->world : &rq->launches) = (int)n;
 		} else if (!strcmp(a, "--print-stats")) {
 			rq->stats = true;
 		} else if (!strncmp(a, "--repeat=", 9)) {
@@ -112,7 +125,8 @@ int
 main(int argc, char **argv)
 {
 	const char *bundle = NULL;
-	RunRequest r = {.tool = "ave-rt-run", .device = "cuda", .grid = {1, 1, 1}, .schedules = 1};
+	RunRequest r = {.tool = "ave-rt-run", .device = "cuda", .grid = {1, 1, 1}, .schedules = 1,
+			.world = 1};
 	RunArg *args = calloc((size_t)argc, sizeof *args), *outs = calloc((size_t)argc, sizeof *outs);
 	int na = 0, no = 0;
 	int rc = parse(argc, argv, &r, args, &na, outs, &no, &bundle);

@@ -27,7 +27,8 @@ static const char usage_text[] =
     "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
     "  a literal              for scalar arguments, e.g. --arg K=512\n"
     "--out NAME=FILE.npy writes tensor argument NAME after the run.\n"
-    "--world=N runs N ranks (1 to 64) in one process, each with its own copy of every\n"
+    "--world=N runs N ranks (1 to 64) in one process (host, or sim-T: every CTA of every\n"
+    "rank resident), each with its own copy of every\n"
     "ave.symm.alloc (zeros unless given). '--arg @SYM=VALUE' fills buffer @SYM and\n"
     "'--out @SYM=FILE.npy' writes it; NAME@R=VALUE gives rank R its own value; '{r}' in a\n"
     "VALUE or FILE stands for the rank. With N > 1, an --out FILE without '{r}' is written\n"
@@ -260,73 +261,6 @@ pick_kernel(IrModule *m, const char *name)
 	return n == 1 ? only : NULL;
 }
 
-/* `v` with every "{r}" replaced by rank q (malloc'd). */
-static char *
-subst_rank(const char *v, int q)
-{
-	size_t n = strlen(v) + 1;
-	for (const char *p = strstr(v, "{r}"); p; p = strstr(p + 3, "{r}"))
-		n += 8;
-	char *out = malloc(n), *d = out;
-	while (*v) {
-		if (!strncmp(v, "{r}", 3)) {
-			d += sprintf(d, "%d", q);
-			v += 3;
-		} else {
-			*d++ = *v++;
-		}
-	}
-	*d = 0;
-	return out;
-}
-
-/* Where --out FILE goes for rank q: '{r}' replaced, else FILE.rankQ.npy when there are ranks. */
-static char *
-out_path(const char *v, int q, int world)
-{
-	if (strstr(v, "{r}") || world == 1)
-		return subst_rank(v, q);
-	size_t n = strlen(v);
-	bool npy = n >= 4 && !strcmp(v + n - 4, ".npy");
-	char *out = malloc(n + 24);
-	sprintf(out, "%.*s.rank%d%s", (int)(npy ? n - 4 : n), v, q, npy ? ".npy" : "");
-	return out;
-}
-
-/* The --arg or --out for NAME ("%x" as "x", a buffer as "@S") on rank q: NAME@q, else NAME. */
-static NamedArg *
-find_named(NamedArg *a, int n, const char *name, int q)
-{
-	char rn[256];
-	snprintf(rn, sizeof rn, "%s@%d", name, q);
-	for (int j = 0; j < n; j++)
-		if (!strcmp(a[j].name, rn))
-			return &a[j];
-	for (int j = 0; j < n; j++)
-		if (!strcmp(a[j].name, name))
-			return &a[j];
-	return NULL;
-}
-
-/* Splits "NAME@R" into NAME (len) and R; R = -1 without a rank. False when R is not a number. */
-static bool
-split_rank(const char *name, size_t *len, long *rank)
-{
-	const char *at = strrchr(name, '@');
-	*len = strlen(name);
-	*rank = -1;
-	if (!at || at == name)
-		return true;
-	char *e;
-	errno = 0;
-	long r = strtol(at + 1, &e, 10);
-	if (e == at + 1 || *e || errno || r < 0)
-		return false;
-	*len = (size_t)(at - name);
-	*rank = r;
-	return true;
-}
-
 /* Whether NAME (without a rank) is a kernel argument, a tensor one, or a symmetric buffer. */
 static bool
 known_name(IrOp *k, const char *name, size_t len, bool tensor)
@@ -358,7 +292,7 @@ check_names(IrOp *k, RunOpts *o)
 		for (int j = 0; j < n; j++) {
 			size_t len;
 			long q;
-			if (!split_rank(a[j].name, &len, &q)) {
+			if (!run_split_rank(a[j].name, &len, &q)) {
 				fprintf(stderr, "ave run: %s %s: expected NAME or NAME@RANK\n", opt,
 					a[j].name);
 				return false;
@@ -402,7 +336,7 @@ make_args(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals)
 	IrBlock *b = k->reg[0].block;
 	for (int i = 0; i < b->narg; i++) {
 		IrValue *av = b->arg[i];
-		NamedArg *na = av->name ? find_named(o->args, o->nargs, av->name, q) : NULL;
+		NamedArg *na = av->name ? run_find_named(o->args, o->nargs, av->name, q) : NULL;
 		if (!na) {
 			fprintf(stderr,
 			        "ave run: no value for argument '%%%s' of type '%s'%s (give --arg "
@@ -411,7 +345,7 @@ make_args(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals)
 			        o->world > 1 ? " on every rank" : "", av->name ? av->name : "?");
 			return false;
 		}
-		char err[512], *v = subst_rank(na->value, q);
+		char err[512], *v = run_subst_rank(na->value, q);
 		bool ok = interp_value_parse(c, v, av->type, &vals[i], err, sizeof err);
 		free(v);
 		if (!ok) {
@@ -431,9 +365,9 @@ make_symm(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpTensor 
 		IrType *ty = s->type[0];
 		char name[256];
 		snprintf(name, sizeof name, "@%s", s->item[0].s);
-		NamedArg *na = find_named(o->args, o->nargs, name, q);
+		NamedArg *na = run_find_named(o->args, o->nargs, name, q);
 		if (na) {
-			char err[512], *v = subst_rank(na->value, q);
+			char err[512], *v = run_subst_rank(na->value, q);
 			bool ok = interp_value_parse(c, v, ty, &vals[i], err, sizeof err);
 			free(v);
 			if (!ok) {
@@ -468,12 +402,12 @@ write_outs(IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpValue *svals)
 	for (int j = 0; j < o->nouts; j++) {
 		size_t len;
 		long rank;
-		split_rank(o->outs[j].name, &len, &rank);
+		run_split_rank(o->outs[j].name, &len, &rank);
 		if (rank >= 0 && rank != q)
 			continue;
 		char base[256];
 		snprintf(base, sizeof base, "%.*s", (int)len, o->outs[j].name);
-		if (rank < 0 && find_named(o->outs, o->nouts, base, q) != &o->outs[j])
+		if (rank < 0 && run_find_named(o->outs, o->nouts, base, q) != &o->outs[j])
 			continue; /* this rank has an --out of its own */
 		const InterpTensor *t = NULL;
 		const IrType *elem = NULL;
@@ -490,7 +424,7 @@ write_outs(IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpValue *svals)
 					elem = b->arg[i]->type->elem;
 				}
 		}
-		char err[512], *path = out_path(o->outs[j].value, q, rank >= 0 ? 1 : o->world);
+		char err[512], *path = run_out_path(o->outs[j].value, q, rank >= 0 ? 1 : o->world);
 		bool ok = interp_npy_write(path, elem, t->rank, t->dims, t->data, err, sizeof err);
 		free(path);
 		if (!ok) {
@@ -524,7 +458,8 @@ run_api(RunOpts *o)
 	IrCtx *c = ir_ctx_new(NULL);
 	RunRequest r = {.tool = "ave run", .ctx = ctx, .device = device, .args = o->args,
 			.nvalues = o->nargs, .outs = o->outs, .nouts = o->nouts,
-			.schedules = o->io.schedules, .seed = o->io.seed, .stats = o->stats};
+			.schedules = o->io.schedules, .seed = o->io.seed, .stats = o->stats,
+			.world = o->world, .launches = o->io.launches};
 	memcpy(r.grid, o->grid, sizeof r.grid);
 	if (ends_with(o->common.input, ".avb")) {
 		if (aveKernelLoadBundle(ctx, o->common.input, &k))

@@ -31,6 +31,9 @@ typedef struct RunRequest {
 	bool stats;
 	int repeat;               /* launches to time (the first, which loads the kernel, excluded) */
 	double flops;             /* work of one launch, to report TFLOP/s */
+	int world;                /* ranks (a world launch when > 1 or the kernel has symmetric
+				     buffers; NAME@R, '{r}' and '@SYM' as for the interpreter) */
+	int launches;             /* world launches in a row (epochs 1..N) */
 } RunRequest;
 
 /* What a run on the host device says after the launch, the same from `ave run` and `ave-rt-run`:
@@ -49,6 +52,15 @@ typedef struct RunDiag {
 	const char *tool;
 	int nerrors, nwarnings;
 } RunDiag;
+/* `v` with every "{r}" replaced by rank q (malloc'd). */
+char *run_subst_rank(const char *v, int q);
+/* Where --out FILE goes for rank q: '{r}' replaced, else FILE.rankQ.npy when there are ranks
+ * (malloc'd). */
+char *run_out_path(const char *v, int q, int world);
+/* The --arg or --out for NAME ("%x" as "x", a buffer as "@S") on rank q: NAME@q, else NAME. */
+RunArg *run_find_named(RunArg *a, int n, const char *name, int q);
+/* Splits "NAME@R" into NAME (len) and R; R = -1 without a rank. False when R is not a number. */
+bool run_split_rank(const char *name, size_t *len, long *rank);
 /* Prints an AveDiagnostic like the tools do (ud: a RunDiag) and counts it. */
 void run_print_diag(AveDiagnostic d, void *ud);
 

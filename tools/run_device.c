@@ -1,11 +1,80 @@
 /* run_device.c — `ave run` on a device through the public API: values from --arg (the
  * interpreter's value syntax: .npy files, rand:, zeros:, literals) become device buffers, the
  * kernel is launched and timed, and --out tensors are written back as .npy. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/rt.h"
 #include "run.h"
+
+/* `v` with every "{r}" replaced by rank q (malloc'd). */
+char *
+run_subst_rank(const char *v, int q)
+{
+	size_t n = strlen(v) + 1;
+	for (const char *p = strstr(v, "{r}"); p; p = strstr(p + 3, "{r}"))
+		n += 8;
+	char *out = malloc(n), *d = out;
+	while (*v) {
+		if (!strncmp(v, "{r}", 3)) {
+			d += sprintf(d, "%d", q);
+			v += 3;
+		} else {
+			*d++ = *v++;
+		}
+	}
+	*d = 0;
+	return out;
+}
+
+/* Where --out FILE goes for rank q: '{r}' replaced, else FILE.rankQ.npy when there are ranks. */
+char *
+run_out_path(const char *v, int q, int world)
+{
+	if (strstr(v, "{r}") || world == 1)
+		return run_subst_rank(v, q);
+	size_t n = strlen(v);
+	bool npy = n >= 4 && !strcmp(v + n - 4, ".npy");
+	char *out = malloc(n + 24);
+	sprintf(out, "%.*s.rank%d%s", (int)(npy ? n - 4 : n), v, q, npy ? ".npy" : "");
+	return out;
+}
+
+/* The --arg or --out for NAME ("%x" as "x", a buffer as "@S") on rank q: NAME@q, else NAME. */
+RunArg *
+run_find_named(RunArg *a, int n, const char *name, int q)
+{
+	char rn[256];
+	snprintf(rn, sizeof rn, "%s@%d", name, q);
+	for (int j = 0; j < n; j++)
+		if (!strcmp(a[j].name, rn))
+			return &a[j];
+	for (int j = 0; j < n; j++)
+		if (!strcmp(a[j].name, name))
+			return &a[j];
+	return NULL;
+}
+
+/* Splits "NAME@R" into NAME (len) and R; R = -1 without a rank. False when R is not a number. */
+bool
+run_split_rank(const char *name, size_t *len, long *rank)
+{
+	const char *at = strrchr(name, '@');
+	*len = strlen(name);
+	*rank = -1;
+	if (!at || at == name)
+		return true;
+	char *e;
+	errno = 0;
+	long r = strtol(at + 1, &e, 10);
+	if (e == at + 1 || *e || errno || r < 0)
+		return false;
+	*len = (size_t)(at - name);
+	*rank = r;
+	return true;
+}
 
 void
 run_print_diag(AveDiagnostic d, void *ud)
@@ -99,6 +168,7 @@ run_kernel_types(IrCtx *c, AveKernel k, IrType **types, const char **names)
 	return true;
 }
 
+
 #define TRY(call, what)                                                                  \
 	do {                                                                             \
 		AveResult r_ = (call);                                                   \
@@ -108,9 +178,259 @@ run_kernel_types(IrCtx *c, AveKernel k, IrType **types, const char **names)
 		}                                                                        \
 	} while (0)
 
+/* The type of a symmetric buffer's record in the metadata ("symmetric"), or NULL. */
+static IrType *
+symm_type(IrCtx *c, const RtJson *rec)
+{
+	IrType *e = scalar_named(c, rt_json_str(rec, "type"));
+	RtJson *dims = rt_json_get(rec, "dims"), *strides = rt_json_get(rec, "strides");
+	int rank = (int)rt_json_int(rec, "rank", 0);
+	if (!e || !dims || !strides || rank < 1 || rank > IR_MAX_RANK || dims->n != rank ||
+	    strides->n != rank)
+		return NULL;
+	int64_t d[IR_MAX_RANK], st[IR_MAX_RANK];
+	for (int i = 0; i < rank; i++) {
+		d[i] = dims->items[i]->i;
+		st[i] = strides->items[i]->i;
+	}
+	return ir_type_tensor(c, rank, d, e, IR_SPACE_SYMM, st);
+}
+
+/* Each --arg and --out names an argument or symmetric buffer (NAME or NAME@RANK, a rank of the
+ * world). */
+static bool
+world_names(const RunRequest *r, RtJson *sl)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const RunArg *a = pass ? r->outs : r->args;
+		int n = pass ? r->nouts : r->nvalues;
+		for (int j = 0; j < n; j++) {
+			size_t len;
+			long q;
+			if (!run_split_rank(a[j].name, &len, &q) || q >= r->world) {
+				fprintf(stderr, "%s: %s %s: expected NAME or NAME@RANK with a rank below %d\n",
+					r->tool, pass ? "--out" : "--arg", a[j].name, r->world);
+				return false;
+			}
+			bool known = false;
+			for (int i = 0; i < r->nargs && !known; i++)
+				known = r->names[i] && strlen(r->names[i]) == len &&
+					!strncmp(r->names[i], a[j].name, len);
+			for (int i = 0; a[j].name[0] == '@' && sl && i < sl->n && !known; i++) {
+				const char *s = rt_json_str(sl->items[i], "symbol");
+				known = s && strlen(s) == len - 1 && !strncmp(s, a[j].name + 1, len - 1);
+			}
+			if (!known) {
+				fprintf(stderr, "%s: %s %s: the kernel has no %s '%.*s'\n", r->tool,
+					pass ? "--out" : "--arg", a[j].name,
+					a[j].name[0] == '@' ? "symmetric buffer" : "argument", (int)len,
+					a[j].name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* A world of ranks on the device (aveWorldLaunch): rank q's arguments from NAME@q or NAME
+ * ('{r}' in a value is q), each symmetric buffer @S from '--arg @S=VALUE' (zeros otherwise),
+ * --launches launches in a row, and --out per rank. */
+static int
+run_world(IrCtx *c, const RunRequest *r)
+{
+	int W = r->world, n = r->nargs, rc = 2;
+	RtKernel *rk = r->kernel.ptr;
+	RtJson *sl = rt_json_get(rk->rec, "symmetric");
+	int ns = sl && sl->kind == RT_JSON_ARRAY ? sl->n : 0;
+	InterpValue *vals = calloc((size_t)(W * n) + 1, sizeof *vals);
+	AveBuffer *bufs = calloc((size_t)(W * n) + 1, sizeof *bufs);
+	AveArgs *args = calloc((size_t)W, sizeof *args);
+	IrType **stypes = calloc((size_t)ns + 1, sizeof *stypes);
+	AveDevice dev = {NULL};
+	AveWorld world = {NULL};
+	RunArg *all = (RunArg *)r->args, *outs = (RunArg *)r->outs;
+	if (!world_names(r, sl))
+		goto fail;
+	for (int i = 0; i < ns; i++)
+		if (!(stypes[i] = symm_type(c, sl->items[i]))) {
+			fprintf(stderr, "%s: malformed symmetric buffer %d in the kernel's metadata\n",
+				r->tool, i);
+			goto fail;
+		}
+	for (int q = 0; q < W; q++)
+		for (int i = 0; i < n; i++) {
+			IrType *t = r->params ? r->params[i]->type : r->types[i];
+			const char *name = r->params ? r->params[i]->name : r->names[i];
+			const RunArg *a = name ? run_find_named(all, r->nvalues, name, q) : NULL;
+			if (!a) {
+				fprintf(stderr, "%s: no value for argument '%%%s' of type '%s' on rank %d "
+					"(give --arg %s=VALUE or %s@%d=VALUE)\n", r->tool, name ? name : "?",
+					ir_type_str(c, t), q, name ? name : "?", name ? name : "?", q);
+				goto fail;
+			}
+			char err[512], *v = run_subst_rank(a->value, q);
+			bool ok = interp_value_parse(c, v, t, &vals[q * n + i], err, sizeof err);
+			free(v);
+			if (!ok) {
+				fprintf(stderr, "%s: --arg %s: %s\n", r->tool, a->name, err);
+				goto fail;
+			}
+		}
+	rc = 1;
+	TRY(aveDeviceOpen(r->ctx, r->device, 0, &dev), "opening the device");
+	if ((!strcmp(r->device, "host") && r->schedules > 1) ||
+	    (!strncmp(r->device, "sim-", 4) && (r->schedules > 1 || r->seed)))
+		TRY(aveDeviceSetSchedules(dev, r->schedules, r->seed), "setting schedules");
+	TRY(aveWorldCreate(dev, W, &world), "making the world");
+	for (int q = 0; q < W; q++) {
+		TRY(aveArgsCreate(&args[q]), "aveArgsCreate");
+		for (int i = 0; i < n; i++) {
+			IrType *t = r->params ? r->params[i]->type : r->types[i];
+			InterpValue *v = &vals[q * n + i];
+			if (v->arg.tensor) {
+				const InterpTensor *x = &v->arg.t;
+				size_t bytes = (size_t)x->nelem * interp_elem_size(ir_type_elem(t));
+				TRY(aveBufferCreate(dev, bytes, &bufs[q * n + i]), "allocating a buffer");
+				TRY(aveBufferUpload(bufs[q * n + i], 0, x->data, bytes), "uploading an argument");
+				TRY(aveArgsAddTensor(args[q], bufs[q * n + i], x->rank, x->dims, x->strides),
+				    "adding a tensor");
+			} else if (ir_type_is_float(t)) {
+				TRY(aveArgsAddFloat(args[q], v->arg.f), "adding a scalar");
+			} else {
+				TRY(aveArgsAddInt(args[q], v->arg.i), "adding a scalar");
+			}
+		}
+		for (int i = 0; i < ns; i++) {
+			char name[256];
+			snprintf(name, sizeof name, "@%s", rt_json_str(sl->items[i], "symbol"));
+			const RunArg *a = run_find_named(all, r->nvalues, name, q);
+			if (!a)
+				continue;
+			InterpValue sv = {0};
+			char err[512], *v = run_subst_rank(a->value, q);
+			bool ok = interp_value_parse(c, v, stypes[i], &sv, err, sizeof err);
+			free(v);
+			AveBuffer b;
+			size_t bytes = ok ? (size_t)sv.arg.t.nelem * interp_elem_size(stypes[i]->elem) : 0;
+			bool filled = false;
+			if (!ok)
+				fprintf(stderr, "%s: --arg %s: %s\n", r->tool, a->name, err);
+			else if (aveWorldGetBuffer(world, r->kernel, name, q, &b) ||
+				 bytes != aveBufferGetSize(b) || aveBufferUpload(b, 0, sv.arg.t.data, bytes))
+				fprintf(stderr, "%s: --arg %s: cannot fill the buffer (%zu bytes)\n", r->tool,
+					a->name, bytes);
+			else
+				filled = true;
+			interp_value_free(&sv);
+			if (!filled)
+				goto fail;
+		}
+	}
+	uint32_t grid[3] = {(uint32_t)r->grid[0], (uint32_t)r->grid[1], (uint32_t)r->grid[2]};
+	double t0 = ir_now();
+	for (int l = 0; l < (r->launches > 0 ? r->launches : 1); l++) {
+		TRY(aveWorldLaunch(r->kernel, world, grid, args, (AveStream){NULL}), "the launch");
+		TRY(aveDeviceSynchronize(dev), "the kernel");
+	}
+	if (r->stats)
+		printf("%s: %s on %s, %d ranks: %.3f ms (%d launch%s)\n", r->tool,
+		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), W, (ir_now() - t0) * 1e3,
+		       r->launches > 0 ? r->launches : 1, r->launches > 1 ? "es" : "");
+	if (r->schedules > 1)
+		fprintf(stderr, "%s: %d schedules (seeds %llu to %llu) agree\n", r->tool, r->schedules,
+			(unsigned long long)r->seed,
+			(unsigned long long)(r->seed + (uint64_t)r->schedules - 1));
+	if (r->repeat > 0) {
+		/* Back-to-back world launches (each an epoch), then one synchronize. */
+		double s0 = ir_now();
+		for (int i = 0; i < r->repeat; i++)
+			TRY(aveWorldLaunch(r->kernel, world, grid, args, (AveStream){NULL}), "the launch");
+		TRY(aveDeviceSynchronize(dev), "the kernel");
+		double per = (ir_now() - s0) / r->repeat;
+		printf("%s: %s on %s, %d ranks: %.3f ms per world launch over %d launches", r->tool,
+		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), W, per * 1e3, r->repeat);
+		if (r->flops > 0)
+			printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
+		printf("\n");
+	}
+	for (int j = 0; j < r->nouts; j++) {
+		size_t len;
+		long rank;
+		run_split_rank(outs[j].name, &len, &rank);
+		char base[256];
+		snprintf(base, sizeof base, "%.*s", (int)len, outs[j].name);
+		for (int q = 0; q < W; q++) {
+			if ((rank >= 0 && rank != q) ||
+			    (rank < 0 && run_find_named(outs, r->nouts, base, q) != &outs[j]))
+				continue;
+			const IrType *elem = NULL;
+			int xr = 0;
+			const int64_t *dims = NULL;
+			void *data = NULL;
+			size_t bytes = 0;
+			AveBuffer b = {NULL};
+			if (base[0] == '@') {
+				for (int i = 0; i < ns; i++)
+					if (!strcmp(rt_json_str(sl->items[i], "symbol"), base + 1)) {
+						elem = stypes[i]->elem;
+						xr = stypes[i]->rank;
+						dims = stypes[i]->dims;
+					}
+				TRY(aveWorldGetBuffer(world, r->kernel, base, q, &b), "finding a buffer");
+				bytes = aveBufferGetSize(b);
+			} else {
+				for (int i = 0; i < n; i++)
+					if (r->names[i] && !strcmp(r->names[i], base) && vals[q * n + i].arg.tensor) {
+						IrType *t = r->params ? r->params[i]->type : r->types[i];
+						elem = ir_type_elem(t);
+						xr = vals[q * n + i].arg.t.rank;
+						dims = vals[q * n + i].arg.t.dims;
+						b = bufs[q * n + i];
+						bytes = (size_t)vals[q * n + i].arg.t.nelem * interp_elem_size(elem);
+					}
+				if (!b.ptr) {
+					fprintf(stderr, "%s: --out %s: the kernel has no tensor argument '%%%s'\n",
+						r->tool, outs[j].name, base);
+					rc = 2;
+					goto fail;
+				}
+			}
+			data = malloc(bytes + 1);
+			AveResult dl = aveBufferDownload(b, 0, data, bytes);
+			char err[512], *path = run_out_path(outs[j].value, q, rank >= 0 ? 1 : W);
+			bool ok = !dl && interp_npy_write(path, elem, xr, dims, data, err, sizeof err);
+			if (!ok)
+				fprintf(stderr, "%s: --out %s: %s\n", r->tool, outs[j].name,
+					dl ? aveResultGetName(dl) : err);
+			free(path);
+			free(data);
+			if (!ok)
+				goto fail;
+		}
+	}
+	rc = 0;
+fail:
+	for (int q = 0; q < W; q++)
+		aveArgsDestroy(args[q]);
+	for (int i = 0; i < W * n; i++) {
+		aveBufferDestroy(bufs[i]);
+		interp_value_free(&vals[i]);
+	}
+	aveWorldDestroy(world);
+	aveDeviceClose(dev);
+	free(stypes);
+	free(args);
+	free(bufs);
+	free(vals);
+	return rc;
+}
+
 int
 run_on_device(IrCtx *c, const RunRequest *r)
 {
+	RtKernel *rk = r->kernel.ptr;
+	if (r->world > 1 || rt_json_get(rk->rec, "symmetric"))
+		return run_world(c, r);
 	int n = r->nargs, rc = 1;
 	InterpValue *vals = calloc((size_t)n + 1, sizeof *vals);
 	AveBuffer *bufs = calloc((size_t)n + 1, sizeof *bufs);

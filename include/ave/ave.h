@@ -51,6 +51,7 @@ AVE_DEFINE_HANDLE(AveBuffer);
 AVE_DEFINE_HANDLE(AveStream);
 AVE_DEFINE_HANDLE(AveArgs);
 AVE_DEFINE_HANDLE(AveDiagnostic);
+AVE_DEFINE_HANDLE(AveWorld);
 
 typedef enum AveResult {
 	AVE_SUCCESS = 0,
@@ -277,6 +278,33 @@ AVE_API AveResult aveArgsAddFloat(AveArgs a, double v);
  * to completion and reports run-time errors as diagnostics (AVE_ERROR_RUNTIME). */
 AVE_API AveResult aveKernelLaunch(AveKernel k, AveDevice d, const uint32_t grid[3], AveArgs args,
 				  AveStream s);
+
+/* ---- worlds: kernels that communicate (SPEC 5.9) ---- */
+
+/* A world of `size` ranks (1..64) on one device: each rank's copy of each symmetric buffer (a
+ * module's ave.symm.alloc) is an allocation of its own on d, and aveWorldLaunch runs every
+ * rank's grid at once, so that the ranks' puts, signals and waits reach each other as they would
+ * across GPUs. Devices: host (the interpreter runs the ranks), sim-* (every CTA of every rank
+ * resident in the simulator), cuda (a world on one GPU: each rank's grid on a stream of its own,
+ * refused when the GPU cannot hold every CTA of every rank at once); hip is
+ * AVE_ERROR_UNSUPPORTED. Owned by the caller; destroy it before closing d. */
+AVE_API AveResult aveWorldCreate(AveDevice d, int size, AveWorld *out);
+AVE_API void aveWorldDestroy(AveWorld w);
+AVE_API int aveWorldGetSize(AveWorld w); /* 0 for a null world */
+/* Rank `rank`'s copy of symmetric buffer `symbol` (with or without '@') of kernel k's module:
+ * made at first use, zero-filled, its size that of the buffer's type; borrowed (valid until the
+ * world is destroyed; never aveBufferDestroy it). Upload a rank's inputs into it, download its
+ * results from it. A symbol the module does not allocate is AVE_ERROR_NOT_FOUND; the same
+ * symbol with another type or size in another kernel is AVE_ERROR_INVALID_ARGUMENT. */
+AVE_API AveResult aveWorldGetBuffer(AveWorld w, AveKernel k, const char *symbol, int rank,
+				    AveBuffer *out);
+/* Launches k on every rank of w over grid[0] x grid[1] x grid[2] CTAs each: args[r] holds rank
+ * r's arguments (aveWorldGetSize(w) lists). Each launch is an epoch of the symmetric buffers it
+ * uses (one more than their last), so chunk signals need no reset between launches. Runs to
+ * completion on host and simulated devices; asynchronous on cuda (ordered after the work queued
+ * on s, which waits for every rank). */
+AVE_API AveResult aveWorldLaunch(AveKernel k, AveWorld w, const uint32_t grid[3],
+				 const AveArgs *args, AveStream s);
 
 #ifdef __cplusplus
 }

@@ -168,45 +168,68 @@ typedef struct Snap {
 	uint8_t *in, *out;
 } Snap;
 
-static AveResult
-sim_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
-           void *stream)
+/* Every buffer a launch writes may be one of these: the arguments' buffers of each rank, and a
+ * world's symmetric buffers. With several schedules each is put back before each run and
+ * compared after. */
+static int
+snap_add(Snap *snaps, int nb, const RtBuffer *b)
 {
-	(void)stream;
+	for (int i = 0; i < nb; i++)
+		if (snaps[i].ptr == b->ptr)
+			return nb;
+	snaps[nb].ptr = b->ptr;
+	snaps[nb].size = b->size;
+	snaps[nb].in = malloc(b->size + 1);
+	memcpy(snaps[nb].in, b->ptr, b->size);
+	return nb + 1;
+}
+
+/* Runs the launch (nr > 1 or a world: the ranks' launches together) under the device's
+ * schedules. */
+static AveResult
+sim_go(RtDevice *d, RtKernel *k, void *handle, const RtLaunchParams *lps, int nr, bool world,
+       const RtArgs *args, const RtWorldRank *ranks)
+{
 	SimDevice *sd = d->impl;
-	RtLaunchParams lp;
-	AveResult r = rt_build_params(k, d, args, grid, &lp, sim_encode_map);
-	if (r)
-		return r;
-	/* Several schedules: every buffer is put back before each run and compared after. */
+	AveResult r = AVE_SUCCESS;
+	int cap = 1;
+	for (int q = 0; q < nr; q++)
+		cap += args[q].n;
+	for (int i = 0; ranks && i < ranks->nsymm; i++)
+		cap += ranks->size;
+	Snap *snaps = calloc((size_t)cap, sizeof *snaps);
 	int nb = 0;
-	Snap *snaps = calloc((size_t)args->n + 1, sizeof *snaps);
-	for (int i = 0; sd->schedules > 1 && i < args->n; i++) {
-		RtBuffer *b = args->arg[i].buffer;
-		if (!b || (args->arg[i].kind != AVE_ARG_TENSOR && args->arg[i].kind != AVE_ARG_POINTER))
-			continue;
-		snaps[nb].ptr = b->ptr;
-		snaps[nb].size = b->size;
-		snaps[nb].in = malloc(b->size + 1);
-		memcpy(snaps[nb].in, b->ptr, b->size);
-		nb++;
-	}
-	char err[4096];
+	for (int q = 0; sd->schedules > 1 && q < nr; q++)
+		for (int i = 0; i < args[q].n; i++) {
+			const RtArg *a = &args[q].arg[i];
+			if (a->buffer && (a->kind == AVE_ARG_TENSOR || a->kind == AVE_ARG_POINTER))
+				nb = snap_add(snaps, nb, a->buffer);
+		}
+	for (int i = 0; sd->schedules > 1 && ranks && i < ranks->nsymm; i++)
+		for (int q = 0; q < ranks->size; q++)
+			nb = snap_add(snaps, nb, ranks->symm[i]->rank[q]);
+	SimLaunch *ls = calloc((size_t)nr, sizeof *ls);
+	char err[8192];
 	for (int s = 0; s < sd->schedules && !r; s++) {
-		SimLaunch l = {{lp.grid[0], lp.grid[1], lp.grid[2]},
-		               k->threads,
-		               (size_t)k->shared_bytes,
-		               lp.ptrs,
-		               sd->schedules > 1 || sd->seed ? sd->seed + (uint64_t)s : 0,
-		               0};
+		uint64_t seed = sd->schedules > 1 || sd->seed ? sd->seed + (uint64_t)s : 0;
+		for (int q = 0; q < nr; q++)
+			ls[q] = (SimLaunch){{lps[q].grid[0], lps[q].grid[1], lps[q].grid[2]},
+			                    k->threads,
+			                    (size_t)k->shared_bytes,
+			                    lps[q].ptrs,
+			                    seed,
+			                    0};
 		for (int i = 0; s && i < nb; i++)
 			memcpy(snaps[i].ptr, snaps[i].in, snaps[i].size);
-		if (!sim_run(handle, &l, err, sizeof err)) {
-			rt_error(d->ctx, "%s: kernel '%s'%s: %s", d->name, k->name,
+		bool ok = world ? sim_run_world(handle, ls, nr, err, sizeof err)
+		                : sim_run(handle, ls, err, sizeof err);
+		if (!ok) {
+			rt_error(d->ctx, "%s: kernel '%s'%s%s: %s", d->name, k->name,
+			         world ? " on a world of ranks" : "",
 			         sd->schedules > 1 || sd->seed ? " (schedule seed)" : "", err);
 			if (sd->schedules > 1 || sd->seed)
 				rt_error(d->ctx, "%s: the failing schedule's seed is %llu", d->name,
-				         (unsigned long long)l.seed);
+				         (unsigned long long)seed);
 			r = AVE_ERROR_LAUNCH;
 			break;
 		}
@@ -218,7 +241,7 @@ sim_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const
 				rt_error(d->ctx, "%s: kernel '%s': schedules with seeds %llu and %llu leave "
 				                 "different bytes in a buffer (a race in the emitted code)",
 				         d->name, k->name, (unsigned long long)sd->seed,
-				         (unsigned long long)l.seed);
+				         (unsigned long long)seed);
 				r = AVE_ERROR_LAUNCH;
 				break;
 			}
@@ -229,7 +252,40 @@ sim_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const
 		free(snaps[i].out);
 	}
 	free(snaps);
+	free(ls);
+	return r;
+}
+
+static AveResult
+sim_launch(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3], const RtArgs *args,
+           void *stream)
+{
+	(void)stream;
+	RtLaunchParams lp;
+	AveResult r = rt_build_params(k, d, args, grid, &lp, sim_encode_map, NULL);
+	if (r)
+		return r;
+	r = sim_go(d, k, handle, &lp, 1, false, args, NULL);
 	rt_params_free(&lp);
+	return r;
+}
+
+/* A world: every CTA of every rank resident in one simulated run (sim_run_world). */
+static AveResult
+sim_launch_world(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3],
+                 const RtArgs *args, const RtWorldRank *ranks, int size, void *stream)
+{
+	(void)stream;
+	RtLaunchParams *lps = calloc((size_t)size, sizeof *lps);
+	AveResult r = AVE_SUCCESS;
+	int made = 0;
+	for (; made < size && !r; made++)
+		r = rt_build_params(k, d, &args[made], grid, &lps[made], sim_encode_map, &ranks[made]);
+	if (!r)
+		r = sim_go(d, k, handle, lps, size, true, args, ranks);
+	for (int q = 0; q < made; q++)
+		rt_params_free(&lps[q]);
+	free(lps);
 	return r;
 }
 
@@ -280,6 +336,7 @@ const RtDeviceOps rt_sim_ops = {
     .wrap = sim_wrap,
     .stream_wrap = sim_stream_wrap,
     .set_schedules = sim_set_schedules,
+    .launch_world = sim_launch_world,
 };
 
 /* Registered with the runtime when the library that holds the simulator is loaded. */

@@ -68,6 +68,12 @@ typedef struct SimLaunch {
 /* Runs the launch; false with the reason (a hang with each warp's position, a model's error, a
  * trap) in err. */
 bool sim_run(SimProgram *p, const SimLaunch *l, char *err, size_t errlen);
+/* Runs one launch per rank of a world (SPEC 5.9) together: every CTA of every rank is resident
+ * (its own threads and shared memory), and the scheduler moves between CTAs when one waits for
+ * another (a chunk wait polling for a peer's signal), so a wait nobody will satisfy is a hang
+ * naming each CTA's rank. At most SIM_MAX_RESIDENT CTAs in all. */
+bool sim_run_world(SimProgram *p, const SimLaunch *ranks, int world, char *err, size_t errlen);
+enum { SIM_MAX_RESIDENT = 256 };
 
 /* ---- inside the simulator (sim_exec.c) ---- */
 
@@ -97,6 +103,8 @@ struct SimCta {
 	void *model;         /* the target model's per-CTA state */
 	uint64_t progress;   /* model calls (other than polling) and exits so far */
 	const TargetInfo *target; /* the simulated target */
+	void **params;       /* the launch's parameters (its rank's, in a world launch) */
+	int rank;            /* the rank of a world launch, else -1 */
 };
 
 /* The calling thread (the fiber running now). */

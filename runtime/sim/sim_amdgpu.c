@@ -66,7 +66,7 @@ f_sleep(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	(void)k;
 	(void)args;
 	(void)res;
-	sim_wait_progress(t, "s_sleep (polling shared memory)");
+	sim_wait_progress(t, "s_sleep (polling memory)");
 }
 
 static SimLanes *

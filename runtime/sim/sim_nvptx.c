@@ -805,6 +805,58 @@ ld_st(AsmRun *x, const Insn *in, bool load)
 	}
 }
 
+/* red.<sem>.<scope>.global.<op>.<type> [a], v: a read-modify-write of global memory (a peer's,
+ * for a put's reduce or a chunk signal). One host thread runs every simulated one, so the
+ * update is atomic as it is. */
+static void
+red(AsmRun *x, const Insn *in)
+{
+	const char *op = in->op;
+	int w = width_of(op);
+	uint8_t *p = (uint8_t *)(uintptr_t)addr_of(x, &in->o[0]);
+	if ((uintptr_t)p % (uintptr_t)w)
+		sim_fail(x->t, "%s at %p: misaligned for %d bytes", op, (void *)p, w);
+	uint64_t v = val(x, &in->o[1]), m = 0;
+	memcpy(&m, p, (size_t)w);
+	bool add = has(op, ".add."), max = has(op, ".max."), min = has(op, ".min.");
+	if (!add && !max && !min)
+		sim_fail(x->t, "no model of \"%s\"", op);
+	if (has(op, ".f32") || has(op, ".f64") || has(op, ".f16") || has(op, ".bf16")) {
+		if (!add)
+			sim_fail(x->t, "no model of \"%s\"", op);
+		if (w == 8) {
+			double a, b;
+			memcpy(&a, &m, 8);
+			memcpy(&b, &v, 8);
+			a += b;
+			memcpy(&m, &a, 8);
+		} else if (w == 4) {
+			float a, b;
+			uint32_t ma = (uint32_t)m, vb = (uint32_t)v;
+			memcpy(&a, &ma, 4);
+			memcpy(&b, &vb, 4);
+			a += b;
+			memcpy(&ma, &a, 4);
+			m = ma;
+		} else if (has(op, ".bf16")) {
+			m = sim_f32_to_bf16(sim_bf16_to_f32((uint16_t)m) + sim_bf16_to_f32((uint16_t)v));
+		} else {
+			m = sim_f32_to_f16(sim_f16_to_f32((uint16_t)m) + sim_f16_to_f32((uint16_t)v));
+		}
+	} else if (add) {
+		m += v;
+	} else {
+		bool sgn = has(op, ".s32") || has(op, ".s64");
+		int sh = 64 - 8 * w;
+		int64_t sa = (int64_t)(m << sh) >> sh, sb = (int64_t)(v << sh) >> sh;
+		uint64_t ua = sh ? m & ((1ULL << (8 * w)) - 1) : m, ub = sh ? v & ((1ULL << (8 * w)) - 1) : v;
+		bool take = sgn ? (max ? sb > sa : sb < sa) : (max ? ub > ua : ub < ua);
+		if (take)
+			m = v;
+	}
+	memcpy(p, &m, (size_t)w);
+}
+
 /* ---- asynchronous copies ---- */
 
 typedef struct TmaJob {
@@ -1289,6 +1341,12 @@ exec_insn(AsmRun *x, const Insn *in, int *pc)
 		ld_st(x, in, true);
 	} else if (!strncmp(op, "st.", 3)) {
 		ld_st(x, in, false);
+	} else if (!strncmp(op, "red.", 4)) {
+		red(x, in);
+	} else if (!strncmp(op, "nanosleep", 9)) {
+		/* A polling loop's nap: the thread waits until some thread of some CTA does
+		 * something, so that polling nobody will answer is a hang, not a loop. */
+		sim_wait_progress(t, "nanosleep (polling global memory)");
 	} else if (!strcmp(op, "bra") || !strncmp(op, "bra.", 4)) {
 		int to = in->o[0].label ? find_label(x->a, in->o[0].label) : -1;
 		if (to < 0)
@@ -1441,6 +1499,12 @@ nv_bind(SimCall *k, char *err, size_t errlen)
 	}
 	k->prep = a;
 	k->fn = f_asm;
+	/* A poll (an acquire load, a nap) changes nothing: it is not progress. */
+	k->idle = true;
+	for (int i = 0; i < a->n; i++)
+		if (!a->ins[i].label && strncmp(a->ins[i].op, "nanosleep", 9) &&
+		    strncmp(a->ins[i].op, "ld.acquire", 10))
+			k->idle = false;
 	return true;
 }
 

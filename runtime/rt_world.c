@@ -1,0 +1,243 @@
+/* rt_world.c — a world of ranks on one device (SPEC 5.9, docs/capi.md "Worlds"): each rank's
+ * copy of each symmetric buffer, the table of their addresses a communicating kernel reads
+ * (its "peers" parameter), the epoch of each launch, and the launch of every rank at once
+ * through the device's launch_world. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+enum { WORLD_MAX = 64 };
+
+typedef struct RtWorld {
+	RtDevice *dev;
+	int size;
+	pthread_mutex_t mu; /* guards symm */
+	RtWorldSymm **symm;
+	int nsymm;
+} RtWorld;
+
+AveResult
+aveWorldCreate(AveDevice dh, int size, AveWorld *out)
+{
+	RtDevice *d = dh.ptr;
+	if (out)
+		out->ptr = NULL;
+	if (!d || !out)
+		return rt_misuse(d ? d->ctx : NULL, "aveWorldCreate: %s is null",
+				 !d ? "the device" : "'out'");
+	if (size < 1 || size > WORLD_MAX)
+		return rt_misuse(d->ctx, "aveWorldCreate: a world has 1 to %d ranks, not %d",
+				 WORLD_MAX, size);
+	if (!d->ops->launch_world) {
+		rt_error(d->ctx, "device '%s' cannot run a world of ranks (host, the simulated devices "
+				 "and cuda can)", d->name);
+		return AVE_ERROR_UNSUPPORTED;
+	}
+	RtWorld *w = calloc(1, sizeof *w);
+	w->dev = d;
+	w->size = size;
+	pthread_mutex_init(&w->mu, NULL);
+	out->ptr = w;
+	return AVE_SUCCESS;
+}
+
+static void
+symm_free(RtDevice *d, RtWorldSymm *s, int size)
+{
+	for (int r = 0; r < size && s->rank; r++)
+		if (s->rank[r]) {
+			d->ops->free(d, s->rank[r]->ptr);
+			free(s->rank[r]);
+		}
+	if (s->peers)
+		d->ops->free(d, s->peers);
+	free(s->rank);
+	free(s->symbol);
+	free(s->type);
+	free(s);
+}
+
+void
+aveWorldDestroy(AveWorld h)
+{
+	RtWorld *w = h.ptr;
+	if (!w)
+		return;
+	/* Launches on the world's buffers finish first. */
+	w->dev->ops->sync(w->dev);
+	for (int i = 0; i < w->nsymm; i++)
+		symm_free(w->dev, w->symm[i], w->size);
+	free(w->symm);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+int
+aveWorldGetSize(AveWorld h)
+{
+	RtWorld *w = h.ptr;
+	return w ? w->size : 0;
+}
+
+/* The record of `symbol` in k's "symmetric" list, or NULL. */
+static RtJson *
+symm_record(RtKernel *k, const char *symbol)
+{
+	RtJson *list = rt_json_get(k->rec, "symmetric");
+	for (int i = 0; list && list->kind == RT_JSON_ARRAY && i < list->n; i++) {
+		const char *s = rt_json_str(list->items[i], "symbol");
+		if (s && !strcmp(s, symbol))
+			return list->items[i];
+	}
+	return NULL;
+}
+
+/* The world's buffer of k's symmetric buffer rec: found (the same type and size, else an
+ * error naming both), or made (each rank's copy zero-filled, then the table of addresses). */
+static AveResult
+symm_get(RtWorld *w, RtKernel *k, const RtJson *rec, RtWorldSymm **out)
+{
+	RtDevice *d = w->dev;
+	const char *symbol = rt_json_str(rec, "symbol"), *type = rt_json_str(rec, "type");
+	int64_t bytes = rt_json_int(rec, "bytes", -1);
+	if (!symbol || !type || bytes <= 0) {
+		rt_error(d->ctx, "kernel '%s': malformed symmetric buffer in its metadata", k->name);
+		return AVE_ERROR_LAUNCH;
+	}
+	for (int i = 0; i < w->nsymm; i++) {
+		RtWorldSymm *s = w->symm[i];
+		if (strcmp(s->symbol, symbol))
+			continue;
+		if (strcmp(s->type, type) || s->bytes != (size_t)bytes) {
+			rt_error(d->ctx, "kernel '%s': symmetric buffer '@%s' holds %lld bytes of %s, "
+					 "but the world made it with %zu bytes of %s for another kernel",
+				 k->name, symbol, (long long)bytes, type, s->bytes, s->type);
+			return AVE_ERROR_INVALID_ARGUMENT;
+		}
+		*out = s;
+		return AVE_SUCCESS;
+	}
+	RtWorldSymm *s = calloc(1, sizeof *s);
+	s->symbol = strdup(symbol);
+	s->type = strdup(type);
+	s->bytes = (size_t)bytes;
+	s->rank = calloc((size_t)w->size, sizeof *s->rank);
+	void *zeros = calloc(1, s->bytes);
+	uint64_t *table = calloc((size_t)w->size, sizeof *table);
+	AveResult r = AVE_SUCCESS;
+	for (int q = 0; q < w->size && !r; q++) {
+		RtBuffer *b = calloc(1, sizeof *b);
+		b->dev = d;
+		b->size = s->bytes;
+		b->wrapped = true; /* the world's: a stray aveBufferDestroy frees only the handle */
+		if ((r = d->ops->alloc(d, s->bytes, &b->ptr))) {
+			free(b);
+			break;
+		}
+		s->rank[q] = b;
+		table[q] = (uint64_t)(uintptr_t)b->ptr;
+		r = d->ops->upload(d, b->ptr, zeros, s->bytes);
+	}
+	if (!r)
+		r = d->ops->alloc(d, (size_t)w->size * sizeof *table, &s->peers);
+	if (!r)
+		r = d->ops->upload(d, s->peers, table, (size_t)w->size * sizeof *table);
+	free(zeros);
+	free(table);
+	if (r) {
+		symm_free(d, s, w->size);
+		return r;
+	}
+	w->symm = realloc(w->symm, sizeof *w->symm * (size_t)(w->nsymm + 1));
+	w->symm[w->nsymm++] = s;
+	*out = s;
+	return AVE_SUCCESS;
+}
+
+AveResult
+aveWorldGetBuffer(AveWorld wh, AveKernel kh, const char *symbol, int rank, AveBuffer *out)
+{
+	RtWorld *w = wh.ptr;
+	RtKernel *k = kh.ptr;
+	if (out)
+		out->ptr = NULL;
+	if (!w || !k || !symbol || !out)
+		return rt_misuse(w ? w->dev->ctx : k ? k->ctx : NULL,
+				 "aveWorldGetBuffer: %s is null", !w ? "the world" : !k ? "the kernel"
+								 : !symbol ? "'symbol'" : "'out'");
+	if (rank < 0 || rank >= w->size)
+		return rt_misuse(w->dev->ctx, "aveWorldGetBuffer: rank %d is not one of the world's %d",
+				 rank, w->size);
+	const char *name = symbol + (symbol[0] == '@');
+	RtJson *rec = symm_record(k, name);
+	if (!rec) {
+		rt_error(w->dev->ctx, "kernel '%s': its module has no symmetric buffer '@%s'", k->name,
+			 name);
+		return AVE_ERROR_NOT_FOUND;
+	}
+	RtWorldSymm *s;
+	pthread_mutex_lock(&w->mu);
+	AveResult r = symm_get(w, k, rec, &s);
+	pthread_mutex_unlock(&w->mu);
+	if (!r)
+		out->ptr = s->rank[rank];
+	return r;
+}
+
+const RtWorldSymm *
+rt_world_symm_find(const RtWorldRank *w, const char *symbol)
+{
+	for (int i = 0; symbol && i < w->nsymm; i++)
+		if (!strcmp(w->symm[i]->symbol, symbol))
+			return w->symm[i];
+	return NULL;
+}
+
+AveResult
+aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs *ah, AveStream sh)
+{
+	RtKernel *k = kh.ptr;
+	RtWorld *w = wh.ptr;
+	RtStream *st = sh.ptr;
+	if (!k || !w || !grid || !ah)
+		return rt_misuse(w ? w->dev->ctx : k ? k->ctx : NULL, "aveWorldLaunch: %s is null",
+				 !k ? "the kernel" : !w ? "the world" : !grid ? "'grid'" : "'args'");
+	RtDevice *d = w->dev;
+	RtArgs *args = calloc((size_t)w->size, sizeof *args);
+	for (int q = 0; q < w->size; q++) {
+		if (!ah[q].ptr) {
+			free(args);
+			return rt_misuse(d->ctx, "aveWorldLaunch: the argument list of rank %d is null", q);
+		}
+		args[q] = *(RtArgs *)ah[q].ptr;
+	}
+	void *handle;
+	AveResult r = rt_kernel_prepare(k, d, st ? st->dev : d, args, w->size, &handle);
+	RtJson *list = rt_json_get(k->rec, "symmetric");
+	int n = list && list->kind == RT_JSON_ARRAY ? list->n : 0;
+	RtWorldSymm **symm = calloc((size_t)n + 1, sizeof *symm);
+	RtWorldRank *ranks = calloc((size_t)w->size, sizeof *ranks);
+	pthread_mutex_lock(&w->mu);
+	int64_t epoch = 0;
+	for (int i = 0; i < n && !r; i++)
+		if (!(r = symm_get(w, k, list->items[i], &symm[i])) && symm[i]->epochs > epoch)
+			epoch = symm[i]->epochs;
+	epoch++;
+	pthread_mutex_unlock(&w->mu);
+	for (int q = 0; q < w->size; q++)
+		ranks[q] = (RtWorldRank){q, w->size, epoch, symm, n};
+	if (!r)
+		r = d->ops->launch_world(d, k, handle, grid, args, ranks, w->size, st ? st->s : NULL);
+	/* The epoch is spent once the launch is on its way (a launch that failed before it ran
+	 * signalled nothing). */
+	pthread_mutex_lock(&w->mu);
+	for (int i = 0; i < n && !r; i++)
+		if (symm[i]->epochs < epoch)
+			symm[i]->epochs = epoch;
+	pthread_mutex_unlock(&w->mu);
+	free(ranks);
+	free(symm);
+	free(args);
+	return r;
+}
