@@ -345,6 +345,8 @@ count_op(IrOp *op, void *ud)
 typedef struct GridScan {
 	IrCtx *c;
 	int dims;
+	unsigned read; /* bit d: the kernel reads dimension d */
+	bool signals;  /* it has an ave.chunk.signal */
 } GridScan;
 
 static bool
@@ -358,10 +360,22 @@ grid_dims(IrOp *op, void *ud)
 			ir_expr_eval_const(gr->item[0].e, &d);
 		if (d + 1 > g->dims)
 			g->dims = (int)d + 1;
+		if (d >= 0 && d < 3)
+			g->read |= 1u << d;
 	}
+	g->signals |= op->code == IR_OP_CHUNK_SIGNAL;
 	return true;
 }
 
+unsigned
+lower_grid_read(IrCtx *c, IrOp *kernel, bool *signals)
+{
+	GridScan gs = {c, 1, 0, false};
+	ir_walk_op(kernel, grid_dims, &gs);
+	if (signals)
+		*signals = gs.signals;
+	return gs.read;
+}
 
 /* A persistent kernel (`persistent = N`, launched with up to N CTAs along x): each CTA walks
  * the logical grid's tiles t = ctaid.x, ctaid.x + nctaid.x, ... below grid.x * grid.y * grid.z,
@@ -607,9 +621,11 @@ lower_kernel(Lower *L)
 	L->lay = ir_arena_alloc(&L->arena, sizeof(LowerLayout *) * (L->nvals + 1));
 	L->plans = ir_arena_alloc(&L->arena, sizeof(LowerMmaPlan *) * (L->nops + 1));
 	L->has_plan = ir_arena_alloc(&L->arena, L->nops + 1);
-	GridScan gs = {c, 1};
+	GridScan gs = {c, 1, 0, false};
 	ir_walk_op(k, grid_dims, &gs);
 	L->info.grid_dims = gs.dims;
+	L->info.grid_read = gs.read;
+	L->info.signals = gs.signals;
 	init_types(L);
 
 	SymmScan ss = {L, {0}};

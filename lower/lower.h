@@ -202,6 +202,8 @@ typedef struct LowerKernelInfo {
 	int threads;
 	int64_t smem_bytes;       /* dynamic shared memory to launch with */
 	int grid_dims;            /* program_id/num_programs dimensions used (1..3) */
+	unsigned grid_read;       /* bit d: the kernel reads grid dimension d (lower_grid_read) */
+	bool signals;             /* the kernel has an ave.chunk.signal */
 	int64_t persistent;       /* ctas of a persistent kernel, or 0 */
 	IrVec params;             /* LowerParam */
 	IrVec buffers;            /* LowerSmemBuf, placed */
@@ -434,6 +436,11 @@ void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);
 char *lower_symm_json(IrCtx *c, IrOp *kernel);
+/* The grid dimensions the kernel reads (ave.program_id / ave.num_programs): bit d for d; in
+ * *signals (unless NULL) whether it has an ave.chunk.signal. */
+unsigned lower_grid_read(IrCtx *c, IrOp *kernel, bool *signals);
+/* Writes the metadata fields "grid_read" (the dimensions read) and "signals". */
+void lower_grid_json(FILE *f, unsigned read, bool signals);
 /* Creates the target machine (initializing LLVM's targets once); NULL after an error. */
 LLVMTargetMachineRef lower_target_machine(IrCtx *c, const LowerTarget *t, int opt);
 

@@ -328,6 +328,14 @@ lower_symm_json(IrCtx *c, IrOp *kernel)
 	return out;
 }
 
+void
+lower_grid_json(FILE *f, unsigned read, bool signals)
+{
+	fprintf(f, "      \"grid_read\": [%s, %s, %s],\n      \"signals\": %s,\n",
+	        read & 1 ? "true" : "false", read & 2 ? "true" : "false", read & 4 ? "true" : "false",
+	        signals ? "true" : "false");
+}
+
 static const char *const param_kinds[LOWER_P_KINDS] = {
     "ptr", "size", "stride", "scalar", "symm", "target", "grid", "peers", "rank", "world", "epoch"};
 
@@ -349,6 +357,7 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 		        ",\n      \"threads\": %d,\n      \"block\": [%d, 1, 1],\n      "
 		        "\"grid_dims\": %d,\n",
 		        k->threads, k->threads, k->grid_dims);
+		lower_grid_json(f, k->grid_read, k->signals);
 		fprintf(f, "      \"shared_bytes\": %lld,\n", (long long)k->smem_bytes);
 		if (k->args_json)
 			fprintf(f, "      \"args\": %s,\n", k->args_json);

@@ -126,6 +126,9 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	const char *symm = lower_symm_json(c, kernel);
 	if (symm)
 		fprintf(f, "      \"symmetric\": %s,\n", symm);
+	bool signals;
+	unsigned rd = lower_grid_read(c, kernel, &signals);
+	lower_grid_json(f, rd, signals);
 	fputs("      \"file\": ", f);
 	/* The file name, so that the interpreter's errors name the user's file. */
 	ir_json_str(f, file ? file : "");

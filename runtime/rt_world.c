@@ -212,6 +212,21 @@ aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs 
 		}
 		args[q] = *(RtArgs *)ah[q].ptr;
 	}
+	/* A copy of a CTA along a grid dimension the kernel never reads does everything again,
+	 * its chunk signals included, and signals count launches (the next launch's waits would
+	 * return early): the checker proves a kernel for one CTA along such a dimension, and the
+	 * launch holds it to that. */
+	RtJson *gr = rt_json_get(k->rec, "grid_read"), *sg = rt_json_get(k->rec, "signals");
+	bool signals = sg && sg->kind == RT_JSON_BOOL && sg->i;
+	for (int dim = 0; signals && gr && gr->kind == RT_JSON_ARRAY && dim < 3 && dim < gr->n; dim++)
+		if (grid[dim] > 1 && gr->items[dim]->kind == RT_JSON_BOOL && !gr->items[dim]->i) {
+			rt_error(d->ctx, "kernel '%s' never reads 'ave.program_id dim(%d)': a world launch "
+					 "of it takes grid[%d] = 1, not %u (each copy of a CTA along that "
+					 "dimension would signal its chunks again, and a signal counts a "
+					 "launch)", k->name, dim, dim, grid[dim]);
+			free(args);
+			return AVE_ERROR_LAUNCH;
+		}
 	void *handle;
 	AveResult r = rt_kernel_prepare(k, d, st ? st->dev : d, args, w->size, &handle);
 	RtJson *list = rt_json_get(k->rec, "symmetric");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../frontend/frontend.h"
+#include "../lower/lower.h"
 #include "../passes/passes.h"
 #include "../runtime/interp/interp.h"
 #include "../runtime/rt.h"
@@ -604,6 +605,19 @@ cmd_run(int argc, char **argv)
 		goto out;
 	}
 	W = o.world;
+	/* As for a world launch through the runtime (docs/jit.md): a copy of a CTA along a grid
+	 * dimension the kernel never reads would signal its chunks again. */
+	bool signals;
+	unsigned rd = lower_grid_read(c, k, &signals);
+	for (int d = 0; d < 3 && signals; d++)
+		if (o.grid[d] > 1 && !(rd & 1u << d)) {
+			fprintf(stderr, "ave run: kernel '@%s' never reads 'ave.program_id dim(%d)': a run "
+				"on a world of ranks takes --grid with 1 there, not %lld (each copy of a "
+				"CTA along that dimension would signal its chunks again, and a signal "
+				"counts a launch)\n", k->item[0].s, d, (long long)o.grid[d]);
+			rc = 2;
+			goto out;
+		}
 	nk = k->reg[0].block->narg;
 	while (interp_symm_alloc(k, ns))
 		ns++;

@@ -11,13 +11,15 @@ from ._lib import path as library_path
 from ._lib import lib as _cdll
 
 from ._diag import CompileError, DeviceError, Diagnostic, Error, LaunchError
-from ._core import Device, Kernel, Module, Stream, cache_stats, compile, device, load_bundle
+from ._core import (Device, Kernel, Module, Stream, World, cache_stats, compile, device,
+                    load_bundle)
 from ._launch import bf16_bits, bf16_to_float32
 
 __version__ = _cdll.aveGetVersion().decode()
 
 __all__ = [
-    "compile", "Kernel", "Module", "load_bundle", "device", "Device", "Stream", "cache_stats",
+    "compile", "Kernel", "Module", "load_bundle", "device", "Device", "Stream", "World",
+    "cache_stats",
     "Diagnostic", "Error", "CompileError", "LaunchError", "DeviceError",
     "bf16_bits", "bf16_to_float32", "library_path", "__version__",
 ]

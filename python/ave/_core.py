@@ -146,6 +146,109 @@ def _target_device(target: str) -> str:
     return "host"
 
 
+_device_fn = device  # World's parameter is named device
+
+# NumPy dtypes of the element types a symmetric buffer may hold (bf16 and f8 as bit patterns).
+_SYMM_DTYPES = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "uint16",
+                "f8e4m3": "uint8", "f8e5m2": "uint8", "i64": "int64", "index": "int64",
+                "i32": "int32", "i16": "int16", "i8": "int8", "i1": "uint8"}
+
+
+class World:
+    """A world of `size` ranks on one device (SPEC 5.9) for kernels that communicate: each
+    rank's copy of each symmetric buffer (`ave.symm.alloc`) is an allocation of its own, and
+    `launch` runs every rank's grid at once, so puts, signals and waits reach the other ranks.
+    Devices: 'host' (the interpreter), 'sim-<target>' (the emitted code, every CTA of every rank
+    resident) and 'cuda' (ranks as allocations of one GPU). See docs/jit.md, "Worlds".
+
+        w = ave.World(4, device="sim-sm_90a")
+        for r in range(4):
+            w.write(k, "@A_full", r, a[r])           # rank r's copy
+        w.launch(k, grid, [[b, c[r]] for r in range(4)])
+        gathered = w.read(k, "@A_full", 0)
+    """
+
+    def __init__(self, size: int, device: Union[str, "Device", None] = "host"):
+        import numpy  # noqa: F401  (read/write need it)
+        self.device = _device_fn(device)
+        self.size = size
+        self._h = Handle()
+        with Collect() as diags:
+            r = lib.aveWorldCreate(self.device._h, size, ctypes.byref(self._h))
+        if r:
+            raise DeviceError("making a world of %d ranks on %s" % (size, self.device.kind), r,
+                              diags)
+
+    def __repr__(self) -> str:
+        return "ave.World(%d, device=%r)" % (self.size, self.device.kind)
+
+    def _symm(self, kernel: "Kernel", symbol: str, rank: int) -> Tuple[Handle, Dict[str, Any]]:
+        name = symbol.lstrip("@")
+        info = next((x for x in kernel.metadata.get("symmetric", []) if x["symbol"] == name), None)
+        if info is None:
+            raise KeyError("kernel @%s: its module has no symmetric buffer '@%s'"
+                           % (kernel.name, name))
+        if not 0 <= rank < self.size:
+            raise IndexError("rank %d is not one of the world's %d" % (rank, self.size))
+        b = Handle()
+        with Collect() as diags:
+            r = lib.aveWorldGetBuffer(self._h, kernel._h, name.encode(), rank, ctypes.byref(b))
+        if r:
+            raise DeviceError("finding '@%s' of rank %d" % (name, rank), r, diags)
+        return b, info
+
+    def read(self, kernel: "Kernel", symbol: str, rank: int) -> Any:
+        """A copy of rank `rank`'s buffer `symbol` (of kernel's module), shaped as its type
+        (bf16 and f8 as their bit patterns)."""
+        import numpy as np
+        b, info = self._symm(kernel, symbol, rank)
+        dt = np.dtype(_SYMM_DTYPES[info["type"]])
+        raw = np.empty(info["bytes"] // dt.itemsize, dt)
+        with Collect() as diags:
+            r = lib.aveBufferDownload(b, 0, raw.ctypes.data, raw.nbytes)
+        if r:
+            raise DeviceError("reading '%s' of rank %d" % (symbol, rank), r, diags)
+        view = np.lib.stride_tricks.as_strided(
+            raw, shape=info["dims"], strides=[s * dt.itemsize for s in info["strides"]])
+        return np.array(view)
+
+    def write(self, kernel: "Kernel", symbol: str, rank: int, value: Any) -> None:
+        """Fills rank `rank`'s buffer `symbol` with `value` (an array of the buffer's shape;
+        f32 values for a bf16 buffer are rounded to it)."""
+        import numpy as np
+        from ._launch import bf16_bits
+        b, info = self._symm(kernel, symbol, rank)
+        dt = np.dtype(_SYMM_DTYPES[info["type"]])
+        v = np.asarray(value)
+        if info["type"] == "bf16" and v.dtype.kind == "f":
+            v = bf16_bits(v)
+        if tuple(v.shape) != tuple(info["dims"]):
+            raise ValueError("'%s' has shape %s; the value has shape %s"
+                             % (symbol, tuple(info["dims"]), tuple(v.shape)))
+        raw = np.zeros(info["bytes"] // dt.itemsize, dt)
+        view = np.lib.stride_tricks.as_strided(
+            raw, shape=info["dims"], strides=[s * dt.itemsize for s in info["strides"]])
+        view[...] = v.astype(dt, copy=False)
+        with Collect() as diags:
+            r = lib.aveBufferUpload(b, 0, raw.ctypes.data, raw.nbytes)
+        if r:
+            raise DeviceError("writing '%s' of rank %d" % (symbol, rank), r, diags)
+
+    def launch(self, kernel: "Kernel", grid: Union[int, Sequence[int]],
+               args: Sequence[Sequence[Any]]) -> None:
+        """Launches `kernel` on every rank at once: args[r] is rank r's argument list (checked
+        like Kernel.launch's). Each launch is one epoch: signals need no reset between them.
+        Runs to completion; tensors then hold what each rank wrote."""
+        from ._launch import launch_world
+        launch_world(kernel, self, grid, args)
+
+    def __del__(self) -> None:
+        h = getattr(self, "_h", None)
+        if h and lib is not None:
+            self._h = Handle()
+            lib.aveWorldDestroy(h)
+
+
 class Kernel:
     """A compiled kernel. `metadata` is libave's JSON metadata, parsed (name, target, threads,
     block, shared_bytes, registers, args with kind/type/rank/dims/strides, params, ...);

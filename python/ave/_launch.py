@@ -422,37 +422,12 @@ def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: 
     wrapped = Handle()
     with Collect() as diags:
         try:
-            if lib.aveArgsCreate(ctypes.byref(h)):
-                raise LaunchError("creating arguments", 1, diags)
             if sh is None and native is not None:
                 r = lib.aveStreamWrap(d._h, native or None, ctypes.byref(wrapped))
                 if r:
                     raise LaunchError("using stream 0x%x on %s" % (native, d.kind), r, diags)
                 sh = wrapped
-            for i, x in enumerate(plan):
-                if isinstance(x, tuple):
-                    r = lib.aveArgsAddInt(h, x[1]) if x[0] == "int" else lib.aveArgsAddFloat(h, x[1])
-                else:
-                    b = Handle()
-                    if x.nbytes and not x.staged:
-                        r = lib.aveBufferWrap(d._h, x.ptr, x.nbytes, ctypes.byref(b))
-                        what = "passing argument %d ('%%%s') in place" % (i, k.args[i]["name"])
-                    else:
-                        r = lib.aveBufferCreate(d._h, max(x.nbytes, 1), ctypes.byref(b))
-                        what = "allocating %d bytes on %s" % (x.nbytes, d.kind)
-                    if r:
-                        raise LaunchError(what, r, diags)
-                    bufs.append(b)
-                    if x.staged and x.nbytes:
-                        r = lib.aveBufferUpload(b, 0, x.ptr, x.nbytes)
-                        if r:
-                            raise LaunchError("uploading an argument", r, diags)
-                    rank = len(x.shape)
-                    sizes = (ctypes.c_int64 * max(rank, 1))(*x.shape)
-                    strides = (ctypes.c_int64 * max(rank, 1))(*x.strides)
-                    r = lib.aveArgsAddTensor(h, b, rank, sizes, strides)
-                if r:
-                    raise LaunchError("adding an argument", r, diags)
+            _make_args(k, d, plan, h, bufs, diags)
             gr = (ctypes.c_uint32 * 3)(*g)
             r = lib.aveKernelLaunch(k._h, d._h, gr, h, sh if sh is not None else Handle())
             if r:
@@ -461,15 +436,7 @@ def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: 
                 r = lib.aveStreamSynchronize(sh) if sh is not None else lib.aveDeviceSynchronize(d._h)
                 if r:
                     raise LaunchError("running @%s on %s" % (k.name, d.kind), r, diags)
-            it = iter(bufs)
-            for x in tensors:
-                b = next(it)
-                if x.staged and x.writeback and x.nbytes:
-                    r = lib.aveBufferDownload(b, 0, x.ptr, x.nbytes)
-                    if r:
-                        raise LaunchError("downloading a result", r, diags)
-                if x.finish is not None:
-                    x.finish()
+            _finish(plan, bufs, diags)
         finally:
             for b in bufs:
                 lib.aveBufferDestroy(b)  # the handle only, for wrapped memory
@@ -477,3 +444,119 @@ def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: 
                 lib.aveStreamDestroy(wrapped)
             if h:
                 lib.aveArgsDestroy(h)
+
+
+def _make_args(k: Kernel, d: Device, plan: List[Any], h: Handle, bufs: List[Handle],
+               diags: Any) -> None:
+    """Fills the argument list h from the checked plan: tensors in place where the device can
+    use them, staged copies uploaded; every buffer made is appended to bufs."""
+    if lib.aveArgsCreate(ctypes.byref(h)):
+        raise LaunchError("creating arguments", 1, diags)
+    for i, x in enumerate(plan):
+        if isinstance(x, tuple):
+            r = lib.aveArgsAddInt(h, x[1]) if x[0] == "int" else lib.aveArgsAddFloat(h, x[1])
+        else:
+            b = Handle()
+            if x.nbytes and not x.staged:
+                r = lib.aveBufferWrap(d._h, x.ptr, x.nbytes, ctypes.byref(b))
+                what = "passing argument %d ('%%%s') in place" % (i, k.args[i]["name"])
+            else:
+                r = lib.aveBufferCreate(d._h, max(x.nbytes, 1), ctypes.byref(b))
+                what = "allocating %d bytes on %s" % (x.nbytes, d.kind)
+            if r:
+                raise LaunchError(what, r, diags)
+            bufs.append(b)
+            if x.staged and x.nbytes:
+                r = lib.aveBufferUpload(b, 0, x.ptr, x.nbytes)
+                if r:
+                    raise LaunchError("uploading an argument", r, diags)
+            rank = len(x.shape)
+            sizes = (ctypes.c_int64 * max(rank, 1))(*x.shape)
+            strides = (ctypes.c_int64 * max(rank, 1))(*x.strides)
+            r = lib.aveArgsAddTensor(h, b, rank, sizes, strides)
+        if r:
+            raise LaunchError("adding an argument", r, diags)
+
+
+def _finish(plan: List[Any], bufs: List[Handle], diags: Any) -> None:
+    """After the launch ran: staged results downloaded, converted copies written back."""
+    it = iter(bufs)
+    for x in plan:
+        if not isinstance(x, _Tensor):
+            continue
+        b = next(it)
+        if x.staged and x.writeback and x.nbytes:
+            r = lib.aveBufferDownload(b, 0, x.ptr, x.nbytes)
+            if r:
+                raise LaunchError("downloading a result", r, diags)
+        if x.finish is not None:
+            x.finish()
+
+
+def launch_world(k: Kernel, w: Any, grid: Any, ranks: Sequence[Sequence[Any]]) -> None:
+    """Every rank's launch of k at once on world w (aveWorldLaunch): ranks[r] holds rank r's
+    arguments, checked like a launch's; runs to completion."""
+    g = _grid(grid)
+    d = w.device
+    if len(ranks) != w.size:
+        raise TypeError("a world of %d ranks needs %d argument lists, %d given"
+                        % (w.size, w.size, len(ranks)))
+    plans: List[List[Any]] = []
+    handles: List[Handle] = []
+    bufs: List[List[Handle]] = []
+    try:
+        for q, args in enumerate(ranks):
+            args = list(args)
+            if len(args) != len(k.args):
+                raise TypeError("rank %d: kernel @%s takes %d arguments (%s), %d given"
+                                % (q, k.name, len(k.args),
+                                   ", ".join("%" + n for n in k.arg_names), len(args)))
+            wheres: List[Optional[Where]] = [
+                _located(k, i, v) if a["kind"] in ("tensor", "pointer") else None
+                for i, (v, a) in enumerate(zip(args, k.args))]
+            plan: List[Any] = []
+            plans.append(plan)
+            hint = None
+            for i, (v, a) in enumerate(zip(args, k.args)):
+                if a["kind"] == "tensor":
+                    st = _tensor(k, i, v, a["type"], wheres[i], hint)
+                    plan.append(st)
+                    _check_shape(k, i, st, a)
+                elif a["kind"] == "pointer":
+                    st = _tensor(k, i, v, a.get("type", ""), wheres[i], hint)
+                    plan.append(st)
+                    st.shape, st.strides = [st.span], [1]
+                else:
+                    plan.append(_scalar(k, i, v, a))
+            for x in plan:
+                if isinstance(x, _Tensor):
+                    x.staged = d.kind != "host" and x.where[0] == "cpu"
+        with Collect() as diags:
+            for plan in plans:
+                h = Handle()
+                handles.append(h)
+                bufs.append([])
+                _make_args(k, d, plan, h, bufs[-1], diags)
+            gr = (ctypes.c_uint32 * 3)(*g)
+            arr = (Handle * len(handles))(*handles)
+            r = lib.aveWorldLaunch(k._h, w._h, gr, arr, Handle())
+            if r:
+                raise LaunchError("launching @%s on a world of %d ranks of %s"
+                                  % (k.name, w.size, d.kind), r, diags)
+            r = lib.aveDeviceSynchronize(d._h)
+            if r:
+                raise LaunchError("running @%s on a world of %d ranks of %s"
+                                  % (k.name, w.size, d.kind), r, diags)
+            for plan, b in zip(plans, bufs):
+                _finish(plan, b, diags)
+    finally:
+        for bl in bufs:
+            for b in bl:
+                lib.aveBufferDestroy(b)
+        for h in handles:
+            if h:
+                lib.aveArgsDestroy(h)
+        for plan in plans:
+            for x in plan:
+                if isinstance(x, _Tensor) and x.release is not None:
+                    x.release()

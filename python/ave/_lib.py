@@ -137,6 +137,11 @@ _PROTOS = {
     "aveArgsAddInt": (c_int, [_H, c_int64]),
     "aveArgsAddFloat": (c_int, [_H, c_double]),
     "aveKernelLaunch": (c_int, [_H, _H, POINTER(c_uint32), _H, _H]),
+    "aveWorldCreate": (c_int, [_H, c_int, _P]),
+    "aveWorldDestroy": (None, [_H]),
+    "aveWorldGetSize": (c_int, [_H]),
+    "aveWorldGetBuffer": (c_int, [_H, _H, c_char_p, c_int, _P]),
+    "aveWorldLaunch": (c_int, [_H, _H, POINTER(c_uint32), POINTER(Handle), _H]),
 }
 for _name, (_res, _args) in _PROTOS.items():
     _f = getattr(lib, _name)

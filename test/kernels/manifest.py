@@ -629,3 +629,46 @@ def _(k, rng, M, N, K):
     c = unwritten((M, N), np.float32)
     k[mm_grid(M, N, 64, 64)](a, b, c, K)
     return [("C", c, a.astype(np.float64) @ b.astype(np.float64).T, mm_tol(K))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Communicating kernels (SPEC 5.9): launched on a world of 4 ranks of the kernel's device
+# (ave.World: the interpreter's ranks on the host, the emitted code's on a simulated device).
+
+AG_SHAPES = [dict(N=72), dict(N=130)]
+
+
+@entry("ag_gemm_bf16", "all-gather + GEMM on 4 ranks (overlap pass), X_gathered W^T",
+       "bf16, f32 accumulate and out", AG_SHAPES)
+def _(k, rng, N):
+    world = ave.World(4, device=k.default_device())
+    own = [bf16(rng.standard_normal((128, 128))) for _ in range(4)]
+    for r in range(4):
+        x = np.full((512, 128), 0x7FC1, np.uint16)  # the peers' chunks: NaN until they arrive
+        x[128 * r:128 * r + 128] = own[r][0]
+        world.write(k, "@X", r, x)
+    w, wr = bf16(rng.standard_normal((N, 128)) / np.sqrt(128))
+    cs = [unwritten((512, N), np.float32) for _ in range(4)]
+    world.launch(k, (4, cdiv(N, 64)), [[w, cs[r]] for r in range(4)])
+    ref = np.concatenate([o[1] for o in own]) @ wr.T
+    out = [("C rank %d" % r, cs[r], ref, mm_tol(128)) for r in range(4)]
+    gathered = np.concatenate([o[0] for o in own])
+    out += [("@X rank %d" % r, world.read(k, "@X", r).astype(np.float64),
+             gathered.astype(np.float64), (0, 0)) for r in range(4)]
+    return out
+
+
+RS_SHAPES = [dict(K=40), dict(K=72)]
+
+
+@entry("gemm_rs_f32", "GEMM + reduce-scatter on 4 ranks (puts and chunk signals by hand)",
+       "f32", RS_SHAPES)
+def _(k, rng, K):
+    world = ave.World(4, device=k.default_device())
+    a = [rng.standard_normal((256, K)).astype(np.float32) for _ in range(4)]
+    w = [rng.standard_normal((64, K)).astype(np.float32) for _ in range(4)]
+    cs = [unwritten((64, 64), np.float32) for _ in range(4)]
+    world.launch(k, (1, 2), [[a[r], w[r], cs[r], K] for r in range(4)])
+    total = sum(a[r].astype(np.float64) @ w[r].astype(np.float64).T for r in range(4))
+    return [("C rank %d" % c, cs[c], total[64 * c:64 * c + 64], mm_tol(4 * K))
+            for c in range(4)]
