@@ -74,6 +74,24 @@ bool amdgpu_role_enter(Lower *L, IrOp *role, int64_t regs);
 enum { AMDGPU_MBAR_PHASE_BITS = 16, AMDGPU_MBAR_ARRIVAL_SHIFT = 24 };
 int64_t amdgpu_mbar_word(int64_t arrivals, int64_t bytes, int64_t phase);
 
+/* ---- disasm.c: what a kernel's machine code uses, read from the instructions ---- */
+
+typedef struct AmdgpuScan {
+	int vgprs, agprs, sgprs; /* the highest register of each file an instruction names, + 1 */
+	int scratch;             /* instructions that access scratch memory */
+	int insns;
+} AmdgpuScan;
+
+/* Disassembles `len` bytes of code for `cpu` ("gfx942") and scans every instruction; false
+ * with a reason when the bytes are not code. */
+bool amdgpu_scan_code(const unsigned char *code, uint64_t len, const char *cpu, AmdgpuScan *out,
+		      char *err, size_t errlen);
+/* Whether the scan fits what the kernel descriptor allocates (vgprs per lane, AGPRs from
+ * accum_offset, scratch bytes) and the metadata's AGPR count (-1: not given); the first
+ * overrun in why otherwise. */
+bool amdgpu_scan_check(const AmdgpuScan *s, int vgprs, int agprs, int accum_offset,
+		       int64_t scratch, char *why, size_t len);
+
 /* copy.c: copy.async as buffer loads and LDS stores, completing bytes wave by wave */
 bool amdgpu_copy_async(Lower *L, const LowerCopy *cp);
 /* Bytes wave `w` of `nwaves` issuing waves moves when nchunks chunks of chunk_bytes are dealt

@@ -235,6 +235,30 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 				 (long long)m->scratch);
 			ok = false;
 		}
+		/* And the code itself, read independently of both (disasm.c): the registers and
+		 * scratch its instructions name must be what the descriptor allocates. */
+		AmdgpuScan sc = {0};
+		const unsigned char *code;
+		uint64_t clen;
+		char why[256];
+		bool scanned = false;
+		if (!ra_hsaco_code((const unsigned char *)hsaco, len, k->name, &code, &clen)) {
+			ir_error(c, k->loc, "kernel '@%s' on target '%s': its code is missing from the "
+				 "HSACO", k->name, target);
+			ok = false;
+		} else if (!amdgpu_scan_code(code, clen, target, &sc, why, sizeof why)) {
+			ir_error(c, k->loc, "kernel '@%s' on target '%s': cannot read its code: %s", k->name,
+				 target, why);
+			ok = false;
+		} else if (kd.found && !amdgpu_scan_check(&sc, kd.vgprs, (int)m->agpr, kd.accum_offset,
+							 kd.private_segment, why, sizeof why)) {
+			ir_error(c, k->loc, "kernel '@%s' on target '%s': %s (the code object's metadata "
+				 "says %lld VGPRs, %lld AGPRs, %lld bytes of scratch)", k->name, target, why,
+				 (long long)m->vgpr, (long long)m->agpr, (long long)m->scratch);
+			ok = false;
+		} else {
+			scanned = true;
+		}
 		k->stats = true;
 		k->regs = (int)m->vgpr;
 		k->stack = m->scratch;
@@ -254,17 +278,22 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 		size_t el = k->target_json ? strlen(k->target_json) : 0;
 		if (el > 2 && k->target_json[0] == '{' && k->target_json[el - 1] == '}')
 			snprintf(extra, sizeof extra, ", %.*s", (int)(el - 2), k->target_json + 1);
-		char js[1024];
+		char js[1024], code_json[160] = "null";
+		if (scanned)
+			snprintf(code_json, sizeof code_json,
+				 "{\"instructions\": %d, \"vgprs\": %d, \"agprs\": %d, \"sgprs\": %d, "
+				 "\"scratch_instructions\": %d}", sc.insns, sc.vgprs, sc.agprs, sc.sgprs,
+				 sc.scratch);
 		int agpr = m->agpr < 0 ? 0 : (int)m->agpr;
 		snprintf(js, sizeof js,
 			 "{\"vgpr_count\": %lld, \"agpr_count\": %d, \"arch_vgpr_count\": %lld, \"sgpr_count\": %lld, "
 			 "\"vgpr_spill_count\": %lld, \"sgpr_spill_count\": %lld, \"private_segment_bytes\": %lld, "
 			 "\"group_segment_bytes\": %lld, \"kernarg_segment_bytes\": %lld, \"max_flat_workgroup_size\": "
-			 "%lld, \"wavefront_size\": %lld, \"buffer_limit_bytes\": %lld%s}",
+			 "%lld, \"wavefront_size\": %lld, \"buffer_limit_bytes\": %lld, \"code\": %s%s}",
 			 (long long)m->vgpr, agpr, (long long)(m->vgpr - agpr), (long long)m->sgpr,
 			 (long long)m->vgpr_spill, (long long)m->sgpr_spill, (long long)m->scratch, (long long)m->lds,
 			 (long long)m->kernarg, (long long)m->max_wg, (long long)m->wave,
-			 (long long)AMDGPU_BUFFER_LIMIT, extra);
+			 (long long)AMDGPU_BUFFER_LIMIT, code_json, extra);
 		free(k->target_json);
 		k->target_json = strdup(js);
 	}

@@ -288,20 +288,18 @@ ra_hsaco_read(const unsigned char *f, size_t size, RaHsacoKernel *out, int max)
 
 /* ---- the kernel descriptor (AMDGPUUsage, "Kernel Descriptor") ---- */
 
-bool
-ra_hsaco_descriptor(const unsigned char *f, size_t size, const char *name, RaHsacoDescriptor *out)
+/* The bytes of symbol `want` (at least `min` of them, `size` if it says more), found through
+ * every symbol table, bounds-checked against the file and its section; NULL when absent. */
+static const unsigned char *
+symbol_bytes(const unsigned char *f, size_t size, const char *want, uint64_t min, uint64_t *len)
 {
 	Elf64_Ehdr eh;
-	memset(out, 0, sizeof *out);
 	if (size < sizeof eh || memcmp(f, ELFMAG, SELFMAG) || f[EI_CLASS] != ELFCLASS64)
-		return false;
+		return NULL;
 	memcpy(&eh, f, sizeof eh);
 	if (eh.e_machine != EM_AMDGPU || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
 	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff)
-		return false;
-	char want[160];
-	if (snprintf(want, sizeof want, "%s.kd", name) >= (int)sizeof want)
-		return false;
+		return NULL;
 	size_t wl = strlen(want);
 	for (int i = 0; i < eh.e_shnum; i++) {
 		Elf64_Shdr sh, strs;
@@ -319,28 +317,51 @@ ra_hsaco_descriptor(const unsigned char *f, size_t size, const char *name, RaHsa
 			    memcmp(f + strs.sh_offset + sym.st_name, want, wl + 1))
 				continue;
 			if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= eh.e_shnum)
-				return false;
+				return NULL;
 			Elf64_Shdr in;
 			memcpy(&in, f + eh.e_shoff + (size_t)sym.st_shndx * sizeof in, sizeof in);
+			uint64_t n = sym.st_size > min ? sym.st_size : min;
 			if (sym.st_value < in.sh_addr || sym.st_value - in.sh_addr > in.sh_size ||
-			    in.sh_size - (sym.st_value - in.sh_addr) < 64 || in.sh_offset > size ||
-			    in.sh_size > size - in.sh_offset)
-				return false;
-			const unsigned char *kd = f + in.sh_offset + (sym.st_value - in.sh_addr);
-			uint32_t group, priv, rsrc1, rsrc3;
-			memcpy(&group, kd + 0, 4);
-			memcpy(&priv, kd + 4, 4);
-			memcpy(&rsrc3, kd + 44, 4);
-			memcpy(&rsrc1, kd + 48, 4);
-			out->found = true;
-			out->group_segment = group;
-			out->private_segment = priv;
-			/* GRANULATED_WORKITEM_VGPR_COUNT: (VGPRs + AGPRs) / 8 - 1 on gfx90a and gfx942,
-			 * whose register file is unified; ACCUM_OFFSET: where the AGPRs start, / 4 - 1. */
-			out->vgprs = ((int)(rsrc1 & 0x3f) + 1) * 8;
-			out->accum_offset = ((int)(rsrc3 & 0x3f) + 1) * 4;
-			return true;
+			    in.sh_size - (sym.st_value - in.sh_addr) < n || in.sh_offset > size ||
+			    in.sh_size > size - in.sh_offset || in.sh_type == SHT_NOBITS)
+				return NULL;
+			*len = n;
+			return f + in.sh_offset + (sym.st_value - in.sh_addr);
 		}
 	}
-	return false;
+	return NULL;
+}
+
+bool
+ra_hsaco_code(const unsigned char *f, size_t size, const char *name, const unsigned char **code,
+	      uint64_t *len)
+{
+	*code = name && *name ? symbol_bytes(f, size, name, 4, len) : NULL;
+	return *code != NULL;
+}
+
+bool
+ra_hsaco_descriptor(const unsigned char *f, size_t size, const char *name, RaHsacoDescriptor *out)
+{
+	memset(out, 0, sizeof *out);
+	char want[160];
+	if (snprintf(want, sizeof want, "%s.kd", name) >= (int)sizeof want)
+		return false;
+	uint64_t len;
+	const unsigned char *kd = symbol_bytes(f, size, want, 64, &len);
+	if (!kd)
+		return false;
+	uint32_t group, priv, rsrc1, rsrc3;
+	memcpy(&group, kd + 0, 4);
+	memcpy(&priv, kd + 4, 4);
+	memcpy(&rsrc3, kd + 44, 4);
+	memcpy(&rsrc1, kd + 48, 4);
+	out->found = true;
+	out->group_segment = group;
+	out->private_segment = priv;
+	/* GRANULATED_WORKITEM_VGPR_COUNT: (VGPRs + AGPRs) / 8 - 1 on gfx90a and gfx942,
+	 * whose register file is unified; ACCUM_OFFSET: where the AGPRs start, / 4 - 1. */
+	out->vgprs = ((int)(rsrc1 & 0x3f) + 1) * 8;
+	out->accum_offset = ((int)(rsrc3 & 0x3f) + 1) * 4;
+	return true;
 }

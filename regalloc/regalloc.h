@@ -83,6 +83,10 @@ typedef struct RaHsacoDescriptor {
 
 bool ra_hsaco_descriptor(const unsigned char *elf, size_t size, const char *name,
 			 RaHsacoDescriptor *out);
+/* The machine code of kernel `name` (its symbol's bytes), for an independent reading of what the
+ * code uses; false when the symbol is absent or runs outside the file. */
+bool ra_hsaco_code(const unsigned char *elf, size_t size, const char *name,
+		   const unsigned char **code, uint64_t *len);
 
 /* ---- plan.c: liveness and allocation of register tiles (SPEC 5.10; docs/regalloc.md) ----
  *

@@ -422,6 +422,121 @@ test_descriptor(void)
 	CHECK(safe);
 }
 
+/* A code object with kernel `k`: its descriptor `k.kd` (rsrc1, rsrc3, scratch bytes) and its
+ * code (`len` bytes) in a .text section. */
+static size_t
+make_code_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv,
+	      const unsigned char *code, size_t len)
+{
+	memset(buf, 0, 4096);
+	Elf64_Ehdr eh;
+	memset(&eh, 0, sizeof eh);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_machine = EM_AMDGPU;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 5;
+	size_t kd = 256, text = kd + 64, strtab = text + 256, symtab = strtab + 16;
+	memcpy(buf + kd + 4, &priv, 4);
+	memcpy(buf + kd + 44, &rsrc3, 4);
+	memcpy(buf + kd + 48, &rsrc1, 4);
+	memcpy(buf + text, code, len);
+	memcpy(buf + strtab, "\0k.kd\0k\0", 9);
+	Elf64_Sym sym[3];
+	memset(sym, 0, sizeof sym);
+	sym[1].st_name = 1, sym[1].st_shndx = 1, sym[1].st_value = 0x1000, sym[1].st_size = 64;
+	sym[2].st_name = 6, sym[2].st_shndx = 2, sym[2].st_value = 0x2000, sym[2].st_size = len;
+	sym[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	memcpy(buf + symtab, sym, sizeof sym);
+	eh.e_shoff = symtab + sizeof sym;
+	Elf64_Shdr sh[5];
+	memset(sh, 0, sizeof sh);
+	sh[1].sh_type = SHT_PROGBITS, sh[1].sh_addr = 0x1000, sh[1].sh_offset = kd, sh[1].sh_size = 64;
+	sh[2].sh_type = SHT_PROGBITS, sh[2].sh_addr = 0x2000, sh[2].sh_offset = text, sh[2].sh_size = 256;
+	sh[3].sh_type = SHT_STRTAB, sh[3].sh_offset = strtab, sh[3].sh_size = 9;
+	sh[4].sh_type = SHT_SYMTAB, sh[4].sh_offset = symtab, sh[4].sh_size = sizeof sym;
+	sh[4].sh_entsize = sizeof(Elf64_Sym), sh[4].sh_link = 3;
+	memcpy(buf, &eh, sizeof eh);
+	memcpy(buf + eh.e_shoff, sh, sizeof sh);
+	return eh.e_shoff + sizeof sh;
+}
+
+/* The scan of the code itself (disasm.c) against what the descriptor allocates: an honest
+ * kernel passes; a forged one, whose code names registers or scratch its descriptor does not
+ * allocate, is caught with the register named. Encodings from llvm-mc (gfx942). */
+static void
+test_code_scan(void)
+{
+	static const unsigned char mov_v7[] = {0x80, 0x02, 0x0e, 0x7e}, mov_v200[] = {0x80, 0x02, 0x90, 0x7f},
+		acc_a9[] = {0x09, 0x40, 0xd9, 0xd3, 0x01, 0x01, 0x00, 0x18},
+		scratch[] = {0x10, 0x40, 0x70, 0xdc, 0x00, 0x02, 0x00, 0x00},
+		endpgm[] = {0x00, 0x00, 0x81, 0xbf};
+	unsigned char code[64], buf[4096];
+	size_t n, cl;
+	const unsigned char *c;
+	uint64_t len;
+	AmdgpuScan sc;
+	char why[256];
+	RaHsacoDescriptor d;
+#define CODE(...)                                                                              \
+	do {                                                                                   \
+		const unsigned char *parts_[] = {__VA_ARGS__};                                 \
+		cl = 0;                                                                        \
+		for (size_t i_ = 0; i_ < sizeof parts_ / sizeof parts_[0]; i_++) {             \
+			size_t l_ = parts_[i_][3] == 0xd3 || parts_[i_][3] == 0xdc ? 8 : 4;     \
+			memcpy(code + cl, parts_[i_], l_);                                     \
+			cl += l_;                                                              \
+		}                                                                              \
+	} while (0)
+	/* Honest: v7 in 8 registers per lane, AGPRs from 8 (none used). */
+	CODE(mov_v7, endpgm);
+	n = make_code_elf(buf, 0, 1, 0, code, cl);
+	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
+	CHECK_EQ(len, 8);
+	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	CHECK_EQ(sc.insns, 2);
+	CHECK_EQ(sc.vgprs, 8);
+	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
+	CHECK(amdgpu_scan_check(&sc, d.vgprs, 0, d.accum_offset, d.private_segment, why, sizeof why));
+	/* Forged: the code uses v200, the descriptor allocates 8. */
+	CODE(mov_v200, endpgm);
+	n = make_code_elf(buf, 0, 1, 0, code, cl);
+	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
+	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	CHECK_EQ(sc.vgprs, 201);
+	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
+	CHECK(!amdgpu_scan_check(&sc, d.vgprs, 0, d.accum_offset, d.private_segment, why, sizeof why));
+	CHECK(strstr(why, "uses v200") != NULL);
+	/* a9 past the 16 registers allocated with AGPRs from 8; and past the metadata's 4 AGPRs. */
+	CODE(mov_v7, acc_a9, endpgm);
+	n = make_code_elf(buf, 1, 1, 0, code, cl);
+	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
+	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	CHECK_EQ(sc.agprs, 10);
+	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
+	CHECK(!amdgpu_scan_check(&sc, d.vgprs, 16, d.accum_offset, d.private_segment, why, sizeof why));
+	CHECK(strstr(why, "uses a9") != NULL);
+	CHECK(!amdgpu_scan_check(&sc, 64, 4, 8, 0, why, sizeof why));
+	CHECK(strstr(why, "metadata counts 4 AGPRs") != NULL);
+	/* Scratch accessed with none allocated; allowed with 16 bytes. */
+	CODE(scratch, endpgm);
+	n = make_code_elf(buf, 0, 1, 0, code, cl);
+	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
+	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	CHECK_EQ(sc.scratch, 1);
+	CHECK(!amdgpu_scan_check(&sc, 8, 0, 8, 0, why, sizeof why));
+	CHECK(strstr(why, "access scratch memory") != NULL);
+	CHECK(amdgpu_scan_check(&sc, 8, 0, 8, 16, why, sizeof why));
+	/* Bytes that are not code; a kernel symbol that is absent or runs past the file. */
+	memset(code, 0xff, 8);
+	CHECK(!amdgpu_scan_code(code, 8, "gfx942", &sc, why, sizeof why));
+	CHECK(strstr(why, "not a valid instruction") != NULL);
+	CHECK(!ra_hsaco_code(buf, n, "kk", &c, &len));
+	CHECK(!ra_hsaco_code(buf, 300, "k", &c, &len));
+#undef CODE
+}
+
 /* ---- f8 through the JIT ---- */
 
 static double
@@ -548,6 +663,7 @@ main(void)
 	test_b_stage();
 	test_metadata();
 	test_descriptor();
+	test_code_scan();
 	test_f8();
 	return unit_summary();
 }
