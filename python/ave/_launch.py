@@ -389,10 +389,10 @@ def _check_shape(k: Kernel, i: int, st: _Tensor, a: dict) -> None:
                   for s, n, want in zip(st.strides, st.shape, a["strides"])]
 
 
-def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: Optional[Handle],
-            native: Optional[int], on_torch: bool, wheres: List[Optional[Where]], plan: List[Any]) -> None:
-    # Check everything before anything runs.
-    hint = _dlpack_stream(native) if d.kind != "host" else None
+def _plan(k: Kernel, args: List[Any], d: Device, wheres: List[Optional[Where]],
+          hint: Optional[int], plan: List[Any]) -> None:
+    """Checks each argument against the signature and appends what the launch passes: a
+    _Tensor (staged when it is host memory for a GPU device) or a (kind, value) scalar."""
     for i, (v, a) in enumerate(zip(args, k.args)):
         if a["kind"] == "tensor":
             st = _tensor(k, i, v, a["type"], wheres[i], hint)
@@ -404,10 +404,17 @@ def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: 
             st.shape, st.strides = [st.span], [1]
         else:
             plan.append(_scalar(k, i, v, a))
+    for x in plan:
+        if isinstance(x, _Tensor):
+            x.staged = d.kind != "host" and x.where[0] == "cpu"
+
+
+def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: Optional[Handle],
+            native: Optional[int], on_torch: bool, wheres: List[Optional[Where]], plan: List[Any]) -> None:
+    # Check everything before anything runs.
+    _plan(k, args, d, wheres, _dlpack_stream(native) if d.kind != "host" else None, plan)
     tensors = [x for x in plan if isinstance(x, _Tensor)]
     gpu = d.kind != "host"
-    for x in tensors:
-        x.staged = gpu and x.where[0] == "cpu"
     torch = _torch()
     if gpu and torch is not None and not on_torch and any(x.temp and not x.staged for x in tensors):
         # The package's converted copies were made on torch's current stream; the launch runs on
@@ -516,21 +523,7 @@ def launch_world(k: Kernel, w: Any, grid: Any, ranks: Sequence[Sequence[Any]]) -
                 for i, (v, a) in enumerate(zip(args, k.args))]
             plan: List[Any] = []
             plans.append(plan)
-            hint = None
-            for i, (v, a) in enumerate(zip(args, k.args)):
-                if a["kind"] == "tensor":
-                    st = _tensor(k, i, v, a["type"], wheres[i], hint)
-                    plan.append(st)
-                    _check_shape(k, i, st, a)
-                elif a["kind"] == "pointer":
-                    st = _tensor(k, i, v, a.get("type", ""), wheres[i], hint)
-                    plan.append(st)
-                    st.shape, st.strides = [st.span], [1]
-                else:
-                    plan.append(_scalar(k, i, v, a))
-            for x in plan:
-                if isinstance(x, _Tensor):
-                    x.staged = d.kind != "host" and x.where[0] == "cpu"
+            _plan(k, args, d, wheres, None, plan)
         with Collect() as diags:
             for plan in plans:
                 h = Handle()

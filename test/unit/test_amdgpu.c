@@ -364,9 +364,21 @@ test_metadata(void)
 	CHECK_EQ(ra_hsaco_read((const unsigned char *)"hello", 5, k, 2), -1);
 }
 
+static size_t make_code_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv,
+			    const unsigned char *code, size_t len);
+
 /* A code object with one kernel descriptor `k.kd` at address 0x1000 of a .rodata section. */
 static size_t
 make_kd_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv)
+{
+	return make_code_elf(buf, rsrc1, rsrc3, priv, NULL, 0);
+}
+
+/* A code object with kernel `k`: its descriptor `k.kd` (rsrc1, rsrc3, scratch bytes) and its
+ * code (`len` bytes) in a .text section. */
+static size_t
+make_code_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv,
+	      const unsigned char *code, size_t len)
 {
 	memset(buf, 0, 4096);
 	Elf64_Ehdr eh;
@@ -376,26 +388,28 @@ make_kd_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv)
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_machine = EM_AMDGPU;
 	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 4;
-	size_t kd = 256, strtab = kd + 64, symtab = strtab + 16;
+	eh.e_shnum = 5;
+	size_t kd = 256, text = kd + 64, strtab = text + 256, symtab = strtab + 16;
 	memcpy(buf + kd + 4, &priv, 4);
 	memcpy(buf + kd + 44, &rsrc3, 4);
 	memcpy(buf + kd + 48, &rsrc1, 4);
+	if (len)
+		memcpy(buf + text, code, len);
 	memcpy(buf + strtab, "\0k.kd\0k\0", 9);
-	Elf64_Sym sym[2];
+	Elf64_Sym sym[3];
 	memset(sym, 0, sizeof sym);
-	sym[1].st_name = 1;
-	sym[1].st_shndx = 1;
-	sym[1].st_value = 0x1000;
-	sym[1].st_size = 64;
+	sym[1].st_name = 1, sym[1].st_shndx = 1, sym[1].st_value = 0x1000, sym[1].st_size = 64;
+	sym[2].st_name = 6, sym[2].st_shndx = 2, sym[2].st_value = 0x2000, sym[2].st_size = len;
+	sym[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 	memcpy(buf + symtab, sym, sizeof sym);
 	eh.e_shoff = symtab + sizeof sym;
-	Elf64_Shdr sh[4];
+	Elf64_Shdr sh[5];
 	memset(sh, 0, sizeof sh);
 	sh[1].sh_type = SHT_PROGBITS, sh[1].sh_addr = 0x1000, sh[1].sh_offset = kd, sh[1].sh_size = 64;
-	sh[2].sh_type = SHT_STRTAB, sh[2].sh_offset = strtab, sh[2].sh_size = 9;
-	sh[3].sh_type = SHT_SYMTAB, sh[3].sh_offset = symtab, sh[3].sh_size = sizeof sym;
-	sh[3].sh_entsize = sizeof(Elf64_Sym), sh[3].sh_link = 2;
+	sh[2].sh_type = SHT_PROGBITS, sh[2].sh_addr = 0x2000, sh[2].sh_offset = text, sh[2].sh_size = 256;
+	sh[3].sh_type = SHT_STRTAB, sh[3].sh_offset = strtab, sh[3].sh_size = 9;
+	sh[4].sh_type = SHT_SYMTAB, sh[4].sh_offset = symtab, sh[4].sh_size = sizeof sym;
+	sh[4].sh_entsize = sizeof(Elf64_Sym), sh[4].sh_link = 3;
 	memcpy(buf, &eh, sizeof eh);
 	memcpy(buf + eh.e_shoff, sh, sizeof sh);
 	return eh.e_shoff + sizeof sh;
@@ -420,46 +434,6 @@ test_descriptor(void)
 	for (size_t cut = 0; cut < n; cut += 7)
 		safe &= !ra_hsaco_descriptor(buf, cut, "k", &d) || cut >= n - 4 * sizeof(Elf64_Shdr);
 	CHECK(safe);
-}
-
-/* A code object with kernel `k`: its descriptor `k.kd` (rsrc1, rsrc3, scratch bytes) and its
- * code (`len` bytes) in a .text section. */
-static size_t
-make_code_elf(unsigned char *buf, uint32_t rsrc1, uint32_t rsrc3, uint32_t priv,
-	      const unsigned char *code, size_t len)
-{
-	memset(buf, 0, 4096);
-	Elf64_Ehdr eh;
-	memset(&eh, 0, sizeof eh);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_machine = EM_AMDGPU;
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 5;
-	size_t kd = 256, text = kd + 64, strtab = text + 256, symtab = strtab + 16;
-	memcpy(buf + kd + 4, &priv, 4);
-	memcpy(buf + kd + 44, &rsrc3, 4);
-	memcpy(buf + kd + 48, &rsrc1, 4);
-	memcpy(buf + text, code, len);
-	memcpy(buf + strtab, "\0k.kd\0k\0", 9);
-	Elf64_Sym sym[3];
-	memset(sym, 0, sizeof sym);
-	sym[1].st_name = 1, sym[1].st_shndx = 1, sym[1].st_value = 0x1000, sym[1].st_size = 64;
-	sym[2].st_name = 6, sym[2].st_shndx = 2, sym[2].st_value = 0x2000, sym[2].st_size = len;
-	sym[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
-	memcpy(buf + symtab, sym, sizeof sym);
-	eh.e_shoff = symtab + sizeof sym;
-	Elf64_Shdr sh[5];
-	memset(sh, 0, sizeof sh);
-	sh[1].sh_type = SHT_PROGBITS, sh[1].sh_addr = 0x1000, sh[1].sh_offset = kd, sh[1].sh_size = 64;
-	sh[2].sh_type = SHT_PROGBITS, sh[2].sh_addr = 0x2000, sh[2].sh_offset = text, sh[2].sh_size = 256;
-	sh[3].sh_type = SHT_STRTAB, sh[3].sh_offset = strtab, sh[3].sh_size = 9;
-	sh[4].sh_type = SHT_SYMTAB, sh[4].sh_offset = symtab, sh[4].sh_size = sizeof sym;
-	sh[4].sh_entsize = sizeof(Elf64_Sym), sh[4].sh_link = 3;
-	memcpy(buf, &eh, sizeof eh);
-	memcpy(buf + eh.e_shoff, sh, sizeof sh);
-	return eh.e_shoff + sizeof sh;
 }
 
 /* The scan of the code itself (disasm.c) against what the descriptor allocates: an honest
