@@ -173,6 +173,47 @@ def sim_figures(ave, tmp):
     return res
 
 
+def world_figures(ave, tmp):
+    """kernels/ag_gemm_bf16.ave (all-gather + GEMM, made to communicate by `overlap`) on a world
+    of 4 ranks: the host interpreter, then each simulated device (every CTA of every rank
+    resident), compile included (a fresh cache); whether every rank's C equals the host's."""
+    src = os.path.join(ROOT, "kernels", "ag_gemm_bf16.ave")
+    n = 100
+    args = ["--world=4", "--grid=4,%d" % ((n + 63) // 64), "--arg", "@X=rand:512x128:bf16:{r}",
+            "--arg", "W=rand:%dx128:bf16:9" % n, "--arg", "C=zeros:512x%d:f32" % n]
+    res = {"world": 4, "n": n, "targets": {}}
+    for t in ["host"] + list(SIM_TARGETS):
+        out = os.path.join(tmp, "world-%s.npy" % t)
+        env = dict(os.environ, AVE_CACHE_DIR=os.path.join(tmp, "world-cache-" + t))
+        t0 = time.perf_counter()
+        p = subprocess.run([ave, "run", src, "--device=" + (t if t == "host" else "sim-" + t)] +
+                           args + ["--out", "C=" + out], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, env=env)
+        wall = time.perf_counter() - t0
+        same = p.returncode == 0 and all(
+            open(out[:-4] + ".rank%d.npy" % r, "rb").read() ==
+            open(os.path.join(tmp, "world-host.rank%d.npy" % r), "rb").read() for r in range(4))
+        res["targets"][t] = {"rc": p.returncode, "wall_s": wall, "exact": same}
+    return res
+
+
+def world_section(w):
+    L = ["### A world of ranks", ""]
+    L.append("`ave run kernels/ag_gemm_bf16.ave --world=%d` (all-gather + GEMM: N = %d, the puts, "
+             "chunk signals and waits that `overlap` adds; on a simulated device every CTA of "
+             "every rank resident), compile included; every rank's C against the host "
+             "interpreter's." % (w["world"], w["n"]))
+    L.append("")
+    L.append("| device | seconds (wall) | result |")
+    L.append("|---|---|---|")
+    for t, r in w["targets"].items():
+        L.append("| %s | %.2f | %s |" % (t if t == "host" else "sim-" + t, r["wall_s"],
+                                         "error" if r["rc"] else "the reference" if t == "host"
+                                         else "bit-identical" if r["exact"] else "DIFFERS"))
+    L.append("")
+    return L
+
+
 def fmt_ms(v):
     return "%.0f" % v if v is not None else "-"
 
@@ -259,6 +300,8 @@ def report(fig, args):
             L.append("| sim-%s | %.2f | %s |" % (t, r["wall_s"], "bit-identical" if r["exact"]
                                                 else "error" if r["rc"] else "DIFFERS"))
         L.append("")
+    if fig.get("world"):
+        L += world_section(fig["world"])
     return "\n".join(L)
 
 
@@ -367,6 +410,8 @@ def main():
         fig["interp"] = interp_figures(ave, tmp, py)
         print("bench/perf.py: simulated targets ...", file=sys.stderr, flush=True)
         fig["sim"] = sim_figures(ave, tmp)
+        print("bench/perf.py: a world of ranks ...", file=sys.stderr, flush=True)
+        fig["world"] = world_figures(ave, tmp)
     text = report(fig, args)
     pngs = plots(fig, os.path.join(os.path.dirname(os.path.abspath(args.out)), "perf"))
     if pngs:
