@@ -287,9 +287,29 @@ lower_args_json(IrCtx *c, IrOp *kernel)
 	return out;
 }
 
+typedef struct SigScan {
+	IrCtx *c;
+	IrOp *buf;    /* the symmetric buffer asked about */
+	bool signals; /* a chunk signal or wait of the kernel counts in it */
+} SigScan;
+
+static bool
+sig_scan(IrOp *op, void *ud)
+{
+	SigScan *g = ud;
+	if ((op->code != IR_OP_CHUNK_SIGNAL && op->code != IR_OP_CHUNK_WAIT) || !op->nitem)
+		return true;
+	IrOp *ch = ir_symbol_lookup(g->c, op, op->item[0].s);
+	IrGroup *sg = ch && ch->code == IR_OP_CHUNK ? ir_op_group(ch, g->c->kw.signal) : NULL;
+	if (sg && ir_symbol_lookup(g->c, ch, sg->item[0].s) == g->buf)
+		g->signals = true;
+	return true;
+}
+
 /* The symmetric buffers of the kernel's module (SPEC 5.9: each rank's copy of each), for a
- * runtime that makes them: [{"symbol", "type" (element), "rank", "dims", "strides", "bytes"}],
- * or NULL when there are none. */
+ * runtime that makes them: [{"symbol", "type" (element), "rank", "dims", "strides", "bytes",
+ * "signals"}] ("signals": the kernel's chunk signals or waits count in it, so a launch is an
+ * epoch of it), or NULL when there are none. */
 char *
 lower_symm_json(IrCtx *c, IrOp *kernel)
 {
@@ -319,7 +339,10 @@ lower_symm_json(IrCtx *c, IrOp *kernel)
 		fputs("], \"strides\": [", f);
 		for (int d = 0; d < t->rank; d++)
 			fprintf(f, "%s%lld", d ? ", " : "", (long long)strides[d]);
-		fprintf(f, "], \"bytes\": %lld}", (long long)(last + 1) * lower_elem_bytes(t->elem));
+		SigScan g = {c, op, false};
+		ir_walk_op(kernel, sig_scan, &g);
+		fprintf(f, "], \"bytes\": %lld, \"signals\": %s}",
+		        (long long)(last + 1) * lower_elem_bytes(t->elem), g.signals ? "true" : "false");
 	}
 	fputc(']', f);
 	fclose(f);

@@ -219,6 +219,7 @@ typedef struct RtBuffer {
 	void *ptr;     /* host pointer, or device address */
 	size_t size;
 	bool wrapped;  /* aveBufferWrap: the caller's memory, never freed by ave */
+	bool borrowed; /* a world's symmetric buffer: aveBufferDestroy refuses it */
 } RtBuffer;
 
 struct RtWorldRank;

@@ -265,6 +265,11 @@ aveBufferDestroy(AveBuffer h)
 	RtBuffer *b = h.ptr;
 	if (!b)
 		return;
+	if (b->borrowed) {
+		rt_misuse(b->dev->ctx, "aveBufferDestroy: the buffer is a world's symmetric buffer "
+			  "(aveWorldGetBuffer); the world frees it");
+		return;
+	}
 	if (!b->wrapped)
 		b->dev->ops->free(b->dev, b->ptr);
 	free(b);

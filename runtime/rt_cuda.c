@@ -431,17 +431,25 @@ cuda_launch_world(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3]
 		if (!r)
 			r = check(d, cu->cuEventCreate(&done[q], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 	}
-	for (int q = 0; q < size && !r; q++)
+	int queued = 0;
+	for (; queued < size && !r; queued += !r)
 		r = check(d,
-			  cu->cuLaunchKernel(l->fn, lps[q].grid[0], lps[q].grid[1], lps[q].grid[2],
-					     (unsigned)k->threads, 1, 1, (unsigned)k->shared_bytes, ss[q],
-					     lps[q].ptrs, NULL),
+			  cu->cuLaunchKernel(l->fn, lps[queued].grid[0], lps[queued].grid[1],
+					     lps[queued].grid[2], (unsigned)k->threads, 1, 1,
+					     (unsigned)k->shared_bytes, ss[queued], lps[queued].ptrs, NULL),
 			  "cuLaunchKernel");
-	for (int q = 0; q < size && !r; q++) {
+	for (int q = 0; q < queued && !r; q++) {
 		r = check(d, cu->cuEventRecord(done[q], ss[q]), "cuEventRecord");
 		if (!r)
 			r = check(d, cu->cuStreamWaitEvent(stream, done[q], 0), "cuStreamWaitEvent");
 	}
+	if (r && queued)
+		/* Nothing takes back a queued kernel: ranks that wait for a rank that never started
+		 * never finish. Say so, rather than leave a hang unexplained. */
+		rt_error(d->ctx, "cuda: kernel '%s': the world launch failed after %d of its %d ranks "
+				 "were queued; they may wait forever for the others' signals (the device "
+				 "needs a reset), and the world's signal counters are no longer in step "
+				 "(destroy it)", k->name, queued, size);
 	/* Streams and events with work still queued are released once it completes. */
 	for (int q = 0; q < size; q++) {
 		if (done[q])

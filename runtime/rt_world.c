@@ -12,7 +12,8 @@ enum { WORLD_MAX = 64 };
 typedef struct RtWorld {
 	RtDevice *dev;
 	int size;
-	pthread_mutex_t mu; /* guards symm */
+	pthread_mutex_t mu;        /* guards symm */
+	pthread_mutex_t launch_mu; /* one launch at a time: each takes the next epoch */
 	RtWorldSymm **symm;
 	int nsymm;
 } RtWorld;
@@ -38,6 +39,7 @@ aveWorldCreate(AveDevice dh, int size, AveWorld *out)
 	w->dev = d;
 	w->size = size;
 	pthread_mutex_init(&w->mu, NULL);
+	pthread_mutex_init(&w->launch_mu, NULL);
 	out->ptr = w;
 	return AVE_SUCCESS;
 }
@@ -70,6 +72,7 @@ aveWorldDestroy(AveWorld h)
 		symm_free(w->dev, w->symm[i], w->size);
 	free(w->symm);
 	pthread_mutex_destroy(&w->mu);
+	pthread_mutex_destroy(&w->launch_mu);
 	free(w);
 }
 
@@ -130,7 +133,7 @@ symm_get(RtWorld *w, RtKernel *k, const RtJson *rec, RtWorldSymm **out)
 		RtBuffer *b = calloc(1, sizeof *b);
 		b->dev = d;
 		b->size = s->bytes;
-		b->wrapped = true; /* the world's: a stray aveBufferDestroy frees only the handle */
+		b->borrowed = true; /* the world's: aveBufferDestroy refuses it */
 		if ((r = d->ops->alloc(d, s->bytes, &b->ptr))) {
 			free(b);
 			break;
@@ -233,24 +236,33 @@ aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs 
 	int n = list && list->kind == RT_JSON_ARRAY ? list->n : 0;
 	RtWorldSymm **symm = calloc((size_t)n + 1, sizeof *symm);
 	RtWorldRank *ranks = calloc((size_t)w->size, sizeof *ranks);
+	/* Launches of a world take epochs one after another: the epoch is one more than the last
+	 * launch's of the signal buffers this kernel signals or waits on (a chunk wait returns once
+	 * its counter reaches the epoch), and it is spent once the launch is on its way. Buffers
+	 * the kernel does not signal through keep theirs. */
+	pthread_mutex_lock(&w->launch_mu);
 	pthread_mutex_lock(&w->mu);
 	int64_t epoch = 0;
-	for (int i = 0; i < n && !r; i++)
-		if (!(r = symm_get(w, k, list->items[i], &symm[i])) && symm[i]->epochs > epoch)
+	for (int i = 0; i < n && !r; i++) {
+		RtJson *sig = rt_json_get(list->items[i], "signals");
+		if (!(r = symm_get(w, k, list->items[i], &symm[i])) && sig && sig->kind == RT_JSON_BOOL &&
+		    sig->i && symm[i]->epochs > epoch)
 			epoch = symm[i]->epochs;
+	}
 	epoch++;
 	pthread_mutex_unlock(&w->mu);
 	for (int q = 0; q < w->size; q++)
 		ranks[q] = (RtWorldRank){q, w->size, epoch, symm, n};
 	if (!r)
 		r = d->ops->launch_world(d, k, handle, grid, args, ranks, w->size, st ? st->s : NULL);
-	/* The epoch is spent once the launch is on its way (a launch that failed before it ran
-	 * signalled nothing). */
 	pthread_mutex_lock(&w->mu);
-	for (int i = 0; i < n && !r; i++)
-		if (symm[i]->epochs < epoch)
+	for (int i = 0; i < n && !r; i++) {
+		RtJson *sig = rt_json_get(list->items[i], "signals");
+		if (sig && sig->kind == RT_JSON_BOOL && sig->i)
 			symm[i]->epochs = epoch;
+	}
 	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->launch_mu);
 	free(ranks);
 	free(symm);
 	free(args);

@@ -6,6 +6,7 @@
 #ifndef AVE_SIM_H
 #define AVE_SIM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -203,6 +204,7 @@ struct SimProgram {
 	uint8_t *smem; /* the shared-memory window (below 2 GiB, aligned to its size) */
 	size_t smem_cap;
 	void *map;     /* the mapping that holds it */
+	pthread_mutex_t mu; /* one run at a time: they share the window */
 	size_t map_len;
 	char *name;
 };

@@ -248,6 +248,7 @@ async_complete(SimCta *c, SimAsync **at)
 	*at = a->next;
 	if (cr->async_tail == &a->next)
 		cr->async_tail = at;
+	c->run->progress++; /* memory changed: a poll may see it */
 	a->complete(c, a); /* frees a */
 }
 
@@ -297,16 +298,16 @@ map_smem(SimRun *r, CtaRun *cr)
 {
 	if (r->mapped == cr)
 		return true;
-	r->mapped = cr;
-	if (r->smem_fd < 0)
-		return true;
-	void *at = mmap(r->p->smem, r->p->smem_cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-	                r->smem_fd, (off_t)cr->index * (off_t)r->p->smem_cap);
-	if (at == MAP_FAILED) {
-		snprintf(r->err, r->errlen, "cannot map the shared memory of a resident CTA");
+	if (r->smem_fd >= 0 &&
+	    mmap(r->p->smem, r->p->smem_cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+	         r->smem_fd, (off_t)cr->index * (off_t)r->p->smem_cap) == MAP_FAILED) {
+		if (!r->failed)
+			snprintf(r->err, r->errlen, "cannot map the shared memory of a resident CTA");
 		r->failed = true;
+		r->mapped = NULL;
 		return false;
 	}
+	r->mapped = cr;
 	return true;
 }
 
@@ -579,15 +580,19 @@ run_launches(SimProgram *p, const SimLaunch *ls, int nl, bool world, char *err, 
 			return false;
 		}
 	const SimLaunch *l = &ls[0];
-	uint64_t per = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
-	int ncta = world ? (int)(per * (uint64_t)nl) : 1;
-	if (world && (per * (uint64_t)nl > SIM_MAX_RESIDENT || !per)) {
+	uint64_t per = 0, all = 0;
+	bool big = __builtin_mul_overflow((uint64_t)l->grid[0], (uint64_t)l->grid[1], &per) ||
+	           __builtin_mul_overflow(per, (uint64_t)l->grid[2], &per) ||
+	           __builtin_mul_overflow(per, (uint64_t)nl, &all);
+	if (world && (big || all > SIM_MAX_RESIDENT || !per)) {
 		snprintf(err, errlen,
-		         "a world launch keeps every CTA of every rank resident: %d ranks of %llu CTAs "
-		         "is more than the simulator's %d",
-		         nl, (unsigned long long)per, SIM_MAX_RESIDENT);
+		         "a world launch keeps every CTA of every rank resident: %d ranks of %u x %u x %u "
+		         "CTAs is more than the simulator's %d",
+		         nl, l->grid[0], l->grid[1], l->grid[2], SIM_MAX_RESIDENT);
 		return false;
 	}
+	int ncta = world ? (int)all : 1;
+	pthread_mutex_lock(&p->mu);
 	SimRun r;
 	memset(&r, 0, sizeof r);
 	r.p = p;
@@ -671,6 +676,7 @@ run_launches(SimProgram *p, const SimLaunch *ls, int nl, bool world, char *err, 
 		free(cr->c.th);
 	}
 	free(r.ctas);
+	pthread_mutex_unlock(&p->mu);
 	if (ok && l->verbose)
 		fprintf(stderr, "sim: %ld model calls\n", r.steps);
 	return ok;

@@ -487,6 +487,7 @@ sim_program_create(const TargetInfo *t, const char *ir, size_t len, const char *
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, sim_llvm_init);
 	SimProgram *p = calloc(1, sizeof *p);
+	pthread_mutex_init(&p->mu, NULL);
 	p->target = t;
 	p->model = t->vendor == TARGET_VENDOR_NVIDIA ? &sim_nvptx_model : &sim_amdgpu_model;
 	p->name = strdup(name);
@@ -666,6 +667,7 @@ sim_program_free(SimProgram *p)
 	free(p->calls);
 	if (p->map)
 		munmap(p->map, p->map_len);
+	pthread_mutex_destroy(&p->mu);
 	free(p->name);
 	free(p);
 }

@@ -1,7 +1,9 @@
 /* world.c — a communicating kernel (all-gather + GEMM, SPEC 5.9) through the C API on a world
  * of ranks: compiled for each device kind given (host, sim-sm_90a, ...), every rank's chunk
  * uploaded into its copy of the symmetric buffer, launched twice without a reset (epochs 1 and
- * 2), every rank's gathered buffer and C checked against a C reference; then the API's misuse. */
+ * 2), then a kernel of the same module that signals nothing, then the first again (its epoch 3:
+ * the other kernel spent none); every rank's gathered buffer and C checked against a C
+ * reference; then the API's misuse. */
 #include "capi.h"
 
 static const char *const text =
@@ -22,6 +24,9 @@ static const char *const text =
     "      ave.yield %d : !ave.tile<32x32xf32, reg>\n"
     "    }\n"
     "    ave.store %acc into(%C[%pm * 32, 0])\n"
+    "    ave.return\n"
+    "  }\n"
+    "  ave.kernel @nop(%C: !ave.tensor<128x32xf32, global>) {threads = 128} {\n"
     "    ave.return\n"
     "  }\n"
     "}\n";
@@ -77,10 +82,22 @@ run(AveContext ctx, AveModule m, const char *spec)
 		CHECK_OK(aveArgsAddTensor(args[r], bb, 2, bs, NULL));
 		CHECK_OK(aveArgsAddTensor(args[r], cb[r], 2, cs, NULL));
 	}
+	AveCompileOptions o2;
+	CHECK_OK(aveCompileOptionsCreate(&o2));
+	CHECK_OK(aveCompileOptionsSetTarget(o2, target));
+	AveKernel nop;
+	CHECK_OK(aveKernelCompile(m, "nop", o2, &nop));
+	aveCompileOptionsDestroy(o2);
+	AveArgs nargs[W];
+	for (int r = 0; r < W; r++) {
+		CHECK_OK(aveArgsCreate(&nargs[r]));
+		CHECK_OK(aveArgsAddTensor(nargs[r], cb[r], 2, cs, NULL));
+	}
 	uint32_t grid[3] = {4, 1, 1};
 	int bad = 0;
-	for (int launch = 0; launch < 2 && bad >= 0; launch++) {
-		AveResult res = aveWorldLaunch(k, w, grid, args, (AveStream){NULL});
+	for (int launch = 0; launch < 4 && bad >= 0; launch++) {
+		AveResult res = launch == 2 ? aveWorldLaunch(nop, w, grid, nargs, (AveStream){NULL})
+					    : aveWorldLaunch(k, w, grid, args, (AveStream){NULL});
 		if (!res)
 			res = aveDeviceSynchronize(d);
 		if (res) {
@@ -104,9 +121,11 @@ run(AveContext ctx, AveModule m, const char *spec)
 			}
 		}
 	}
-	printf("%s: %d ranks, 2 launches: %d wrong elements\n", kind, W, bad);
+	printf("%s: %d ranks, 3 launches and another kernel's: %d wrong elements\n", kind, W, bad);
 	fflush(stdout);
+	aveKernelDestroy(nop);
 	for (int r = 0; r < W; r++) {
+		aveArgsDestroy(nargs[r]);
 		aveArgsDestroy(args[r]);
 		aveBufferDestroy(cb[r]);
 	}
@@ -154,7 +173,33 @@ misuse(AveContext ctx, AveModule m)
 	AveArgs two[2] = {a, {NULL}};
 	printf("null rank args: %s\n",
 	       aveResultGetName(aveWorldLaunch(k, w, grid, two, (AveStream){NULL})));
-	/* The world's own buffer: destroying its handle by mistake does not free the memory. */
+	/* The world's own buffer: destroying its handle is refused, and the world goes on. */
+	AveBuffer sig;
+	CHECK_OK(aveWorldGetBuffer(w, k, "@sig", 0, &sig));
+	aveBufferDestroy(sig);
+	CHECK_OK(aveWorldGetBuffer(w, k, "@sig", 0, &sig));
+	printf("sig bytes after a refused destroy: %zu\n", aveBufferGetSize(sig));
+	/* A grid whose CTA count overflows is refused, not wrapped around. */
+	AveCompileOptions o2;
+	CHECK_OK(aveCompileOptionsCreate(&o2));
+	CHECK_OK(aveCompileOptionsSetTarget(o2, "sim-sm_90a"));
+	AveKernel nop;
+	CHECK_OK(aveKernelCompile(m, "nop", o2, &nop));
+	aveCompileOptionsDestroy(o2);
+	AveArgs na[2];
+	for (int r = 0; r < 2; r++) {
+		CHECK_OK(aveArgsCreate(&na[r]));
+		CHECK_OK(aveArgsAddTensor(na[r], x, 2, t, NULL));
+	}
+	uint32_t huge[3] = {2, 2147549185u, 4294836226u};
+	printf("huge grid: %s\n", aveResultGetName(aveWorldLaunch(nop, w, huge, na, (AveStream){NULL})));
+	/* A signalling kernel with more than one CTA along a dimension it never reads. */
+	uint32_t two_y[3] = {4, 2, 1};
+	AveArgs ka[2] = {a, a};
+	printf("grid.y = 2: %s\n", aveResultGetName(aveWorldLaunch(k, w, two_y, ka, (AveStream){NULL})));
+	for (int r = 0; r < 2; r++)
+		aveArgsDestroy(na[r]);
+	aveKernelDestroy(nop);
 	aveArgsDestroy(a);
 	aveBufferDestroy(x);
 	aveWorldDestroy(w);
