@@ -975,6 +975,31 @@ visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 	o->changed |= specialize(m, loop, o);
 }
 
+static void
+no_diag(void *ud, const IrDiag *d)
+{
+	(void)ud;
+	(void)d;
+}
+
+/* Whether check-invariants proves m, saying nothing (the context's counts are kept). */
+static bool
+proves_quietly(IrModule *m)
+{
+	IrCtx *c = m->ctx;
+	IrDiagHandler h = c->handler;
+	void *ud = c->handler_ud;
+	int ne = c->nerrors, nw = c->nwarnings;
+	const char *last = c->last_code;
+	ir_diag_set_handler(c, no_diag, NULL);
+	bool ok = pass_check_invariants_with(m, &(PassCkOpts){0});
+	ir_diag_set_handler(c, h, ud);
+	c->nerrors = ne;
+	c->nwarnings = nw;
+	c->last_code = last;
+	return ok;
+}
+
 bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
@@ -995,16 +1020,27 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 0, 0, 1, &w.inflight) ||
 	    !ir_pass_arg_int(c, o, "warp-specialize", "fault", 0, 0, 1, &w.fault))
 		return false;
+	/* The input as written, to tell on a failed proof whose fault it is. */
+	IrModule *orig = ir_module_clone(m);
 	pass_for_each_loop(m, w.target, visit, &w);
-	if (!w.changed)
-		return true;
-	/* The output proves, or it is not compiled (docs/passes.md). */
-	int before = c->nerrors;
-	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
-		ir_error(c, (IrLoc){0}, "internal error: warp-specialize built a kernel that "
-			 "check-invariants does not prove (%d errors above); please report it with "
-			 "the input", c->nerrors - before);
-		return false;
+	bool ok = true;
+	if (w.changed) {
+		/* The output proves, or it is not compiled (docs/passes.md). */
+		int before = c->nerrors;
+		if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
+			if (!proves_quietly(orig))
+				ir_error(c, (IrLoc){0}, "warp-specialize: the kernel as written does not "
+					 "prove either (the %d errors above are in the kernel the pass made "
+					 "of it, at the input's lines): fix the input ('ave check', or "
+					 "--passes=check-invariants before warp-specialize, shows it as "
+					 "written)", c->nerrors - before);
+			else
+				ir_error(c, (IrLoc){0}, "internal error: warp-specialize built a kernel "
+					 "that check-invariants does not prove (%d errors above); please "
+					 "report it with the input", c->nerrors - before);
+			ok = false;
+		}
 	}
-	return true;
+	ir_module_free(orig);
+	return ok;
 }
