@@ -46,6 +46,7 @@ typedef struct WsOpts {
 	const TargetInfo *target;
 	bool changed;
 	bool failed;
+	IrModule *orig; /* the input as written, copied before the first rewrite */
 } WsOpts;
 
 /* Marks which ops after loop f depend on its results (`dep`, by op number in the kernel's top
@@ -856,6 +857,10 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		          why);
 		return false;
 	}
+	/* The input as written, before anything changes: what a failed proof of the output is
+	 * compared with (pass_warp_specialize). */
+	if (!o->orig)
+		o->orig = ir_module_clone(m);
 	if (general)
 		return specialize_rows(m, &p, t, &rows);
 	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
@@ -1004,7 +1009,7 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 0, 0, o ? o->target : NULL, false, false};
+	WsOpts w = {0, 0, 0, o ? o->target : NULL, false, false, NULL};
 	const char *mode = ir_pass_arg(o, "mode");
 	if (mode && strcmp(mode, "cooperative") != 0) {
 		if (strcmp(mode, "pingpong") == 0)
@@ -1020,15 +1025,14 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 0, 0, 1, &w.inflight) ||
 	    !ir_pass_arg_int(c, o, "warp-specialize", "fault", 0, 0, 1, &w.fault))
 		return false;
-	/* The input as written, to tell on a failed proof whose fault it is. */
-	IrModule *orig = ir_module_clone(m);
 	pass_for_each_loop(m, w.target, visit, &w);
 	bool ok = true;
 	if (w.changed) {
 		/* The output proves, or it is not compiled (docs/passes.md). */
 		int before = c->nerrors;
 		if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
-			if (!proves_quietly(orig))
+			/* Whose fault: the input's, when it does not prove as written either. */
+			if (!proves_quietly(w.orig))
 				ir_error(c, (IrLoc){0}, "warp-specialize: the kernel as written does not "
 					 "prove either (the %d errors above are in the kernel the pass made "
 					 "of it, at the input's lines): fix the input ('ave check', or "
@@ -1041,6 +1045,7 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 			ok = false;
 		}
 	}
-	ir_module_free(orig);
+	if (w.orig)
+		ir_module_free(w.orig);
 	return ok;
 }

@@ -228,19 +228,10 @@ host_launch_world(RtDevice *d, RtKernel *k, void *handle, const uint32_t grid[3]
 			r = AVE_ERROR_LAUNCH;
 			break;
 		}
-		IrType *t = a->type[0];
 		for (int q = 0; q < size; q++) {
 			InterpTensor *x = &symm[q * ns + i];
-			int64_t st = 1;
-			x->data = ws->rank[q]->ptr;
-			x->elem = t->elem;
-			x->rank = t->rank;
-			for (int e = t->rank - 1; e >= 0; e--) {
-				x->dims[e] = t->dims[e];
-				x->strides[e] = t->strides ? t->strides[e] : st;
-				st *= t->dims[e];
-			}
-			x->nelem = (int64_t)(ws->bytes / interp_elem_size(t->elem));
+			*x = interp_symm_tensor(a, ws->rank[q]->ptr);
+			x->nelem = (int64_t)(ws->bytes / interp_elem_size(x->elem));
 		}
 	}
 	for (int q = 0; q < size; q++) {

@@ -377,18 +377,9 @@ make_symm(IrCtx *c, IrOp *k, RunOpts *o, int q, InterpValue *vals, InterpTensor 
 			}
 		} else {
 			InterpTensor *t = &vals[i].arg.t;
-			int64_t st = 1, need = 1;
 			vals[i].arg.tensor = true;
-			t->elem = ty->elem;
-			t->rank = ty->rank;
-			for (int d = ty->rank - 1; d >= 0; d--) {
-				t->dims[d] = ty->dims[d];
-				t->strides[d] = ty->strides ? ty->strides[d] : st;
-				st *= ty->dims[d];
-				need += (ty->dims[d] - 1) * t->strides[d];
-			}
-			t->nelem = need;
-			t->data = vals[i].owned = calloc((size_t)need, interp_elem_size(ty->elem));
+			*t = interp_symm_tensor(s, NULL);
+			t->data = vals[i].owned = calloc((size_t)t->nelem, interp_elem_size(ty->elem));
 		}
 		ts[i] = vals[i].arg.t;
 	}

@@ -169,14 +169,75 @@ run_kernel_types(IrCtx *c, AveKernel k, IrType **types, const char **names)
 }
 
 
+/* Whether a call succeeded; if not, says which step failed. */
+static bool
+tried(const RunRequest *r, AveResult res, const char *what)
+{
+	if (res)
+		fprintf(stderr, "%s: %s failed: %s\n", r->tool, what, aveResultGetName(res));
+	return !res;
+}
+
 #define TRY(call, what)                                                                  \
 	do {                                                                             \
-		AveResult r_ = (call);                                                   \
-		if (r_) {                                                                \
-			fprintf(stderr, "%s: %s failed: %s\n", r->tool, what, aveResultGetName(r_)); \
+		if (!tried(r, (call), what))                                             \
 			goto fail;                                                       \
-		}                                                                        \
 	} while (0)
+
+/* Opens the request's device, with its schedules where it runs them: the host explores
+ * interleavings of the IR, a simulated device those of the emitted code (seed 0 alone is its
+ * deterministic schedule). */
+static bool
+open_device(const RunRequest *r, AveDevice *dev)
+{
+	if (!tried(r, aveDeviceOpen(r->ctx, r->device, 0, dev), "opening the device"))
+		return false;
+	if ((!strcmp(r->device, "host") && r->schedules > 1) ||
+	    (!strncmp(r->device, "sim-", 4) && (r->schedules > 1 || r->seed)))
+		return tried(r, aveDeviceSetSchedules(*dev, r->schedules, r->seed), "setting schedules");
+	return true;
+}
+
+/* The argument list of the values vals (the kernel's r->nargs arguments), each tensor uploaded
+ * into a buffer of its own (bufs[i]). */
+static bool
+make_args(const RunRequest *r, AveDevice dev, const InterpValue *vals, AveBuffer *bufs,
+	  AveArgs *args)
+{
+	if (!tried(r, aveArgsCreate(args), "aveArgsCreate"))
+		return false;
+	for (int i = 0; i < r->nargs; i++) {
+		IrType *t = r->params ? r->params[i]->type : r->types[i];
+		bool ok;
+		if (vals[i].arg.tensor) {
+			const InterpTensor *x = &vals[i].arg.t;
+			size_t bytes = (size_t)x->nelem * interp_elem_size(ir_type_elem(t));
+			ok = tried(r, aveBufferCreate(dev, bytes, &bufs[i]), "allocating a buffer") &&
+			     tried(r, aveBufferUpload(bufs[i], 0, x->data, bytes), "uploading an argument") &&
+			     tried(r, aveArgsAddTensor(*args, bufs[i], x->rank, x->dims, x->strides),
+				   "adding a tensor");
+		} else if (ir_type_is_float(t)) {
+			ok = tried(r, aveArgsAddFloat(*args, vals[i].arg.f), "adding a scalar");
+		} else {
+			ok = tried(r, aveArgsAddInt(*args, vals[i].arg.i), "adding a scalar");
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* The time per launch of --repeat (what: "launch", "world launch") and, with --flops, the
+ * rate. */
+static void
+print_rate(const RunRequest *r, AveDevice dev, const char *ranks, const char *what, double per)
+{
+	printf("%s: %s on %s%s: %.3f ms per %s over %d launches", r->tool,
+	       aveKernelGetName(r->kernel), aveDeviceGetName(dev), ranks, per * 1e3, what, r->repeat);
+	if (r->flops > 0)
+		printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
+	printf("\n");
+}
 
 /* The type of a symmetric buffer's record in the metadata ("symmetric"), or NULL. */
 static IrType *
@@ -277,29 +338,12 @@ run_world(IrCtx *c, const RunRequest *r)
 			}
 		}
 	rc = 1;
-	TRY(aveDeviceOpen(r->ctx, r->device, 0, &dev), "opening the device");
-	if ((!strcmp(r->device, "host") && r->schedules > 1) ||
-	    (!strncmp(r->device, "sim-", 4) && (r->schedules > 1 || r->seed)))
-		TRY(aveDeviceSetSchedules(dev, r->schedules, r->seed), "setting schedules");
+	if (!open_device(r, &dev))
+		goto fail;
 	TRY(aveWorldCreate(dev, W, &world), "making the world");
 	for (int q = 0; q < W; q++) {
-		TRY(aveArgsCreate(&args[q]), "aveArgsCreate");
-		for (int i = 0; i < n; i++) {
-			IrType *t = r->params ? r->params[i]->type : r->types[i];
-			InterpValue *v = &vals[q * n + i];
-			if (v->arg.tensor) {
-				const InterpTensor *x = &v->arg.t;
-				size_t bytes = (size_t)x->nelem * interp_elem_size(ir_type_elem(t));
-				TRY(aveBufferCreate(dev, bytes, &bufs[q * n + i]), "allocating a buffer");
-				TRY(aveBufferUpload(bufs[q * n + i], 0, x->data, bytes), "uploading an argument");
-				TRY(aveArgsAddTensor(args[q], bufs[q * n + i], x->rank, x->dims, x->strides),
-				    "adding a tensor");
-			} else if (ir_type_is_float(t)) {
-				TRY(aveArgsAddFloat(args[q], v->arg.f), "adding a scalar");
-			} else {
-				TRY(aveArgsAddInt(args[q], v->arg.i), "adding a scalar");
-			}
-		}
+		if (!make_args(r, dev, vals + q * n, bufs + q * n, &args[q]))
+			goto fail;
 		for (int i = 0; i < ns; i++) {
 			char name[256];
 			snprintf(name, sizeof name, "@%s", rt_json_str(sl->items[i], "symbol"));
@@ -346,12 +390,9 @@ run_world(IrCtx *c, const RunRequest *r)
 		for (int i = 0; i < r->repeat; i++)
 			TRY(aveWorldLaunch(r->kernel, world, grid, args, (AveStream){NULL}), "the launch");
 		TRY(aveDeviceSynchronize(dev), "the kernel");
-		double per = (ir_now() - s0) / r->repeat;
-		printf("%s: %s on %s, %d ranks: %.3f ms per world launch over %d launches", r->tool,
-		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), W, per * 1e3, r->repeat);
-		if (r->flops > 0)
-			printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
-		printf("\n");
+		char ranks[32];
+		snprintf(ranks, sizeof ranks, ", %d ranks", W);
+		print_rate(r, dev, ranks, "world launch", (ir_now() - s0) / r->repeat);
 	}
 	for (int j = 0; j < r->nouts; j++) {
 		size_t len;
@@ -467,28 +508,9 @@ run_on_device(IrCtx *c, const RunRequest *r)
 			goto fail;
 		}
 
-	TRY(aveDeviceOpen(r->ctx, r->device, 0, &dev), "opening the device");
-	/* The host explores interleavings of the IR, a simulated device those of the emitted code
-	 * (seed 0 alone is its deterministic schedule). */
 	bool simd = !strncmp(r->device, "sim-", 4);
-	if ((!strcmp(r->device, "host") && r->schedules > 1) ||
-	    (simd && (r->schedules > 1 || r->seed)))
-		TRY(aveDeviceSetSchedules(dev, r->schedules, r->seed), "setting schedules");
-	TRY(aveArgsCreate(&args), "aveArgsCreate");
-	for (int i = 0; i < n; i++) {
-		IrType *t = r->params ? r->params[i]->type : r->types[i];
-		if (vals[i].arg.tensor) {
-			const InterpTensor *x = &vals[i].arg.t;
-			size_t bytes = (size_t)x->nelem * interp_elem_size(ir_type_elem(t));
-			TRY(aveBufferCreate(dev, bytes, &bufs[i]), "allocating a buffer");
-			TRY(aveBufferUpload(bufs[i], 0, x->data, bytes), "uploading an argument");
-			TRY(aveArgsAddTensor(args, bufs[i], x->rank, x->dims, x->strides), "adding a tensor");
-		} else if (ir_type_is_float(t)) {
-			TRY(aveArgsAddFloat(args, vals[i].arg.f), "adding a scalar");
-		} else {
-			TRY(aveArgsAddInt(args, vals[i].arg.i), "adding a scalar");
-		}
-	}
+	if (!open_device(r, &dev) || !make_args(r, dev, vals, bufs, &args))
+		goto fail;
 	uint32_t grid[3] = {(uint32_t)r->grid[0], (uint32_t)r->grid[1], (uint32_t)r->grid[2]};
 	double t0 = ir_now();
 	AveResult launched = aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL});
@@ -514,12 +536,7 @@ run_on_device(IrCtx *c, const RunRequest *r)
 		for (int i = 0; i < r->repeat; i++)
 			TRY(aveKernelLaunch(r->kernel, dev, grid, args, (AveStream){NULL}), "the launch");
 		TRY(aveDeviceSynchronize(dev), "the kernel");
-		double per = (ir_now() - s0) / r->repeat;
-		printf("%s: %s on %s: %.3f ms per launch over %d launches", r->tool,
-		       aveKernelGetName(r->kernel), aveDeviceGetName(dev), per * 1e3, r->repeat);
-		if (r->flops > 0)
-			printf(", %.1f TFLOP/s", r->flops / per * 1e-12);
-		printf("\n");
+		print_rate(r, dev, "", "launch", (ir_now() - s0) / r->repeat);
 	}
 	for (int j = 0; j < r->nouts; j++) {
 		int i = 0;

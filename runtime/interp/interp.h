@@ -90,6 +90,9 @@ bool interp_run_world(IrModule *m, const InterpLaunch *ranks, int world, const I
 /* The k-th ave.symm.alloc of the kernel's module (those next to the kernel, in order); NULL past
  * the last. */
 IrOp *interp_symm_alloc(IrOp *kernel, int k);
+/* The tensor of symmetric buffer `alloc` (an ave.symm.alloc) over data: its type's element,
+ * dims and strides (row-major where the type gives none); nelem is the elements it spans. */
+InterpTensor interp_symm_tensor(const IrOp *alloc, void *data);
 
 /* The kernel named `name` (with or without '@'), at file level or inside an ave.module. */
 IrOp *interp_find_kernel(IrModule *m, const char *name);

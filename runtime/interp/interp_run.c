@@ -888,6 +888,21 @@ interp_symm_alloc(IrOp *kernel, int k)
 	return NULL;
 }
 
+InterpTensor
+interp_symm_tensor(const IrOp *alloc, void *data)
+{
+	const IrType *ty = alloc->type[0];
+	InterpTensor t = {.data = data, .elem = ty->elem, .rank = ty->rank, .nelem = 1};
+	int64_t st = 1;
+	for (int d = ty->rank - 1; d >= 0; d--) {
+		t.dims[d] = ty->dims[d];
+		t.strides[d] = ty->strides ? ty->strides[d] : st;
+		st *= ty->dims[d];
+		t.nelem += (ty->dims[d] - 1) * t.strides[d];
+	}
+	return t;
+}
+
 /* Warns about each tensor the kernel stored into that still has elements no CTA wrote (a grid
  * too small, a bound off by a tile): they keep their input values. */
 static void
@@ -941,13 +956,10 @@ bind_symm(Run *r, int q)
 		g->elem = ty->elem;
 		g->esz = interp_elem_size(ty->elem);
 		g->rank = ty->rank;
-		int64_t st = 1, need = 1;
-		for (int d = ty->rank - 1; d >= 0; d--) {
-			g->dims[d] = ty->dims[d];
-			g->str[d] = ty->strides ? ty->strides[d] : st;
-			st *= ty->dims[d];
-			need += (ty->dims[d] - 1) * g->str[d];
-		}
+		InterpTensor view = interp_symm_tensor(s, NULL);
+		int64_t need = view.nelem;
+		memcpy(g->dims, view.dims, sizeof view.dims);
+		memcpy(g->str, view.strides, sizeof view.strides);
 		const InterpTensor *at = l->symm && k < l->nsymm && l->symm[k].data ? &l->symm[k] : NULL;
 		if (!at) {
 			g->nelem = need;

@@ -33,6 +33,18 @@ static const char *const text =
 
 enum { W = 2, ROWS = 128, K = 32, N = 32 };
 
+static AveKernel
+compile(AveModule m, const char *name, const char *target)
+{
+	AveCompileOptions o;
+	CHECK_OK(aveCompileOptionsCreate(&o));
+	CHECK_OK(aveCompileOptionsSetTarget(o, target));
+	AveKernel k;
+	CHECK_OK(aveKernelCompile(m, name, o, &k));
+	aveCompileOptionsDestroy(o);
+	return k;
+}
+
 static float
 val(int rank, int i, int j)
 {
@@ -52,12 +64,7 @@ run(AveContext ctx, AveModule m, const char *spec)
 		*colon = 0;
 		snprintf(target, sizeof target, "%s", colon + 1);
 	}
-	AveCompileOptions o;
-	CHECK_OK(aveCompileOptionsCreate(&o));
-	CHECK_OK(aveCompileOptionsSetTarget(o, target));
-	AveKernel k;
-	CHECK_OK(aveKernelCompile(m, "ag_gemm", o, &k));
-	aveCompileOptionsDestroy(o);
+	AveKernel k = compile(m, "ag_gemm", target);
 	AveDevice d;
 	CHECK_OK(aveDeviceOpen(ctx, kind, 0, &d));
 	AveWorld w;
@@ -82,12 +89,7 @@ run(AveContext ctx, AveModule m, const char *spec)
 		CHECK_OK(aveArgsAddTensor(args[r], bb, 2, bs, NULL));
 		CHECK_OK(aveArgsAddTensor(args[r], cb[r], 2, cs, NULL));
 	}
-	AveCompileOptions o2;
-	CHECK_OK(aveCompileOptionsCreate(&o2));
-	CHECK_OK(aveCompileOptionsSetTarget(o2, target));
-	AveKernel nop;
-	CHECK_OK(aveKernelCompile(m, "nop", o2, &nop));
-	aveCompileOptionsDestroy(o2);
+	AveKernel nop = compile(m, "nop", target);
 	AveArgs nargs[W];
 	for (int r = 0; r < W; r++) {
 		CHECK_OK(aveArgsCreate(&nargs[r]));
@@ -139,12 +141,7 @@ run(AveContext ctx, AveModule m, const char *spec)
 static void
 misuse(AveContext ctx, AveModule m)
 {
-	AveCompileOptions o;
-	CHECK_OK(aveCompileOptionsCreate(&o));
-	CHECK_OK(aveCompileOptionsSetTarget(o, "sim-sm_90a"));
-	AveKernel k;
-	CHECK_OK(aveKernelCompile(m, "ag_gemm", o, &k));
-	aveCompileOptionsDestroy(o);
+	AveKernel k = compile(m, "ag_gemm", "sim-sm_90a");
 	AveDevice d;
 	CHECK_OK(aveDeviceOpen(ctx, "sim-sm_90a", 0, &d));
 	AveWorld w = {NULL};
@@ -180,12 +177,7 @@ misuse(AveContext ctx, AveModule m)
 	CHECK_OK(aveWorldGetBuffer(w, k, "@sig", 0, &sig));
 	printf("sig bytes after a refused destroy: %zu\n", aveBufferGetSize(sig));
 	/* A grid whose CTA count overflows is refused, not wrapped around. */
-	AveCompileOptions o2;
-	CHECK_OK(aveCompileOptionsCreate(&o2));
-	CHECK_OK(aveCompileOptionsSetTarget(o2, "sim-sm_90a"));
-	AveKernel nop;
-	CHECK_OK(aveKernelCompile(m, "nop", o2, &nop));
-	aveCompileOptionsDestroy(o2);
+	AveKernel nop = compile(m, "nop", "sim-sm_90a");
 	AveArgs na[2];
 	for (int r = 0; r < 2; r++) {
 		CHECK_OK(aveArgsCreate(&na[r]));

@@ -436,6 +436,34 @@ test_descriptor(void)
 	CHECK(safe);
 }
 
+typedef struct Insn {
+	const unsigned char *b;
+	size_t n;
+} Insn;
+
+/* A code object of kernel `k` whose code is the instructions given (descriptor rsrc1, AGPRs
+ * from register 8, no scratch): its code found and scanned into *sc, its descriptor into *d. */
+static size_t
+forge(unsigned char *buf, uint32_t rsrc1, const Insn *ins, int nins, AmdgpuScan *sc,
+      RaHsacoDescriptor *d)
+{
+	unsigned char code[64];
+	size_t cl = 0;
+	for (int i = 0; i < nins; i++) {
+		memcpy(code + cl, ins[i].b, ins[i].n);
+		cl += ins[i].n;
+	}
+	size_t n = make_code_elf(buf, rsrc1, 1, 0, code, cl);
+	const unsigned char *c;
+	uint64_t len;
+	char why[256];
+	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
+	CHECK_EQ(len, cl);
+	CHECK(amdgpu_scan_code(c, len, "gfx942", sc, why, sizeof why));
+	CHECK(ra_hsaco_descriptor(buf, n, "k", d));
+	return n;
+}
+
 /* The scan of the code itself (disasm.c) against what the descriptor allocates: an honest
  * kernel passes; a forged one, whose code names registers or scratch its descriptor does not
  * allocate, is caught with the register named. Encodings from llvm-mc (gfx942). */
@@ -446,69 +474,45 @@ test_code_scan(void)
 		acc_a9[] = {0x09, 0x40, 0xd9, 0xd3, 0x01, 0x01, 0x00, 0x18},
 		scratch[] = {0x10, 0x40, 0x70, 0xdc, 0x00, 0x02, 0x00, 0x00},
 		endpgm[] = {0x00, 0x00, 0x81, 0xbf};
-	unsigned char code[64], buf[4096];
-	size_t n, cl;
+#define I(x) {x, sizeof x}
+	unsigned char buf[4096];
+	size_t n;
 	const unsigned char *c;
 	uint64_t len;
 	AmdgpuScan sc;
 	char why[256];
 	RaHsacoDescriptor d;
-#define CODE(...)                                                                              \
-	do {                                                                                   \
-		const unsigned char *parts_[] = {__VA_ARGS__};                                 \
-		cl = 0;                                                                        \
-		for (size_t i_ = 0; i_ < sizeof parts_ / sizeof parts_[0]; i_++) {             \
-			size_t l_ = parts_[i_][3] == 0xd3 || parts_[i_][3] == 0xdc ? 8 : 4;     \
-			memcpy(code + cl, parts_[i_], l_);                                     \
-			cl += l_;                                                              \
-		}                                                                              \
-	} while (0)
 	/* Honest: v7 in 8 registers per lane, AGPRs from 8 (none used). */
-	CODE(mov_v7, endpgm);
-	n = make_code_elf(buf, 0, 1, 0, code, cl);
-	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
-	CHECK_EQ(len, 8);
-	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	forge(buf, 0, (Insn[]){I(mov_v7), I(endpgm)}, 2, &sc, &d);
 	CHECK_EQ(sc.insns, 2);
 	CHECK_EQ(sc.vgprs, 8);
-	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
 	CHECK(amdgpu_scan_check(&sc, d.vgprs, 0, d.accum_offset, d.private_segment, why, sizeof why));
 	/* Forged: the code uses v200, the descriptor allocates 8. */
-	CODE(mov_v200, endpgm);
-	n = make_code_elf(buf, 0, 1, 0, code, cl);
-	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
-	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	forge(buf, 0, (Insn[]){I(mov_v200), I(endpgm)}, 2, &sc, &d);
 	CHECK_EQ(sc.vgprs, 201);
-	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
 	CHECK(!amdgpu_scan_check(&sc, d.vgprs, 0, d.accum_offset, d.private_segment, why, sizeof why));
 	CHECK(strstr(why, "uses v200") != NULL);
 	/* a9 past the 16 registers allocated with AGPRs from 8; and past the metadata's 4 AGPRs. */
-	CODE(mov_v7, acc_a9, endpgm);
-	n = make_code_elf(buf, 1, 1, 0, code, cl);
-	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
-	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	forge(buf, 1, (Insn[]){I(mov_v7), I(acc_a9), I(endpgm)}, 3, &sc, &d);
 	CHECK_EQ(sc.agprs, 10);
-	CHECK(ra_hsaco_descriptor(buf, n, "k", &d));
 	CHECK(!amdgpu_scan_check(&sc, d.vgprs, 16, d.accum_offset, d.private_segment, why, sizeof why));
 	CHECK(strstr(why, "uses a9") != NULL);
 	CHECK(!amdgpu_scan_check(&sc, 64, 4, 8, 0, why, sizeof why));
 	CHECK(strstr(why, "metadata counts 4 AGPRs") != NULL);
 	/* Scratch accessed with none allocated; allowed with 16 bytes. */
-	CODE(scratch, endpgm);
-	n = make_code_elf(buf, 0, 1, 0, code, cl);
-	CHECK(ra_hsaco_code(buf, n, "k", &c, &len));
-	CHECK(amdgpu_scan_code(c, len, "gfx942", &sc, why, sizeof why));
+	n = forge(buf, 0, (Insn[]){I(scratch), I(endpgm)}, 2, &sc, &d);
 	CHECK_EQ(sc.scratch, 1);
 	CHECK(!amdgpu_scan_check(&sc, 8, 0, 8, 0, why, sizeof why));
 	CHECK(strstr(why, "access scratch memory") != NULL);
 	CHECK(amdgpu_scan_check(&sc, 8, 0, 8, 16, why, sizeof why));
+#undef I
 	/* Bytes that are not code; a kernel symbol that is absent or runs past the file. */
-	memset(code, 0xff, 8);
-	CHECK(!amdgpu_scan_code(code, 8, "gfx942", &sc, why, sizeof why));
+	unsigned char junk[8];
+	memset(junk, 0xff, sizeof junk);
+	CHECK(!amdgpu_scan_code(junk, sizeof junk, "gfx942", &sc, why, sizeof why));
 	CHECK(strstr(why, "not a valid instruction") != NULL);
 	CHECK(!ra_hsaco_code(buf, n, "kk", &c, &len));
 	CHECK(!ra_hsaco_code(buf, 300, "k", &c, &len));
-#undef CODE
 }
 
 /* ---- f8 through the JIT ---- */
