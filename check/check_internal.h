@@ -77,6 +77,29 @@ Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
 /* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL
  * `model`, returns a model (release with pass_ck_model_free). */
 CkRes pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model);
+/* A substitution of terms (a case of a query: conditions and values put in). */
+#define CK_SUBST_MAX 64
+typedef struct CkSubst {
+	unsigned n;
+	Z3_ast from[CK_SUBST_MAX], to[CK_SUBST_MAX];
+} CkSubst;
+/* Adds to sub the quotient variables (floordiv by a constant) whose dividends sub makes
+ * constants, with their values, until no more do. */
+void pass_ck_subst_close(CkSmt *s, CkSubst *sub);
+/* Is x a quotient variable (of a floordiv by a constant: its side condition always holds for
+ * one value)? */
+bool pass_ck_is_quotient(CkSmt *s, Z3_ast x);
+/* The constants c of the quotients floordiv(a, c) made so far (at most max). */
+int pass_ck_divisors(CkSmt *s, Z3_ast a, int64_t *out, int max);
+/* f with sub applied, simplified. */
+Z3_ast pass_ck_subst(CkSmt *s, const CkSubst *sub, Z3_ast f);
+/* pass_ck_closure of f under sub: each side condition gathered has sub applied first, so
+ * variables the substitution leaves unused drop out with theirs. */
+Z3_ast pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub);
+/* A proof of a formula with a quantifier by Z3's general solver (model-based quantifier
+ * instantiation), its side conditions gathered under sub (may be NULL): CK_UNSAT, or
+ * CK_UNKNOWN for anything else (no model is taken from it). */
+CkRes pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub);
 /* A model of `f` that minimizes |obj[0]|, then |obj[1]|, ...; falls back to any model. */
 CkRes pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model);
 bool pass_ck_eval(CkSmt *s, Z3_model m, Z3_ast t, int64_t *out);
@@ -96,6 +119,7 @@ typedef enum CkKind {
 	CK_BARRIER, /* ave.barrier */
 	CK_CHUNK,   /* ave.chunk.wait */
 	CK_SYMM,    /* ave.load / ave.get of a symmetric buffer */
+	CK_PUT,     /* ave.put into a symmetric buffer */
 	CK_KIND_COUNT
 } CkKind;
 
@@ -309,6 +333,8 @@ typedef struct CkCta {
 	Z3_ast pid[3];
 	IrValue *pid_val[3];
 } CkCta;
+/* Enters another CTA: pid[d] NULL gets a fresh program id in the grid; a term given is used as
+ * it is (the caller states that it lies in the grid). */
 void pass_ck_cta_enter(Ck *k, CkCta *save, Z3_ast pid[3]);
 void pass_ck_cta_leave(Ck *k, const CkCta *save);
 

@@ -1272,6 +1272,9 @@ collect_op(IrOp *op, void *ud)
 			return true;
 		site_new(k, CK_SYMM, op, cl->role);
 		break;
+	case IR_OP_PUT:
+		site_new(k, CK_PUT, op, cl->role);
+		break;
 	default:
 		return true;
 	}
@@ -1393,10 +1396,12 @@ pass_ck_cta_enter(Ck *k, CkCta *save, Z3_ast pid[3])
 		program_id(k, d, true);
 		save->pid[d] = k->pid[d];
 		save->pid_val[d] = k->pid_val[d];
-		pid[d] = pass_ck_fresh(S, "pid");
-		pass_ck_side(S, pid[d],
-		             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), pid[d]),
-		                          pass_ck_lt(S, pid[d], k->npid[d])));
+		if (!pid[d]) {
+			pid[d] = pass_ck_fresh(S, "pid");
+			pass_ck_side(S, pid[d],
+			             pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), pid[d]),
+			                          pass_ck_lt(S, pid[d], k->npid[d])));
+		}
 		k->pid[d] = pid[d];
 	}
 	k->root = env_new(k, NULL, k->kernel);

@@ -84,9 +84,12 @@ solve_min_with(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow,
 	for (int i = 0; i < no; i++)
 		g = pass_ck_and2(S, g, Z3_mk_eq(S->z, obj[i], obj[i]));
 	Z3_model m = NULL;
-	if (pass_ck_minimize(S, g, no, obj, &m) != CK_SAT)
-		return NULL;
-	return m;
+	if (pass_ck_minimize(S, g, no, obj, &m) == CK_SAT)
+		return m;
+	/* Not minimized within the limits: any model of it. */
+	if (pass_ck_check(S, g, &m) == CK_SAT)
+		return m;
+	return NULL;
 }
 
 static Z3_model
@@ -2197,40 +2200,66 @@ awaiting_overlap(Ck *k, const char *buf)
 	return !yes;
 }
 
+/* What lies outside a symmetric buffer's static bounds is no memory (a load masks it, a store
+ * or put skips it): *in_b is the part of r inside; returns "r is wholly outside". */
+static Z3_ast
+in_bounds(Ck *k, IrOp *op, const Region *r, Region *in_b)
+{
+	IrOp *decl = ir_symbol_lookup(k->c, op, r->buf);
+	IrType *bt = decl && decl->code == IR_OP_SYMM_ALLOC ? decl->type[0] : NULL;
+	*in_b = *r;
+	Z3_ast nothing = Z3_mk_false(S->z);
+	for (int d = 0; bt && d < r->n && d < bt->rank; d++) {
+		if (bt->dims[d] == IR_DYN)
+			continue;
+		Z3_ast dim = pass_ck_num(S, bt->dims[d]);
+		Z3_ast hi = pass_ck_add(S, r->lo[d], r->len[d]);
+		in_b->len[d] = Z3_mk_ite(S->z, pass_ck_lt(S, dim, hi), pass_ck_sub(S, dim, r->lo[d]),
+		                         r->len[d]);
+		nothing = pass_ck_or2(S, nothing, pass_ck_le(S, dim, r->lo[d]));
+	}
+	return nothing;
+}
+
+/* The instance runs: under the ave.if conditions around it (a condition beyond the solver is
+ * left out, which asks more, never less). */
+static Z3_ast
+runs(Ck *k, const CkInst *in)
+{
+	bool known = true;
+	Z3_ast on = pass_ck_guard(k, in, &known);
+	return known ? on : Z3_mk_true(S->z);
+}
+
+/* A region as text, `@X[lo : len, ...]`, in model m. */
+static char *
+region_text(Ck *k, Z3_model m, const Region *r)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "@%s[", r->buf);
+	for (int d = 0; d < r->n && n < 200; d++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
+		              (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
+	snprintf(buf + n, sizeof buf - (size_t)n, "]");
+	return ir_ctx_strdup(k->c, buf);
+}
+
 static void
 check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_assert)
 {
 	if (!is_assert && awaiting_overlap(k, it->s))
 		return;
 	CkInst in = pass_ck_inst(k, s, "t");
-	Region r = region_of(k, in.env, s->op, it, tile);
-	/* What lies outside the buffer's static bounds is no memory (a load masks it): the part
-	 * inside must be covered, and a region wholly outside reads nothing. */
-	IrOp *decl = ir_symbol_lookup(k->c, s->op, it->s);
-	IrType *bt = decl && decl->code == IR_OP_SYMM_ALLOC ? decl->type[0] : NULL;
-	Region in_b = r;
-	Z3_ast nothing = Z3_mk_false(S->z);
-	for (int d = 0; bt && d < r.n && d < bt->rank; d++) {
-		if (bt->dims[d] == IR_DYN)
-			continue;
-		Z3_ast dim = pass_ck_num(S, bt->dims[d]);
-		Z3_ast hi = pass_ck_add(S, r.lo[d], r.len[d]);
-		in_b.len[d] = Z3_mk_ite(S->z, pass_ck_lt(S, dim, hi), pass_ck_sub(S, dim, r.lo[d]),
-		                        r.len[d]);
-		nothing = pass_ck_or2(S, nothing, pass_ck_le(S, dim, r.lo[d]));
-	}
+	Region r = region_of(k, in.env, s->op, it, tile), in_b;
+	Z3_ast nothing = in_bounds(k, s->op, &r, &in_b);
 	Z3_ast fail = pass_ck_not(S, pass_ck_or2(S, nothing, ready_cover(k, &in, &in_b)));
+	fail = pass_ck_and2(S, runs(k, &in), fail);
 	if (holds_query(k, s->op, fail, "that the region is ready") ||
 	    !pass_ck_error_once(k, s->op))
 		return;
 	CkInst *ins[1] = {&in};
 	Z3_model m = solve_min(k, fail, ins, 1, r.lo, r.n);
-	char buf[256];
-	int n = snprintf(buf, sizeof buf, "@%s[", it->s);
-	for (int d = 0; d < r.n && n < 200; d++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
-		              (long long)ev(k, m, r.lo[d]), (long long)ev(k, m, r.len[d]));
-	snprintf(buf + n, sizeof buf - (size_t)n, "]");
+	char *buf = region_text(k, m, &r);
 	IrDiag *d = ir_diag_begin(
 	    k->c, IR_SEV_ERROR, s->op->loc,
 	    is_assert ? "'ready' assertion may fail%s: %s is not covered by a completed "
@@ -2243,7 +2272,7 @@ check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_asse
 	cex_globals(k, cx, m, fail);
 	cx->role = s->role->name;
 	cx->found = "no covering chunk wait";
-	cx->expected = ir_ctx_strdup(k->c, buf);
+	cx->expected = buf;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
 }
@@ -2278,6 +2307,97 @@ check_asserts(Ck *k)
 				t = t->elem;
 			check_ready(k, s, &s->op->item[0], t, false);
 		}
+	}
+}
+
+/* ---- puts are published: a signal after each put covers it ---- */
+
+static bool
+signals_chunk_of(IrOp *op, void *ud)
+{
+	void **u = ud;
+	Ck *k = u[0];
+	IrStr buf = u[1];
+	if (op->code == IR_OP_CHUNK_SIGNAL) {
+		IrOp *ch = ir_symbol_lookup(k->c, op, op->item[0].s);
+		if (ch && ch->code == IR_OP_CHUNK &&
+		    ir_op_group(ch, k->c->kw.region)->item[0].s == buf)
+			u[2] = op;
+	}
+	return !u[2];
+}
+
+/* SPEC 5.9: a chunk's signal publishes its region. A put into a buffer whose chunks the kernel
+ * signals must be followed in its thread by a signal, to the put's rank, of a chunk whose
+ * region covers what the put writes: an `ave.chunk.signal` after it in its block or in an
+ * enclosing one (not under an `ave.if` the put is not in). Otherwise the peer may read the
+ * region before the put lands (a signal sent before the put, or none). */
+static void
+check_put_published(Ck *k)
+{
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *s = site_at(k, i);
+		if (s->kind != CK_PUT)
+			continue;
+		IrOp *put = s->op;
+		const IrItem *into = &ir_op_group(put, k->c->kw.into)->item[0];
+		if (into->kind != IR_IT_SYMBOL)
+			continue;
+		void *u[3] = {k, (void *)into->s, NULL};
+		ir_walk_op(k->kernel, signals_chunk_of, u);
+		if (!u[2])
+			continue; /* no chunk of the buffer is signalled here: published otherwise */
+		pass_ck_world(k);
+		CkInst in = pass_ck_inst(k, s, "t");
+		IrType *t = ir_op_value(put, put->item[0].opnd)->type;
+		Region r = region_of(k, in.env, put, into, t), in_b;
+		Z3_ast nothing = in_bounds(k, put, &r, &in_b);
+		Z3_ast peer = pass_ck_expr(k, in.env, put, ir_op_group(put, k->c->kw.peer)->item[0].e);
+		IrVec alts = {0};
+		for (IrOp *x = put; x && x != k->kernel; x = ir_op_parent_op(x)) {
+			IrOp *up = ir_op_parent_op(x);
+			if (up && up->code == IR_OP_WARP_SPECIALIZE)
+				break;
+			for (IrOp *n = x->next; n; n = n->next) {
+				Region cr;
+				if (n->code != IR_OP_CHUNK_SIGNAL ||
+				    !chunk_region(k, in.env, n, &n->item[0], &cr))
+					continue;
+				IrGroup *pg = ir_op_group(n, k->c->kw.peer);
+				Z3_ast to = pg ? pass_ck_eq(S, pass_ck_expr(k, in.env, n, pg->item[0].e), peer)
+				               : Z3_mk_true(S->z);
+				Z3_ast alt = pass_ck_and2(S, to, covers(k, &cr, &in_b));
+				ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+			}
+		}
+		Z3_ast any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+		Z3_ast fail = pass_ck_and(S, 3, (Z3_ast[]){pass_ck_inst_exists(k, &in), runs(k, &in),
+		                                           pass_ck_not(S, pass_ck_or2(S, nothing, any))});
+		fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, peer, peer));
+		if (holds_query(k, put, fail, "that this put is published by a later signal") ||
+		    !pass_ck_error_once(k, put))
+			continue;
+		CkInst *ins[1] = {&in};
+		Z3_model m = solve_min(k, fail, ins, 1, r.lo, r.n);
+		char *buf = region_text(k, m, &r);
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, put->loc,
+		    "this put into %s of rank %lld is not published: no 'ave.chunk.signal' after it "
+		    "in its thread signals a chunk covering it to that rank (the rank may read the "
+		    "region before the put lands)",
+		    buf, (long long)ev(k, m, peer));
+		IrCex *cx = ir_diag_cex(k->c, d);
+		cex_show(k, cx, m, "rank", k->rank);
+		cex_show(k, cx, m, "world", k->world);
+		cex_inst(k, cx, m, &in, true);
+		cex_globals(k, cx, m, fail);
+		cx->role = s->role->name;
+		cx->found = "no later signal covering the put";
+		cx->expected = ir_ctx_printf(k->c, "an 'ave.chunk.signal' of a chunk covering %s with "
+		                             "peer %lld after the put", buf, (long long)ev(k, m, peer));
+		ir_diag_emit(k->c, d);
+		pass_ck_model_free(S, m);
 	}
 }
 
@@ -2413,19 +2533,74 @@ chunk_args(Ck *k, CkEnv *e, IrOp *op, Z3_ast *a, int max)
 	return n;
 }
 
+/* A term of the launch: the world size, the grid, a scalar argument of the kernel. */
 static bool
-is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
+launch_term(Ck *k, Z3_ast x)
 {
-	if (x == k->world || x == waiter_rank)
+	if (x == k->world)
 		return true;
 	for (int d = 0; d < 3; d++)
-		if (x == k->npid[d] || x == k->pid[d])
+		if (x == k->npid[d])
 			return true;
 	IrBlock *kb = k->kernel->reg[0].block;
 	for (int i = 0; i < kb->narg; i++)
 		if (ir_type_is_int(kb->arg[i]->type) && pass_ck_value(k, k->root, kb->arg[i]) == x)
 			return true;
 	return false;
+}
+
+static bool
+is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
+{
+	if (x == waiter_rank || launch_term(k, x))
+		return true;
+	for (int d = 0; d < 3; d++)
+		if (x == k->pid[d])
+			return true;
+	return false;
+}
+
+/* The conditions of the `ite`s of f outside its quantifier that name only the launch's terms
+ * (grid, world, scalar arguments), at most 3: the chunk-signal query is split on them (a
+ * kernel in wave order has one, "the grid is one wave per rank"). */
+static int
+launch_cases(Ck *k, Z3_ast f, Z3_ast *out)
+{
+	Z3_context z = S->z;
+	int n = 0;
+	IrMap seen;
+	IrVec stack = {0};
+	ir_map_init(&seen, k->c->al);
+	ir_vec_push(k->c->al, &stack, &f, sizeof f);
+	while (stack.len && n < 3) {
+		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
+		uint64_t h = ir_hash_ptr(t);
+		if (ir_map_get(&seen, h, t, NULL) || Z3_get_ast_kind(z, t) != Z3_APP_AST)
+			continue;
+		ir_map_put(&seen, h, t, (void *)t, NULL);
+		Z3_app app = Z3_to_app(z, t);
+		unsigned na = Z3_get_app_num_args(z, app);
+		if (na == 3 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_ITE) {
+			Z3_ast c = Z3_get_app_arg(z, app, 0);
+			IrVec cs = {0};
+			pass_ck_consts(S, c, &cs);
+			bool launch = cs.len > 0;
+			for (int i = 0; i < cs.len && launch; i++)
+				launch = launch_term(k, IR_VEC_AT(cs, Z3_ast, i));
+			for (int i = 0; i < n && launch; i++)
+				launch = !Z3_is_eq_ast(z, out[i], c);
+			if (launch)
+				out[n++] = c;
+			ir_vec_free(k->c->al, &cs, sizeof(Z3_ast));
+		}
+		for (unsigned i = 0; i < na; i++) {
+			Z3_ast a = Z3_get_app_arg(z, app, i);
+			ir_vec_push(k->c->al, &stack, &a, sizeof a);
+		}
+	}
+	ir_vec_free(k->c->al, &stack, sizeof(Z3_ast));
+	ir_map_free(&seen);
+	return n;
 }
 
 /* One signal instance in a CTA of its own on a rank of its own. */
@@ -2436,26 +2611,46 @@ typedef struct SigInst {
 	int nc;
 } SigInst;
 
+/* rank and pid[d] NULL: fresh ones (anywhere in the world and the grid); given: those terms,
+ * and the instance exists only where they lie in the world and the grid. */
 static SigInst
-sig_inst(Ck *k, IrOp *sop, bool *known)
+sig_inst_at(Ck *k, IrOp *sop, bool *known, Z3_ast rank, Z3_ast const pid[3])
 {
 	SigInst x;
 	memset(&x, 0, sizeof x);
-	Z3_ast saved = k->rank;
-	x.rank = pass_ck_fresh(S, "rank");
-	pass_ck_side(S, x.rank, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), x.rank),
-	                                     pass_ck_lt(S, x.rank, k->world)));
+	Z3_ast saved = k->rank, inside = Z3_mk_true(S->z);
+	if (rank) {
+		x.rank = rank;
+		inside = pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), rank),
+		                      pass_ck_lt(S, rank, k->world));
+	} else {
+		x.rank = pass_ck_fresh(S, "rank");
+		pass_ck_side(S, x.rank, pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), x.rank),
+		                                     pass_ck_lt(S, x.rank, k->world)));
+	}
 	k->rank = x.rank;
+	for (int d = 0; pid && d < 3; d++)
+		if ((x.pid[d] = pid[d]))
+			inside = pass_ck_and(S, 3, (Z3_ast[]){inside,
+			                                      pass_ck_le(S, pass_ck_num(S, 0), pid[d]),
+			                                      pass_ck_lt(S, pid[d], k->npid[d])});
 	CkCta save;
 	pass_ck_cta_enter(k, &save, x.pid);
 	x.in = pass_ck_inst(k, pass_ck_site_detached(k, sop, role_of_op(k, sop)), "ts");
-	x.on = pass_ck_and2(S, pass_ck_inst_exists(k, &x.in), pass_ck_guard(k, &x.in, known));
+	x.on = pass_ck_and(S, 3, (Z3_ast[]){inside, pass_ck_inst_exists(k, &x.in),
+	                                    pass_ck_guard(k, &x.in, known)});
 	x.nc = chunk_args(k, x.in.env, sop, x.c, 8);
 	IrGroup *pg = ir_op_group(sop, k->c->kw.peer);
 	x.dest = pg ? pass_ck_expr(k, x.in.env, sop, pg->item[0].e) : NULL;
 	pass_ck_cta_leave(k, &save);
 	k->rank = saved;
 	return x;
+}
+
+static SigInst
+sig_inst(Ck *k, IrOp *sop, bool *known)
+{
+	return sig_inst_at(k, sop, known, NULL, NULL);
 }
 
 /* Signals count epochs (SPEC 5.9): a chunk signalled twice to one rank in one launch lets a wait
@@ -2577,6 +2772,233 @@ check_signal_epochs(Ck *k, IrVec *sigs)
 		}
 }
 
+/* The chunk-signal query of one wait: some instance of the wait (wpart: it exists, its guard,
+ * its chunk's arguments cw) for which no signal instance matches (any, quantified over what the
+ * signals introduce); every term of `from` replaced by the one of `to` (a case), simplified. */
+typedef struct SigQuery {
+	Z3_ast any, *wpart, *cw;
+	int nw;
+	Z3_ast rw;
+	CkSubst sub;
+	Z3_ast hints; /* ground instances of the signals (see signal_hints), or NULL */
+} SigQuery;
+
+static Z3_ast
+signal_query(Ck *k, const SigQuery *q, bool *quant)
+{
+	int nw = q->nw;
+	Z3_ast wpart[2 + 8], cw[8];
+	for (int a = 0; a < 2 + nw; a++)
+		wpart[a] = pass_ck_subst(S, &q->sub, q->wpart[a]);
+	for (int a = 0; a < nw; a++)
+		cw[a] = pass_ck_subst(S, &q->sub, q->cw[a]);
+	Z3_ast wf = pass_ck_and(S, 2, wpart);
+	/* Bound: what the signals' instances introduce, not the waiter's terms or the
+	 * launch's (grid, world, arguments). A case's values go in before the side conditions
+	 * are gathered, so the variables a case leaves unused drop out with theirs. */
+	Z3_ast inner = pass_ck_closure_subst(S, q->any, &q->sub);
+	IrVec mine = {0}, theirs = {0}, bound = {0};
+	Z3_ast wall = pass_ck_closure_subst(S, pass_ck_and(S, 2 + nw, wpart), &q->sub);
+	pass_ck_consts(S, wall, &mine);
+	for (int a = 0; a < nw; a++)
+		pass_ck_consts(S, pass_ck_closure_subst(S, Z3_mk_eq(S->z, cw[a], cw[a]), &q->sub),
+		               &mine);
+	pass_ck_consts(S, inner, &theirs);
+	for (int a = 0; a < theirs.len; a++) {
+		Z3_ast x = IR_VEC_AT(theirs, Z3_ast, a);
+		bool skip = is_global(k, x, q->rw);
+		for (int b = 0; b < mine.len && !skip; b++)
+			skip = IR_VEC_AT(mine, Z3_ast, b) == x;
+		if (!skip) {
+			Z3_ast ap = (Z3_ast)Z3_to_app(S->z, x);
+			ir_vec_push(k->c->al, &bound, &ap, sizeof ap);
+		} else {
+			/* Free in the quantifier: its domain (a grid of at least one CTA)
+			 * holds outside it too. */
+			wf = pass_ck_and2(S, wf, Z3_mk_eq(S->z, x, x));
+		}
+	}
+	Z3_ast none = pass_ck_not(S, inner);
+	*quant = bound.len > 0;
+	if (bound.len)
+		none = Z3_mk_forall_const(S->z, 0, (unsigned)bound.len, (Z3_app *)bound.data, 0,
+		                          NULL, none);
+	ir_vec_free(k->c->al, &mine, sizeof(Z3_ast));
+	ir_vec_free(k->c->al, &theirs, sizeof(Z3_ast));
+	ir_vec_free(k->c->al, &bound, sizeof(Z3_ast));
+	/* Mention the chunk's arguments so that the model gives them values. */
+	Z3_ast fail = pass_ck_and2(S, wf, none);
+	for (int a = 0; a < nw; a++)
+		fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, cw[a], cw[a]));
+	for (unsigned i = 0; i < q->sub.n; i++)
+		fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, q->sub.from[i], q->sub.to[i]));
+	return fail;
+}
+
+/* Is e `x == c` (either way round) with x a constant of the launch and c a numeral? */
+static bool
+const_eq(Ck *k, Z3_ast e, Z3_ast *x, Z3_ast *c)
+{
+	Z3_context z = S->z;
+	if (Z3_get_ast_kind(z, e) != Z3_APP_AST)
+		return false;
+	Z3_app app = Z3_to_app(z, e);
+	if (Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) != Z3_OP_EQ ||
+	    Z3_get_app_num_args(z, app) != 2)
+		return false;
+	Z3_ast a = Z3_get_app_arg(z, app, 0), b = Z3_get_app_arg(z, app, 1);
+	int64_t v;
+	if (pass_ck_is_num(S, a, &v)) {
+		Z3_ast t = a;
+		a = b;
+		b = t;
+	}
+	if (!pass_ck_is_num(S, b, &v) || !launch_term(k, a))
+		return false;
+	*x = a;
+	*c = b;
+	return true;
+}
+
+/* Does m (with its side conditions) bring only quotients, the launch's terms and the
+ * variables in ok? */
+static bool
+hint_vars_ok(Ck *k, Z3_ast m, const IrVec *ok)
+{
+	IrVec vs = {0};
+	pass_ck_consts(S, pass_ck_closure(S, m), &vs);
+	bool good = true;
+	for (int i = 0; i < vs.len && good; i++) {
+		Z3_ast x = IR_VEC_AT(vs, Z3_ast, i);
+		bool known = launch_term(k, x);
+		for (int j = 0; j < ok->len && !known; j++)
+			known = IR_VEC_AT(*ok, Z3_ast, j) == x;
+		good = known || pass_ck_is_quotient(S, x);
+	}
+	ir_vec_free(k->c->al, &vs, sizeof(Z3_ast));
+	return good;
+}
+
+/* Ground instances of the signals, as hints for a proof: "no signal matches" holds for every
+ * instance, so it holds for these, and saying so outright spares the solver the search for the
+ * one that matters (an instantiation by terms of the waiter, which model-based instantiation
+ * finds only value by value). Each signal at every rank of a constant world, in the CTAs whose
+ * program ids are the waiter's, 0, or the waiter's plus or minus a divisor the kernel divides
+ * that program id by (a wave of tiles before or after). NULL when none or too many. */
+static Z3_ast
+signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, int nw,
+             int64_t world, Z3_ast waiter)
+{
+	Z3_ast cand[3][10];
+	int nc[3], total = (int)world * nsop;
+	for (int d = 0; d < 3; d++) {
+		nc[d] = 1;
+		cand[d][0] = NULL;
+		if (!k->pid[d] || !k->npid[d])
+			continue;
+		cand[d][0] = k->pid[d];
+		cand[d][nc[d]++] = pass_ck_num(S, 0);
+		int64_t div[4];
+		int nd = pass_ck_divisors(S, k->pid[d], div, 4);
+		for (int i = 0; i < nd; i++) {
+			cand[d][nc[d]++] = pass_ck_sub(S, k->pid[d], pass_ck_num(S, div[i]));
+			cand[d][nc[d]++] = pass_ck_add(S, k->pid[d], pass_ck_num(S, div[i]));
+		}
+		total *= nc[d];
+	}
+	if (!world || !nsop || total > 256)
+		return NULL;
+	/* An instance is stated outright, so the side conditions of its variables hold in the
+	 * query: it may bring only variables whose side conditions always hold for some value
+	 * (quotients) besides the waiter's and the launch's. A variable with a domain that can be
+	 * empty (an iteration of a loop that may not run) would make the query unsatisfiable by
+	 * itself, a proof of anything: such an instance is left out. */
+	IrVec ok = {0};
+	pass_ck_consts(S, pass_ck_closure(S, waiter), &ok);
+	IrVec neg = {0};
+	for (int i = 0; i < nsop; i++)
+		for (int64_t v = 0; v < world; v++)
+			for (int c0 = 0; c0 < nc[0]; c0++)
+				for (int c1 = 0; c1 < nc[1]; c1++)
+					for (int c2 = 0; c2 < nc[2]; c2++) {
+						Z3_ast pid[3] = {cand[0][c0], cand[1][c1], cand[2][c2]};
+						bool known = true;
+						SigInst x = sig_inst_at(k, sops[i], &known, pass_ck_num(S, v), pid);
+						if (!known)
+							continue;
+						Z3_ast parts[11];
+						int np = 0;
+						parts[np++] = x.on;
+						parts[np++] = x.dest ? pass_ck_eq(S, x.dest, rw) : Z3_mk_true(S->z);
+						for (int a = 0; a < nw && a < x.nc && np < 11; a++)
+							parts[np++] = pass_ck_eq(S, x.c[a], cw[a]);
+						Z3_ast m = pass_ck_and(S, np, parts);
+						if (!hint_vars_ok(k, m, &ok))
+							continue;
+						m = pass_ck_not(S, m);
+						ir_vec_push(k->c->al, &neg, &m, sizeof m);
+					}
+	Z3_ast h = neg.len ? pass_ck_and(S, neg.len, (Z3_ast *)neg.data) : NULL;
+	ir_vec_free(k->c->al, &neg, sizeof(Z3_ast));
+	ir_vec_free(k->c->al, &ok, sizeof(Z3_ast));
+	return h;
+}
+
+/* A proof of the chunk-signal query split into cases, each small enough for Z3's
+ * model-based quantifier instantiation: the launch's conditions in `fail` (a grid of one wave
+ * per rank, or not) each true and false, times the waiter's rank at each value of a constant
+ * world (up to 16). Cases cover every assignment, so unsat in each is unsat. False: not proved
+ * this way; *fail and *quant are then the first case not proved (it asserts its values: a
+ * model of it is one of the whole query), which goes the usual way (elimination, a
+ * counterexample). */
+static bool
+proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp)
+{
+	Z3_ast fail = *failp;
+	Z3_ast cases[3];
+	int nc = launch_cases(k, fail, cases);
+	int64_t wn;
+	int nr = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? (int)wn : 0;
+	if (!nc && !nr)
+		return pass_ck_prove_quantified(S, fail, NULL) == CK_UNSAT;
+	bool proved = true;
+	for (unsigned m = 0; m < 1u << nc && proved; m++)
+		for (int v = 0; v < (nr ? nr : 1) && proved; v++) {
+			CkSubst *sub = &q->sub;
+			sub->n = 0;
+			for (int i = 0; i < nc; i++, sub->n++) {
+				sub->from[sub->n] = cases[i];
+				sub->to[sub->n] = m >> i & 1 ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
+			}
+			/* A true `x == c` also puts c for x (a grid of exactly one wave per rank:
+			 * the program ids are bounded by a constant then). */
+			for (int i = 0; i < nc; i++) {
+				Z3_ast x, c;
+				if (m >> i & 1 && const_eq(k, cases[i], &x, &c) && sub->n < CK_SUBST_MAX - 1) {
+					sub->from[sub->n] = x;
+					sub->to[sub->n++] = c;
+				}
+			}
+			if (nr) {
+				sub->from[sub->n] = q->rw;
+				sub->to[sub->n++] = pass_ck_num(S, v);
+			}
+			pass_ck_subst_close(S, sub);
+			bool quant;
+			Z3_ast f = signal_query(k, q, &quant);
+			if (q->hints)
+				f = pass_ck_and2(S, f, pass_ck_subst(S, sub, q->hints));
+			CkRes r = quant ? pass_ck_prove_quantified(S, f, sub) : pass_ck_check(S, f, NULL);
+			proved = r == CK_UNSAT;
+			if (!proved) {
+				*failp = f;
+				*quantp = quant;
+			}
+		}
+	q->sub.n = 0;
+	return proved;
+}
+
 /* SPEC 5.9: an `ave.chunk.wait @ch(c)` on rank r returns once chunk c has been signalled to r.
  * For each wait instance (any rank, CTA, replica, iteration) the solver looks for one for which
  * no signal instance of any CTA of any rank (a quantified instance: its rank, program ids,
@@ -2607,6 +3029,8 @@ check_chunk_signals(Ck *k)
 		int nw = chunk_args(k, in.env, w->op, cw, 8);
 		/* The signals, each in a CTA of its own on a rank of its own. */
 		IrVec alts = {0};
+		IrOp *sops[8];
+		int nsr = 0;
 		for (int j = 0; j < sigs.len && known; j++) {
 			IrOp *sop = IR_VEC_AT(sigs, IrOp *, j);
 			if (sop->item[0].s != w->op->item[0].s)
@@ -2620,6 +3044,8 @@ check_chunk_signals(Ck *k)
 				parts[np++] = pass_ck_eq(S, x.c[a], cw[a]);
 			Z3_ast m = pass_ck_and(S, np, parts);
 			ir_vec_push(k->c->al, &alts, &m, sizeof m);
+			if (nsr < 8)
+				sops[nsr++] = sop;
 		}
 		if (!known) {
 			if (pass_ck_error_once(k, w->op))
@@ -2629,7 +3055,14 @@ check_chunk_signals(Ck *k)
 			ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 			continue;
 		}
-		Z3_ast any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+		SigQuery q;
+		memset(&q, 0, sizeof q);
+		q.rw = rw;
+		q.nw = nw;
+		q.cw = cw;
+		int64_t wn;
+		int64_t world = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? wn : 0;
+		Z3_ast any = q.any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		Z3_ast wpart[2 + 8] = {pass_ck_inst_exists(k, &in), gw};
 		for (int a = 0; a < nw; a++)
@@ -2637,43 +3070,15 @@ check_chunk_signals(Ck *k)
 		/* The waiter's rank (and so the world size) is in the outer formula, with its
 		 * domain, even where the chunk does not depend on it. */
 		wpart[1] = pass_ck_and2(S, gw, Z3_mk_eq(S->z, rw, rw));
-		Z3_ast wf = pass_ck_and(S, 2, wpart);
-		/* Bound: what the signals' instances introduce, not the waiter's terms or the
-		 * launch's (grid, world, arguments). */
-		Z3_ast inner = pass_ck_closure(S, any);
-		IrVec mine = {0}, theirs = {0}, bound = {0};
-		Z3_ast wall = pass_ck_closure(S, pass_ck_and(S, 2 + nw, wpart));
-		pass_ck_consts(S, wall, &mine);
-		for (int a = 0; a < nw; a++)
-			pass_ck_consts(S, pass_ck_closure(S, Z3_mk_eq(S->z, cw[a], cw[a])), &mine);
-		pass_ck_consts(S, inner, &theirs);
-		for (int a = 0; a < theirs.len; a++) {
-			Z3_ast x = IR_VEC_AT(theirs, Z3_ast, a);
-			bool skip = is_global(k, x, rw);
-			for (int b = 0; b < mine.len && !skip; b++)
-				skip = IR_VEC_AT(mine, Z3_ast, b) == x;
-			if (!skip) {
-				Z3_ast ap = (Z3_ast)Z3_to_app(S->z, x);
-				ir_vec_push(k->c->al, &bound, &ap, sizeof ap);
-			} else {
-				/* Free in the quantifier: its domain (a grid of at least one CTA)
-				 * holds outside it too. */
-				wf = pass_ck_and2(S, wf, Z3_mk_eq(S->z, x, x));
-			}
-		}
-		Z3_ast none = pass_ck_not(S, inner);
-		bool quant = bound.len > 0;
-		if (bound.len)
-			none = Z3_mk_forall_const(S->z, 0, (unsigned)bound.len, (Z3_app *)bound.data, 0,
-			                          NULL, none);
-		ir_vec_free(k->c->al, &mine, sizeof(Z3_ast));
-		ir_vec_free(k->c->al, &theirs, sizeof(Z3_ast));
-		ir_vec_free(k->c->al, &bound, sizeof(Z3_ast));
-		/* Mention the chunk's arguments so that the model gives them values. */
-		Z3_ast fail = pass_ck_and2(S, wf, none);
-		for (int a = 0; a < nw; a++)
-			fail = pass_ck_and2(S, fail, Z3_mk_eq(S->z, cw[a], cw[a]));
-
+		q.wpart = wpart;
+		(void)any;
+		bool quant;
+		Z3_ast fail = signal_query(k, &q, &quant);
+		if (quant)
+			q.hints = signal_hints(k, sops, nsr, rw, cw, nw, world,
+			                       pass_ck_and(S, 2 + nw, wpart));
+		if (quant && proved_by_cases(k, &q, &fail, &quant))
+			continue;
 		S->quantified = quant;
 		bool holds = holds_query(k, w->op, fail, "that this chunk wait gets a signal");
 		if (holds || !pass_ck_error_once(k, w->op)) {
@@ -2699,7 +3104,7 @@ check_chunk_signals(Ck *k)
 		cex_show(k, cx, m, "rank", rw);
 		cex_show(k, cx, m, "world", k->world);
 		cex_inst(k, cx, m, &in, true);
-		cex_globals(k, cx, m, wf);
+		cex_globals(k, cx, m, fail);
 		for (int dd = 0; dd < 3; dd++)
 			if (k->npid[dd] && pass_ck_mentions(S, pass_ck_closure(S, fail), k->npid[dd]))
 				cex_show(k, cx, m, ir_ctx_printf(k->c, "num_programs(%d)", dd),
@@ -3308,7 +3713,8 @@ pass_ck_check_kernel(Ck *k)
 	static void (*const checks[])(Ck *) = {
 	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
-	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_copy_regions,
+	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_put_published,
+	    check_copy_regions,
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);

@@ -440,6 +440,7 @@ typedef struct Walk {
 	IrVec sides; /* Z3_ast: side conditions met */
 	Z3_ast find; /* for mentions */
 	bool found;
+	const CkSubst *sub; /* applied to each side condition met (NULL: none) */
 } Walk;
 
 static void
@@ -470,6 +471,8 @@ walk_run(Walk *w, Z3_ast a, bool sides)
 		/* Constants, and applications of uninterpreted functions, carry side conditions. */
 		if (sides && (n == 0 || Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED)) {
 			Z3_ast cond = ir_map_get(&w->s->side, ir_hash_ptr(t), t, NULL);
+			if (cond && w->sub)
+				cond = pass_ck_subst(w->s, w->sub, cond);
 			if (cond) {
 				ir_vec_push(w->s->al, &w->sides, &cond, sizeof cond);
 				walk_push(w, cond);
@@ -548,6 +551,89 @@ bool
 pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x)
 {
 	return finds(s, a, x, true);
+}
+
+Z3_ast
+pass_ck_subst(CkSmt *s, const CkSubst *sub, Z3_ast f)
+{
+	if (!sub || !sub->n)
+		return f;
+	return Z3_simplify(s->z, Z3_substitute(s->z, f, sub->n, sub->from, sub->to));
+}
+
+bool
+pass_ck_is_quotient(CkSmt *s, Z3_ast x)
+{
+	for (size_t i = 0; i < s->divs.cap; i++)
+		if (s->divs.slot[i].hash && s->divs.slot[i].val == (void *)x)
+			return true;
+	return false;
+}
+
+int
+pass_ck_divisors(CkSmt *s, Z3_ast a, int64_t *out, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < s->divs.cap && n < max; i++) {
+		const IrMapSlot *sl = &s->divs.slot[i];
+		if (!sl->hash || ((const DivKey *)sl->key)->a != a)
+			continue;
+		int64_t c = ((const DivKey *)sl->key)->c;
+		bool dup = false;
+		for (int j = 0; j < n && !dup; j++)
+			dup = out[j] == c;
+		if (!dup)
+			out[n++] = c;
+	}
+	return n;
+}
+
+void
+pass_ck_subst_close(CkSmt *s, CkSubst *sub)
+{
+	for (bool more = true; more && sub->n < CK_SUBST_MAX;) {
+		more = false;
+		for (size_t i = 0; i < s->divs.cap && sub->n < CK_SUBST_MAX; i++) {
+			const IrMapSlot *sl = &s->divs.slot[i];
+			if (!sl->hash)
+				continue;
+			const DivKey *key = sl->key;
+			Z3_ast q = sl->val;
+			if (Z3_get_ast_kind(s->z, q) != Z3_APP_AST ||
+			    Z3_get_app_num_args(s->z, Z3_to_app(s->z, q)) != 0)
+				continue; /* a shifted dividend's: an expression of another quotient */
+			bool done = false;
+			for (unsigned j = 0; j < sub->n && !done; j++)
+				done = sub->from[j] == q;
+			int64_t x;
+			if (done || !pass_ck_is_num(s, pass_ck_subst(s, sub, key->a), &x))
+				continue;
+			sub->from[sub->n] = q;
+			sub->to[sub->n++] = pass_ck_num(s, ir_floordiv(x, key->c));
+			more = true;
+		}
+	}
+}
+
+/* `f` conjoined with the side conditions of every variable it mentions (each with `sub`
+ * applied, when non-NULL, before its own variables are looked at). */
+static Z3_ast
+sides_sub(CkSmt *s, Z3_ast f, const CkSubst *sub)
+{
+	Walk w;
+	walk_init(&w, s);
+	w.sub = sub;
+	walk_run(&w, f, true);
+	ir_vec_push(s->al, &w.sides, &f, sizeof f);
+	Z3_ast all = pass_ck_and(s, w.sides.len, (Z3_ast *)w.sides.data);
+	walk_free(&w);
+	return all;
+}
+
+Z3_ast
+pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub)
+{
+	return sides_sub(s, pass_ck_subst(s, sub, f), sub);
 }
 
 /* `f` conjoined with the side conditions of every variable it mentions. */
@@ -710,6 +796,26 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 	if (res == CK_UNKNOWN && !confirmed && !s->quantified)
 		res = qe_check(s, all, model);
 	return res;
+}
+
+CkRes
+pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub)
+{
+	if (pass_ck_is_false(s, f) || s->overflow)
+		return CK_UNSAT;
+	/* A solver of its own, never pushed: Z3 then preprocesses the formula and picks its
+	 * quantifier engine (the shared solver's pushed core does not get there in time). */
+	Z3_solver sv = Z3_mk_solver(s->z);
+	Z3_solver_inc_ref(s->z, sv);
+	Z3_params p = mk_params(s);
+	Z3_solver_set_params(s->z, sv, p);
+	Z3_params_dec_ref(s->z, p);
+	Z3_solver_assert(s->z, sv, sides_sub(s, f, sub));
+	const char *why = s->unknown_reason;
+	CkRes r = timed_check(s, sv);
+	Z3_solver_dec_ref(s->z, sv);
+	s->unknown_reason = why;
+	return r == CK_UNSAT ? CK_UNSAT : CK_UNKNOWN;
 }
 
 static Z3_solver
