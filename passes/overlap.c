@@ -11,12 +11,23 @@
  *   - each tile whose chunk is not the rank's own waits for that chunk before the first op that
  *     reads @X.
  *
+ * For `reduce_scatter.ring` the local kernel writes @X instead (one `ave.store` of its partial
+ * product, as if it were the sum): tiles are visited in the ring's order, chunk (r - w - 1) mod W
+ * at wave w (own chunk last); the first rank to compute a tile puts it into rank r + 1's copy of
+ * @X at the same place; every later one waits for it there, adds its own partial and passes the
+ * sum on; the chunk's owner stores the total into its own rows. Each tile's hop has a signal of
+ * its own: the pass adds the chunk `@X.part(%c, %i, %j)` (chunk, tile row, tile column) and its
+ * signal buffer `@X.sig`.
+ *
  * What it needs, else a warning naming the reason and the kernel stays as written: a template
- * `all_gather.ring` or `all_gather.swizzle1d` with backend "peer_store" (or none); a chunk
+ * `all_gather.ring`, `all_gather.swizzle1d` or `reduce_scatter.ring` with backend "peer_store"
+ * (or none); a chunk
  * `@c(%i) region(@X[%i * R : R, lo : len])` of a buffer of rank 2 with world x R rows (the
  * module's `world`, a constant in what the pass writes); reads of @X that are `ave.load`s
  * outside roles, each at rows `%p * T + o` with %p one `ave.program_id` dimension,
- * R a multiple of T, and the tile's rows inside [o, T). check-invariants then proves the result
+ * R a multiple of T, and the tile's rows inside [o, T) (reduce-scatter: one `ave.store` into @X
+ * at the kernel's top level with such rows, at columns `%q * TN + o2` inside [o2, TN) or a
+ * constant, of a tile of @X's element type, and no read of @X). check-invariants then proves the result
  * (every read covered, every wait signalled once per launch); a kernel it does not prove is an
  * internal error, never compiled. */
 #include <stdio.h>
@@ -30,6 +41,13 @@ typedef struct Ov {
 	IrOp *kernel, *sched, *chunk, *buf;
 	IrStr name;          /* the buffer */
 	bool swizzle;        /* all_gather.swizzle1d, else all_gather.ring */
+	bool rs;             /* reduce_scatter.ring: the kernel writes the buffer */
+	IrOp *store;         /* rs: the kernel's one ave.store into the buffer */
+	IrValue *colv;       /* rs: the program id picking the store's columns, or NULL */
+	int cdim;            /* rs: colv's dimension, or -1 */
+	int64_t TN, C0;      /* rs: colv's stride and the columns' offset; without colv, the
+	                      * store's constant column and its width */
+	int64_t NC;          /* rs: column tiles of the buffer */
 	int64_t R;           /* rows per chunk */
 	int64_t T;           /* rows per tile */
 	int dim;             /* the program id dimension that picks the rows */
@@ -112,6 +130,44 @@ names_buf(const IrItem *it, IrStr s)
 	return (it->kind == IR_IT_SYMBOL || it->kind == IR_IT_CALL) && it->s == s;
 }
 
+/* The rows of a tile of `rows` rows at item it of op: `%p * T + o` with %p one program id,
+ * inside one chunk; sets T and the dimension (the same for every access). */
+static bool
+tile_rows(Ov *o, IrOp *op, const IrItem *it, int64_t rows)
+{
+	IrCtx *c = o->c;
+	IrValue *v = NULL;
+	int64_t coef = 0, cst = 0;
+	if (!it->ncoord || !linear(op, it->coord[0].e, &v, &coef, &cst) || !v ||
+	    v->kind != IR_VAL_RESULT || v->op->code != IR_OP_PROGRAM_ID || coef <= 0)
+		return fail(o, op, ir_ctx_printf(c, "the row coordinate of this %s '@%s' is not "
+		                                 "'%%p * T + o' with %%p an 'ave.program_id'",
+		                                 op->code == IR_OP_STORE ? "store into" : "read of",
+		                                 o->name));
+	int64_t d;
+	IrGroup *dg = ir_op_group(v->op, c->kw.dim);
+	if (!dg || !ir_expr_eval_const(dg->item[0].e, &d))
+		d = -1;
+	if (o->T && (o->T != coef || o->dim != d))
+		return fail(o, op, "reads of the buffer step by different program ids or tile heights");
+	o->T = coef;
+	o->dim = (int)d;
+	if (o->R % coef || cst < 0 || cst + rows > coef)
+		return fail(o, op, ir_ctx_printf(c, "a tile of %lld rows at %%p * %lld + %lld does not "
+		                                 "lie in one chunk of %lld rows", (long long)rows,
+		                                 (long long)coef, (long long)cst, (long long)o->R));
+	return true;
+}
+
+static bool
+in_roles(Ov *o, IrOp *op)
+{
+	for (IrOp *p = ir_op_parent_op(op); p && p != o->kernel; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_WARP_SPECIALIZE)
+			return true;
+	return false;
+}
+
 /* One read of the buffer: `ave.load @X[%p * T + o, ...]`. */
 static void
 scan_read(Ov *o, IrOp *op, const IrItem *it)
@@ -122,40 +178,76 @@ scan_read(Ov *o, IrOp *op, const IrItem *it)
 		                          ir_opinfo(c, op->code)->name, o->name));
 		return;
 	}
-	for (IrOp *p = ir_op_parent_op(op); p && p != o->kernel; p = ir_op_parent_op(p))
-		if (p->code == IR_OP_WARP_SPECIALIZE) {
-			fail(o, op, "a read inside 'ave.warp_specialize' (write the local kernel "
-			            "without roles; warp-specialize runs after overlap)");
-			return;
-		}
-	IrValue *v = NULL;
-	int64_t coef = 0, cst = 0;
-	int64_t rows = op->res[0].type->dims[0];
-	if (!it->ncoord || !linear(op, it->coord[0].e, &v, &coef, &cst) || !v ||
-	    v->kind != IR_VAL_RESULT || v->op->code != IR_OP_PROGRAM_ID || coef <= 0) {
-		fail(o, op, ir_ctx_printf(c, "the row coordinate of this read of '@%s' is not "
-		                          "'%%p * T + o' with %%p an 'ave.program_id'", o->name));
+	if (in_roles(o, op)) {
+		fail(o, op, "a read inside 'ave.warp_specialize' (write the local kernel "
+		            "without roles; warp-specialize runs after overlap)");
 		return;
 	}
-	int64_t d;
-	IrGroup *dg = ir_op_group(v->op, c->kw.dim);
-	if (!dg || !ir_expr_eval_const(dg->item[0].e, &d))
-		d = -1;
-	if (o->T && (o->T != coef || o->dim != d)) {
-		fail(o, op, "reads of the buffer step by different program ids or tile heights");
+	if (!tile_rows(o, op, it, op->res[0].type->dims[0]))
 		return;
-	}
-	o->T = coef;
-	o->dim = (int)d;
-	if (o->R % coef || cst < 0 || cst + rows > coef) {
-		fail(o, op, ir_ctx_printf(c, "a tile of %lld rows at %%p * %lld + %lld does not lie "
-		                          "in one chunk of %lld rows", (long long)rows,
-		                          (long long)coef, (long long)cst, (long long)o->R));
-		return;
-	}
 	IrOp *top = top_of(o, op);
 	if (!o->first)
 		o->first = top;
+}
+
+/* The write of a reduce-scatter: `ave.store %v into(@X[%p * T + o, %q * TN + o2])` (or a
+ * constant column) at the kernel's top level. */
+static void
+scan_store(Ov *o, IrOp *op, const IrItem *it)
+{
+	IrCtx *c = o->c;
+	if (op->code != IR_OP_STORE) {
+		fail(o, op, ir_ctx_printf(c, "'%s' writes '@%s' (a reduce-scatter rewrites one "
+		                          "'ave.store')", ir_opinfo(c, op->code)->name, o->name));
+		return;
+	}
+	if (o->store) {
+		fail(o, op, ir_ctx_printf(c, "a second store into '@%s' (a reduce-scatter rewrites "
+		                          "one)", o->name));
+		return;
+	}
+	o->store = op;
+	if (op->parent != o->kernel->reg[0].block) {
+		fail(o, op, ir_ctx_printf(c, "the store into '@%s' is not at the kernel's top level "
+		                          "(in a loop, an 'ave.if' or a role)", o->name));
+		return;
+	}
+	IrType *t = ir_op_value(op, op->item[0].opnd)->type, *bt = o->buf->type[0];
+	if (t->kind != IR_TY_TILE || t->rank != 2 || t->elem != bt->elem) {
+		fail(o, op, ir_ctx_printf(c, "the tile stored into '@%s' is not a tile of rank 2 of "
+		                          "its element type", o->name));
+		return;
+	}
+	if (!tile_rows(o, op, it, t->dims[0]))
+		return;
+	IrValue *v = NULL;
+	int64_t coef = 0, cst = 0, w = t->dims[1];
+	if (it->ncoord != 2 || !linear(op, it->coord[1].e, &v, &coef, &cst) ||
+	    (v && (v->kind != IR_VAL_RESULT || v->op->code != IR_OP_PROGRAM_ID || coef <= 0))) {
+		fail(o, op, ir_ctx_printf(c, "the column of the store into '@%s' is not '%%q * TN + o' "
+		                          "with %%q an 'ave.program_id', nor a constant", o->name));
+		return;
+	}
+	int64_t d = -1;
+	if (v) {
+		IrGroup *dg = ir_op_group(v->op, c->kw.dim);
+		if (!dg || !ir_expr_eval_const(dg->item[0].e, &d) || d == o->dim) {
+			fail(o, op, "the store's columns are not picked by a program id dimension of "
+			            "their own");
+			return;
+		}
+		if (cst < 0 || cst + w > coef) {
+			fail(o, op, ir_ctx_printf(c, "a tile of %lld columns at %%q * %lld + %lld "
+			                          "overlaps the next one", (long long)w,
+			                          (long long)coef, (long long)cst));
+			return;
+		}
+	}
+	o->colv = v;
+	o->cdim = (int)d;
+	o->TN = v ? coef : w;
+	o->C0 = cst;
+	o->NC = v ? (bt->dims[1] + coef - 1) / coef : 1;
 }
 
 static bool
@@ -176,13 +268,23 @@ scan(IrOp *op, void *ud)
 	for (int i = 0; i < op->nitem; i++)
 		if (names_buf(&op->item[i], o->name)) {
 			s->nread++;
-			scan_read(o, op, &op->item[i]);
+			if (o->rs)
+				fail(o, op, ir_ctx_printf(o->c, "'%s' reads '@%s' (a reduce-scatter's "
+				                          "operand is only stored)",
+				                          ir_opinfo(o->c, op->code)->name, o->name));
+			else
+				scan_read(o, op, &op->item[i]);
 		}
 	for (int g = 0; g < op->ngroup; g++)
 		for (int i = 0; i < op->group[g].nitem; i++)
-			if (names_buf(&op->group[g].item[i], o->name))
-				fail(o, op, ir_ctx_printf(o->c, "'%s' writes '@%s'",
-				                          ir_opinfo(o->c, op->code)->name, o->name));
+			if (names_buf(&op->group[g].item[i], o->name)) {
+				if (o->rs)
+					scan_store(o, op, &op->group[g].item[i]);
+				else
+					fail(o, op, ir_ctx_printf(o->c, "'%s' writes '@%s'",
+					                          ir_opinfo(o->c, op->code)->name,
+					                          o->name));
+			}
 	return true;
 }
 
@@ -198,12 +300,16 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 	IrGroup *tg = ir_op_group(o->sched, c->kw.template_);
 	if (!tg)
 		return fail(o, o->sched, "a hand-written schedule: overlap rewrites the templates "
-		                         "all_gather.ring and all_gather.swizzle1d");
+		                         "all_gather.ring, all_gather.swizzle1d and "
+		                         "reduce_scatter.ring");
 	const char *tn = tg->item[0].s;
-	if (strcmp(tn, "all_gather.ring") && strcmp(tn, "all_gather.swizzle1d"))
+	if (strcmp(tn, "all_gather.ring") && strcmp(tn, "all_gather.swizzle1d") &&
+	    strcmp(tn, "reduce_scatter.ring"))
 		return fail(o, o->sched, ir_ctx_printf(c, "template \"%s\": overlap rewrites "
-		                                      "all_gather.ring and all_gather.swizzle1d", tn));
+		                                      "all_gather.ring, all_gather.swizzle1d and "
+		                                      "reduce_scatter.ring", tn));
 	o->swizzle = !strcmp(tn, "all_gather.swizzle1d");
+	o->rs = !strcmp(tn, "reduce_scatter.ring");
 	IrAttr *be = ir_op_attr(o->sched, c->kw.backend);
 	if (be && (be->kind != IR_ATTR_STR || strcmp(be->s, "peer_store")))
 		return fail(o, o->sched, "backend other than \"peer_store\"");
@@ -238,6 +344,11 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 		return fail(o, o->buf, ir_ctx_printf(c, "'@%s' has %lld rows, not world (%lld) x %lld "
 		                                     "(a chunk per rank)", o->name, (long long)rows,
 		                                     (long long)w->i, (long long)coef));
+	if (o->rs && (lo != 0 || reg->coord[1].len != o->buf->type[0]->dims[1]))
+		return fail(o, o->chunk, "the chunk's region is not whole rows of the buffer (a "
+		                         "reduce-scatter sums whole rows)");
+	if (o->rs && o->W < 2)
+		return fail(o, o->kernel, "a world of one rank has nothing to reduce");
 	return true;
 }
 
@@ -471,6 +582,52 @@ find_pids(IrOp *op, void *ud)
 	return true;
 }
 
+/* Wave order, before the kernel's first op: the rank, the program id along the rows, and the
+ * tile it computes, (chunk of wave pid / P) * P + pid mod P when the grid is one wave of P
+ * tiles per rank, else the program id as it is; every program id along the rows becomes the
+ * tile. Leaves b before the first op and the old program ids in pids (to erase last). */
+static IrValue *
+wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp, IrVec *pids, int *dims)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	int64_t P = o->R / o->T, W = o->W;
+	void *ud[3] = {o, pids, dims};
+	ir_walk_op(o->kernel, find_pids, ud);
+	ir_builder_before(b, m, o->kernel->reg[0].block->first);
+	b->loc = o->kernel->loc;
+	/* The world is the module's (ave.world_size equals it at run time): a constant here, so
+	 * the ranks' arithmetic stays linear for the proof. */
+	IrValue *r = named(o, op0(b, IR_OP_RANK, c->t_index), "rank");
+	IrValue *pid = named(o, pid_op(b, IR_OP_PROGRAM_ID, o->dim), "pid");
+	IrValue *np = named(o, pid_op(b, IR_OP_NUM_PROGRAMS, o->dim), "np");
+	IrValue *wave = named(o, ir_b_index(b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
+	                                              ring_C(m, P))), "wave");
+	/* ring: r - w; swizzle1d: r + w; reduce_scatter.ring: r - w - 1 (own chunk last). */
+	IrExpr *step = ring_V(m, wave);
+	if (o->rs)
+		step = ring_B(m, IR_EX_ADD, step, ring_C(m, 1));
+	IrValue *wc = named(o, ir_b_index(b, wrap(m, r, o->swizzle ? 1 : -1, step, W)), "wchunk");
+	IrValue *whole = named(o, ring_pred(b, ring_B(m, IR_EX_EQ, ring_V(m, np), ring_C(m, W * P)),
+	                                    NULL), "whole");
+	IrValue *re = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
+	                                   ring_B(m, IR_EX_MOD, ring_V(m, pid), ring_C(m, P))));
+	IrValue *pm = named(o, sel(b, whole, re, pid), "tile");
+	for (int i = 0; i < pids->len; i++)
+		ir_replace_all_uses(&IR_VEC_AT(*pids, IrOp *, i)->res[0], pm);
+	*rank = r;
+	*pidp = pid;
+	return pm;
+}
+
+static void
+erase_pids(Ov *o, IrVec *pids)
+{
+	for (int i = 0; i < pids->len; i++)
+		ir_op_erase(IR_VEC_AT(*pids, IrOp *, i));
+	ir_vec_free(o->c->al, pids, sizeof(IrOp *));
+}
+
 static void
 rewrite(Ov *o)
 {
@@ -479,29 +636,9 @@ rewrite(Ov *o)
 	int64_t P = o->R / o->T, W = o->W;
 	IrVec pids = {0};
 	int dims = 0;
-	void *ud[3] = {o, &pids, &dims};
-	ir_walk_op(o->kernel, find_pids, ud);
 	IrBuilder b;
-	ir_builder_before(&b, m, o->kernel->reg[0].block->first);
-	b.loc = o->kernel->loc;
-	/* The world is the module's (ave.world_size equals it at run time): a constant here, so
-	 * the ranks' arithmetic stays linear for the proof. */
-	IrValue *r = named(o, op0(&b, IR_OP_RANK, c->t_index), "rank");
-	IrValue *pid = named(o, pid_op(&b, IR_OP_PROGRAM_ID, o->dim), "pid");
-	IrValue *np = named(o, pid_op(&b, IR_OP_NUM_PROGRAMS, o->dim), "np");
-	/* Wave order: tile (chunk of wave pid / P) * P + pid mod P when the grid is one wave of
-	 * P tiles per rank, else the program id as it is. */
-	IrValue *wave = named(o, ir_b_index(&b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
-	                                               ring_C(m, P))), "wave");
-	IrValue *wc = named(o, ir_b_index(&b, wrap(m, r, o->swizzle ? 1 : -1, ring_V(m, wave), W)),
-	                    "wchunk");
-	IrValue *whole = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, ring_V(m, np), ring_C(m, W * P)),
-	                                    NULL), "whole");
-	IrValue *re = ir_b_index(&b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
-	                                    ring_B(m, IR_EX_MOD, ring_V(m, pid), ring_C(m, P))));
-	IrValue *pm = named(o, sel(&b, whole, re, pid), "tile");
-	for (int i = 0; i < pids.len; i++)
-		ir_replace_all_uses(&IR_VEC_AT(pids, IrOp *, i)->res[0], pm);
+	IrValue *r, *pid;
+	IrValue *pm = wave_order(o, &b, &r, &pid, &pids, &dims);
 
 	/* The sender: CTA 0 (every program id 0) puts the rank's chunk into each other rank and
 	 * signals it there, in the order the ranks receive it: r + 1 .. W - 1, 0 .. r - 1 (ring),
@@ -557,15 +694,259 @@ rewrite(Ov *o)
 	if_end(&ib, &fb, far, fr);
 	if_end(&wb, &ib, inw, ir);
 	/* Last: the builders above insert before the body's first op, maybe one of these. */
-	for (int i = 0; i < pids.len; i++)
-		ir_op_erase(IR_VEC_AT(pids, IrOp *, i));
-	ir_vec_free(c->al, &pids, sizeof(IrOp *));
+	erase_pids(o, &pids);
 	ir_remark(c, o->kernel->loc,
 	          "overlap: kernel '@%s': all-gather of '@%s' (%s) on %lld ranks, %lld tiles of %lld "
 	          "rows per chunk along program id %d, chunk waits before the first read, sends "
 	          "from CTA 0",
 	          o->kernel->item[0].s, o->name, o->swizzle ? "swizzle1d" : "ring", (long long)W,
 	          (long long)P, (long long)o->T, o->dim);
+}
+
+/* ---- reduce-scatter ---- */
+
+static bool
+other_pid(IrOp *op, void *ud)
+{
+	Ov *o = ud;
+	int64_t d;
+	IrGroup *g = op->code == IR_OP_PROGRAM_ID ? ir_op_group(op, o->c->kw.dim) : NULL;
+	if (g && ir_expr_eval_const(g->item[0].e, &d) && d != o->dim && d != o->cdim)
+		fail(o, op, ir_ctx_printf(o->c, "program id dim(%lld) picks neither the rows nor the "
+		                          "columns of the store into '@%s' (two CTAs would store one "
+		                          "tile)", (long long)d, o->name));
+	return true;
+}
+
+/* Every program id the kernel reads picks the stored tile: else several CTAs would pass on
+ * partial sums of one tile. */
+static void
+other_pids(Ov *o)
+{
+	ir_walk_op(o->kernel, other_pid, o);
+}
+
+/* `@X.part(%c, %i, %j) region(@X[%c * R + %i * T : T, cols]) signal(@X.sig[...])`, the hop of
+ * tile (i, j) of chunk c, and its signal buffer, declared before the kernel; returns the
+ * chunk's name. */
+static IrStr
+rs_decls(Ov *o)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	int64_t P = o->R / o->T;
+	IrStr part = NULL, sig = NULL;
+	for (int n = 0; !part; n++) {
+		IrStr a = ir_intern_cstr(c, n ? ir_ctx_printf(c, "%s.part%d", o->name, n)
+		                              : ir_ctx_printf(c, "%s.part", o->name));
+		IrStr g = ir_intern_cstr(c, n ? ir_ctx_printf(c, "%s.sig%d", o->name, n)
+		                              : ir_ctx_printf(c, "%s.sig", o->name));
+		if (!ir_symbol_lookup(c, o->kernel, a) && !ir_symbol_lookup(c, o->kernel, g)) {
+			part = a;
+			sig = g;
+		}
+	}
+	IrBuilder b;
+	ir_builder_before(&b, m, o->kernel);
+	b.loc = o->chunk->loc;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_SYMM_ALLOC, b.loc);
+	ir_state_item(m, &s, IR_IT_SYMBOL)->s = sig;
+	int64_t n = o->W * P * o->NC;
+	ir_state_type(m, &s, ir_type_tensor(c, 1, &n, c->t_i64, IR_SPACE_SYMM, NULL));
+	ir_b_insert(&b, ir_op_build(m, &s));
+
+	ir_state_init(&s, IR_OP_CHUNK, b.loc);
+	IrItem *it = ir_state_item(m, &s, IR_IT_DECL);
+	static const char *const pn[3] = {"c", "i", "j"};
+	it->s = part;
+	it->nparam = 3;
+	it->param = ir_arena_alloc(&m->arena, 3 * sizeof(IrValue *));
+	for (int j = 0; j < 3; j++) {
+		it->param[j] = ir_param_new(m, c->t_index, ir_intern_cstr(c, pn[j]), b.loc);
+		it->param[j]->index = j;
+	}
+	IrValue **x = it->param;
+	IrItem *reg = ir_group_add(m, ir_state_group(m, &s, c->kw.region), IR_IT_SYMBOL);
+	reg->s = o->name;
+	reg->suffix = true;
+	reg->ncoord = 2;
+	reg->coord = ir_arena_alloc(&m->arena, 2 * sizeof(IrCoord));
+	reg->coord[0] = (IrCoord){ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, x[0]),
+	                                                      ring_C(m, o->R)),
+	                                 ring_B(m, IR_EX_MUL, ring_V(m, x[1]), ring_C(m, o->T))),
+	                          o->T};
+	reg->coord[1] = o->colv ? (IrCoord){ring_B(m, IR_EX_MUL, ring_V(m, x[2]), ring_C(m, o->TN)),
+	                                    o->TN}
+	                        : (IrCoord){ring_C(m, o->C0), o->TN};
+	IrItem *sg = ir_group_add(m, ir_state_group(m, &s, c->kw.signal), IR_IT_SYMBOL);
+	sg->s = sig;
+	sg->suffix = true;
+	sg->ncoord = 1;
+	sg->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
+	IrExpr *e = ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, x[0]), ring_C(m, P * o->NC)),
+	                   ring_B(m, IR_EX_MUL, ring_V(m, x[1]), ring_C(m, o->NC)));
+	sg->coord[0] = (IrCoord){ring_B(m, IR_EX_ADD, e, ring_V(m, x[2])), -1};
+	ir_b_insert(&b, ir_op_build(m, &s));
+	return part;
+}
+
+/* `@part(%ch, %ti, %cj)` (%cj: 0 without a column program id) into item it. */
+static void
+part_item(Ov *o, IrItem *it, IrStr part, IrValue *ch, IrValue *ti)
+{
+	IrModule *m = o->m;
+	it->s = part;
+	it->ncoord = 3;
+	it->coord = ir_arena_alloc(&m->arena, 3 * sizeof(IrCoord));
+	it->coord[0] = (IrCoord){ring_V(m, ch), -1};
+	it->coord[1] = (IrCoord){ring_V(m, ti), -1};
+	it->coord[2] = (IrCoord){o->colv ? ring_V(m, o->colv) : ring_C(m, 0), -1};
+}
+
+/* The hop of tile (ch, ti): `ave.put %v into(@X[<the store's place>]) peer((r + 1) mod W)`,
+ * then its signal there. */
+static void
+rs_pass_on(Ov *o, IrBuilder *b, IrValue *v, IrValue *r, IrStr part, IrValue *ch, IrValue *ti)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	const IrItem *at = &ir_op_group(o->store, c->kw.into)->item[0];
+	IrOpState s;
+	ir_state_init(&s, IR_OP_PUT, b->loc);
+	ir_state_value(m, &s, v);
+	ring_copy_item(m, o->store, at, ir_group_add(m, ir_state_group(m, &s, c->kw.into),
+	                                            IR_IT_SYMBOL), NULL, NULL);
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, 1), o->W));
+	ir_b_insert(b, ir_op_build(m, &s));
+	ir_state_init(&s, IR_OP_CHUNK_SIGNAL, b->loc);
+	part_item(o, ir_state_item(m, &s, IR_IT_CALL), part, ch, ti);
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, 1), o->W));
+	ir_b_insert(b, ir_op_build(m, &s));
+}
+
+/* `ave.if %c0 { ave.if %c1 { ... } }` over the non-NULL conditions of c[0..n): tb builds the
+ * innermost body; rs_ifs_end closes them. */
+typedef struct RsIfs {
+	IrBuilder b[3];
+	IrRegion *r[3];
+	IrValue *c[3];
+	int n;
+} RsIfs;
+
+static RsIfs
+rs_ifs(IrBuilder *b, IrBuilder *tb, IrValue **c, int n)
+{
+	RsIfs x = {.n = 0};
+	IrBuilder cur = *b;
+	for (int i = 0; i < n; i++)
+		if (c[i]) {
+			x.b[x.n] = cur;
+			x.c[x.n] = c[i];
+			x.r[x.n] = if_begin(&x.b[x.n], &cur);
+			x.n++;
+		}
+	*tb = cur;
+	return x;
+}
+
+static void
+rs_ifs_end(IrBuilder *tb, RsIfs *x)
+{
+	for (int i = x->n - 1; i >= 0; i--) {
+		if_end(&x->b[i], tb, x->c[i], x->r[i]);
+		*tb = x->b[i];
+	}
+}
+
+static void
+rewrite_rs(Ov *o)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	int64_t P = o->R / o->T, W = o->W;
+	IrVec pids = {0};
+	int dims = 0;
+	IrBuilder b;
+	IrValue *r, *pid;
+	IrValue *pm = wave_order(o, &b, &r, &pid, &pids, &dims);
+	IrStr part = rs_decls(o);
+	IrOp *st = o->store;
+	IrValue *v = ir_op_value(st, st->item[0].opnd);
+	const IrItem *at = &ir_op_group(st, c->kw.into)->item[0];
+	IrBuilder sb;
+	ir_builder_before(&sb, m, st);
+	sb.loc = st->loc;
+	IrValue *ch = named(o, ir_b_index(&sb, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pm), ring_C(m, P))),
+	                    "chunk");
+	IrValue *ti = named(o, ir_b_index(&sb, ring_B(m, IR_EX_MOD, ring_V(m, pm), ring_C(m, P))),
+	                    "trow");
+	/* A tile past the world's chunks (or the buffer's columns) stores nothing; the first rank
+	 * to compute a tile (its chunk is wave 0's, r - 1) starts the sum, every later one waits
+	 * for it. */
+	IrValue *inworld = named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)),
+	                                      NULL), "inworld");
+	IrValue *incols = o->colv ? named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, o->colv),
+	                                                           ring_C(m, o->NC)), NULL), "incols")
+	                          : NULL;
+	IrValue *first = named(o, ring_pred(&sb, ring_B(m, IR_EX_EQ, ring_V(m, ch),
+	                                                wrap(m, r, 1, ring_C(m, W - 1), W)), NULL),
+	                       "first");
+	IrValue *later = named(o, ring_pred(&sb, ring_B(m, IR_EX_NE, ring_V(m, ch),
+	                                                wrap(m, r, 1, ring_C(m, W - 1), W)), NULL),
+	                       "later");
+	IrValue *conds[3] = {inworld, incols, later};
+	/* The wait, alone under its conditions, before the tile's hop (the checker takes a wait
+	 * of an earlier op of the kernel body as covering what follows, as for all-gathers). */
+	IrBuilder lb;
+	RsIfs wi = rs_ifs(&sb, &lb, conds, 3);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_CHUNK_WAIT, st->loc);
+	part_item(o, ir_state_item(m, &s, IR_IT_CALL), part, ch, ti);
+	ir_state_result(m, &s, c->t_token, fresh(o, "tk"));
+	ir_b_insert(&lb, ir_op_build(m, &s));
+	rs_ifs_end(&lb, &wi);
+	IrBuilder ib;
+	RsIfs ii = rs_ifs(&sb, &ib, conds, 2);
+	IrBuilder fb;
+	IrRegion *fr = if_begin(&ib, &fb);
+	rs_pass_on(o, &fb, v, r, part, ch, ti);
+	if_end(&ib, &fb, first, fr);
+	IrRegion *lr = if_begin(&ib, &lb);
+	ir_state_init(&s, IR_OP_LOAD, st->loc);
+	ring_copy_item(m, st, at, ir_state_item(m, &s, IR_IT_SYMBOL), NULL, NULL);
+	ir_state_result(m, &s, v->type, fresh(o, "partial"));
+	IrValue *in = &ir_b_insert(&lb, ir_op_build(m, &s))->res[0];
+	IrValue *ab[2] = {v, in};
+	IrValue *sum = named(o, &ir_b_op(&lb, IR_OP_ADD, 1, &v->type, 2, ab)->res[0], "sum");
+	IrValue *mid = named(o, ring_pred(&lb, ring_B(m, IR_EX_NE, ring_V(m, ch), ring_V(m, r)), NULL),
+	                     "pass");
+	IrBuilder pb;
+	IrRegion *pr = if_begin(&lb, &pb);
+	rs_pass_on(o, &pb, sum, r, part, ch, ti);
+	if_end(&lb, &pb, mid, pr);
+	IrValue *own = named(o, ring_pred(&lb, ring_B(m, IR_EX_EQ, ring_V(m, ch), ring_V(m, r)), NULL),
+	                     "own");
+	IrBuilder ob;
+	IrRegion *orr = if_begin(&lb, &ob);
+	ir_state_init(&s, IR_OP_STORE, st->loc);
+	ir_state_value(m, &s, sum);
+	ring_copy_item(m, st, at, ir_group_add(m, ir_state_group(m, &s, c->kw.into), IR_IT_SYMBOL),
+	               NULL, NULL);
+	ir_b_insert(&ob, ir_op_build(m, &s));
+	if_end(&lb, &ob, own, orr);
+	if_end(&ib, &lb, later, lr);
+	rs_ifs_end(&ib, &ii);
+	ir_op_erase(st);
+	erase_pids(o, &pids);
+	(void)pid;
+	(void)dims;
+	ir_remark(c, o->kernel->loc,
+	          "overlap: kernel '@%s': reduce-scatter of '@%s' (ring) on %lld ranks, %lld tiles of "
+	          "%lld rows per chunk along program id %d, each tile's partial sum passed to rank "
+	          "r + 1 through '@%s'",
+	          o->kernel->item[0].s, o->name, (long long)W, (long long)P, (long long)o->T, o->dim,
+	          part);
 }
 
 static bool
@@ -581,8 +962,12 @@ overlap_kernel(IrModule *m, IrOp *k)
 		ir_walk_op(k, scan, &s);
 		if (s.chunk_ops)
 			return false; /* already communicates: written by hand or rewritten */
-		if (!s.nread)
+		if (!o.rs && !s.nread)
 			fail(&o, k, ir_ctx_printf(c, "the kernel does not read '@%s'", o.name));
+		if (o.rs && !o.store)
+			fail(&o, k, ir_ctx_printf(c, "the kernel does not store into '@%s'", o.name));
+		if (o.rs && !o.why)
+			other_pids(&o);
 		if (!o.why && o.dim < 0)
 			fail(&o, k, "the program id dimension of the reads is not a constant");
 	}
@@ -593,7 +978,10 @@ overlap_kernel(IrModule *m, IrOp *k)
 		           o.why);
 		return false;
 	}
-	rewrite(&o);
+	if (o.rs)
+		rewrite_rs(&o);
+	else
+		rewrite(&o);
 	ir_vec_free(c->al, &o.made, sizeof(IrStr));
 	return true;
 }
