@@ -661,6 +661,20 @@ def _(k, rng, N):
 RS_SHAPES = [dict(K=40), dict(K=72)]
 
 
+@entry("gemm_rs_bf16", "GEMM + reduce-scatter on 4 ranks (overlap pass), sum of A_r W_r^T by rows",
+       "bf16, f32 accumulate and out", RS_SHAPES)
+def _(k, rng, K):
+    world = ave.World(4, device=k.default_device())
+    a = [bf16(rng.standard_normal((512, K))) for _ in range(4)]
+    w = [bf16(rng.standard_normal((96, K)) / np.sqrt(K)) for _ in range(4)]
+    for r in range(4):  # the ring overwrites what it reads: NaN until a partial arrives
+        world.write(k, "@C", r, np.full((512, 96), np.nan, np.float32))
+    world.launch(k, (8, 2), [[a[r][0], w[r][0], K] for r in range(4)])
+    total = sum(a[r][1] @ w[r][1].T for r in range(4))
+    return [("@C rank %d chunk" % c, world.read(k, "@C", c)[128 * c:128 * c + 128].astype(np.float64),
+             total[128 * c:128 * c + 128], mm_tol(4 * K)) for c in range(4)]
+
+
 @entry("gemm_rs_f32", "GEMM + reduce-scatter on 4 ranks (puts and chunk signals by hand)",
        "f32", RS_SHAPES)
 def _(k, rng, K):
