@@ -69,12 +69,21 @@ run $ave compile test/passes/overlap/Inputs/ag_ws.ave --target=$target --emit=bu
 mkdir -p "$dir/ag4" "$dir/agws"
 run $py test/passes/overlap/Inputs/ag_ref.py inputs 4 "$dir/ag4"
 $py -c "import numpy as n; [n.save('$dir/agws/a%d.npy' % r, n.random.default_rng(r).standard_normal((256, 128)).astype(n.float32)) for r in range(2)]; n.save('$dir/agws/b.npy', n.random.default_rng(9).standard_normal((128, 128)).astype(n.float32))"
-cp test/passes/overlap/Inputs/ag_ref.py test/passes/overlap/Inputs/ws_ref.py "$dir/"
+# The GEMM + reduce-scatter that `overlap` makes (reduce_scatter.ring), 4 ranks.
+sed "s/WORLD/4/g; s/ROWS/256/g" test/passes/overlap/Inputs/rs_local.ave > "$dir/rs4.ave"
+run $ave compile "$dir/rs4.ave" --target=$target --emit=bundle -o "$dir/rs4.avb" 2>/dev/null
+mkdir -p "$dir/rs4"
+run $py test/passes/overlap/Inputs/rs_ref.py inputs 4 "$dir/rs4"
+cp test/passes/overlap/Inputs/ag_ref.py test/passes/overlap/Inputs/ws_ref.py \
+  test/passes/overlap/Inputs/rs_ref.py "$dir/"
 # The same worlds on the simulated target first: the check of the script itself.
 sim "$dir/ag4.ave" --world=4 --grid=8 --arg "@A_full=$dir/ag4/a{r}.npy" --arg B="$dir/ag4/b.npy" \
   --arg C=zeros:256x32:f32 --out "@A_full=$dir/ag4/A.npy" --out C="$dir/ag4/C.npy" 2>/dev/null
 $py test/passes/overlap/Inputs/ag_ref.py check 4 "$dir/ag4" | tail -1
-rm -f "$dir"/ag4/*.rank*.npy
+sim "$dir/rs4.ave" --world=4 --grid=8,2 --arg "A=$dir/rs4/a{r}.npy" --arg "B=$dir/rs4/b{r}.npy" \
+  --arg "@P=$dir/rs4/p{r}.npy" --out "@P=$dir/rs4/P.npy" 2>/dev/null
+$py test/passes/overlap/Inputs/rs_ref.py check 4 "$dir/rs4" | tail -1
+rm -f "$dir"/ag4/*.rank*.npy "$dir"/rs4/*.rank*.npy
 
 cat > "$dir/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -106,6 +115,10 @@ step "world on one GPU: all-gather + GEMM, 4 ranks"
 ./ave-rt-run ag4.avb --device=$dev --world=4 --grid=8 --arg '@A_full=ag4/a{r}.npy' \
   --arg B=ag4/b.npy --arg C=zeros:256x32:f32 --out @A_full=ag4/A.npy --out C=ag4/C.npy \
   --launches=3 && python3 ag_ref.py check 4 ag4 || fail=1
+step "world on one GPU: GEMM + reduce-scatter (ring), 4 ranks"
+./ave-rt-run rs4.avb --device=$dev --world=4 --grid=8,2 --arg 'A=rs4/a{r}.npy' \
+  --arg 'B=rs4/b{r}.npy' --arg '@P=rs4/p{r}.npy' --out @P=rs4/P.npy --launches=3 &&
+  python3 rs_ref.py check 4 rs4 || fail=1
 step "world on one GPU: warp-specialized all-gather + GEMM (TMA from symmetric memory), 2 ranks"
 ./ave-rt-run agws.avb --device=$dev --world=2 --grid=2,2 --arg '@A_full=agws/a{r}.npy' \
   --arg B=agws/b.npy --arg C=zeros:256x128:f32 --out C=agws/C.npy --out @A_full=agws/A.npy \
