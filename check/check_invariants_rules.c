@@ -2115,6 +2115,29 @@ covers(Ck *k, const Region *outer, const Region *in)
 	return pass_ck_and(S, 2 * in->n, c);
 }
 
+/* Does every rank hold its own chunk under schedule `sched`: an all_gather template, or a
+ * hand-written schedule whose wave 0 is, at every rank of the module's constant world, the
+ * rank's own chunk from itself? */
+static bool
+owns_own_chunk(Ck *k, IrOp *sched)
+{
+	IrGroup *t = ir_op_group(sched, k->c->kw.template_);
+	if (t)
+		return !strncmp(t->item[0].s, "all_gather.", 11);
+	IrOp *mod = ir_op_parent_op(k->kernel);
+	IrAttr *w = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, k->c->kw.world) : NULL;
+	if (!w || w->kind != IR_ATTR_INT || w->i < 1 || w->i > 4096)
+		return false;
+	char err[256];
+	for (int64_t r = 0; r < w->i; r++) {
+		IrChunkStep st;
+		if (!ir_chunk_schedule_step(k->c, sched, w->i, r, 0, &st, err, sizeof err) ||
+		    st.chunk != r || st.peer != r)
+			return false;
+	}
+	return true;
+}
+
 /* Covered by the chunks this thread has waited for (last instance of each chunk.wait before the
  * point), or by the rank's own chunk under an all_gather schedule. */
 static Z3_ast
@@ -2153,9 +2176,7 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 	IrOp *mod = ir_op_parent_op(k->kernel);
 	for (IrOp *op = mod && mod->code == IR_OP_MODULE ? mod->reg[0].block->first : NULL; op;
 	     op = op->next) {
-		IrGroup *t =
-		    op->code == IR_OP_CHUNK_SCHEDULE ? ir_op_group(op, k->c->kw.template_) : NULL;
-		if (!t || strncmp(t->item[0].s, "all_gather.", 11))
+		if (op->code != IR_OP_CHUNK_SCHEDULE || !owns_own_chunk(k, op))
 			continue;
 		IrGroup *f = ir_op_group(op, k->c->kw.for_);
 		IrOp *ch = ir_symbol_lookup(k->c, op, f->item[0].s);

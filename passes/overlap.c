@@ -41,6 +41,7 @@ typedef struct Ov {
 	IrOp *kernel, *sched, *chunk, *buf;
 	IrStr name;          /* the buffer */
 	bool swizzle;        /* all_gather.swizzle1d, else all_gather.ring */
+	bool hand;           /* a hand-written all-gather schedule: chunk(...) and peer(...) */
 	bool rs;             /* reduce_scatter.ring: the kernel writes the buffer */
 	IrOp *store;         /* rs: the kernel's one ave.store into the buffer */
 	IrValue *colv;       /* rs: the program id picking the store's columns, or NULL */
@@ -288,6 +289,45 @@ scan(IrOp *op, void *ud)
 	return true;
 }
 
+/* A hand-written all-gather schedule, evaluated at every rank and wave of the world: each
+ * rank's waves must visit every chunk once, its own first (the tiles of wave w are those of
+ * the wave's chunk: a chunk visited twice would be computed twice and another never). */
+static bool
+hand_waves(Ov *o)
+{
+	IrCtx *c = o->c;
+	if (o->W > 256)
+		return fail(o, o->sched, "a hand-written schedule on more than 256 ranks");
+	char err[256];
+	int64_t seen[256];
+	for (int64_t r = 0; r < o->W; r++) {
+		for (int64_t w = 0; w < o->W; w++)
+			seen[w] = -1;
+		for (int64_t w = 0; w < o->W; w++) {
+			IrChunkStep st;
+			if (!ir_chunk_schedule_step(c, o->sched, o->W, r, w, &st, err, sizeof err))
+				return fail(o, o->sched, ir_ctx_strdup(c, err));
+			const char *why = NULL;
+			if (st.chunk < 0 || st.chunk >= o->W)
+				why = "gives a chunk outside the world";
+			else if (w == 0 && st.chunk != r)
+				why = "does not start with the rank's own chunk";
+			else if (seen[st.chunk] >= 0)
+				why = ir_ctx_printf(c, "visits the chunk twice (wave %lld too)",
+				                    (long long)seen[st.chunk]);
+			if (why)
+				return fail(o, o->sched,
+				            ir_ctx_printf(c, "the hand-written schedule %s: rank %lld, wave "
+				                          "%lld, chunk %lld (overlap computes each chunk's "
+				                          "tiles in its wave, the rank's own at wave 0)",
+				                          why, (long long)r, (long long)w,
+				                          (long long)st.chunk));
+			seen[st.chunk] = w;
+		}
+	}
+	return true;
+}
+
 /* The schedule, chunk and buffer; false (o->why set) when they are not an all-gather of row
  * blocks of a buffer of rank 2. */
 static bool
@@ -298,18 +338,16 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 	if (!o->sched || o->sched->code != IR_OP_CHUNK_SCHEDULE)
 		return fail(o, o->kernel, "the schedule is not an 'ave.chunk_schedule'");
 	IrGroup *tg = ir_op_group(o->sched, c->kw.template_);
-	if (!tg)
-		return fail(o, o->sched, "a hand-written schedule: overlap rewrites the templates "
-		                         "all_gather.ring, all_gather.swizzle1d and "
-		                         "reduce_scatter.ring");
-	const char *tn = tg->item[0].s;
-	if (strcmp(tn, "all_gather.ring") && strcmp(tn, "all_gather.swizzle1d") &&
+	const char *tn = tg ? tg->item[0].s : NULL;
+	if (tn && strcmp(tn, "all_gather.ring") && strcmp(tn, "all_gather.swizzle1d") &&
 	    strcmp(tn, "reduce_scatter.ring"))
 		return fail(o, o->sched, ir_ctx_printf(c, "template \"%s\": overlap rewrites "
-		                                      "all_gather.ring, all_gather.swizzle1d and "
-		                                      "reduce_scatter.ring", tn));
-	o->swizzle = !strcmp(tn, "all_gather.swizzle1d");
-	o->rs = !strcmp(tn, "reduce_scatter.ring");
+		                                      "all_gather.ring, all_gather.swizzle1d, "
+		                                      "reduce_scatter.ring and hand-written "
+		                                      "all-gathers", tn));
+	o->hand = !tn;
+	o->swizzle = tn && !strcmp(tn, "all_gather.swizzle1d");
+	o->rs = tn && !strcmp(tn, "reduce_scatter.ring");
 	IrAttr *be = ir_op_attr(o->sched, c->kw.backend);
 	if (be && (be->kind != IR_ATTR_STR || strcmp(be->s, "peer_store")))
 		return fail(o, o->sched, "backend other than \"peer_store\"");
@@ -349,7 +387,7 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 		                         "reduce-scatter sums whole rows)");
 	if (o->rs && o->W < 2)
 		return fail(o, o->kernel, "a world of one rank has nothing to reduce");
-	return true;
+	return !o->hand || hand_waves(o);
 }
 
 /* ---- building ---- */
@@ -582,6 +620,26 @@ find_pids(IrOp *op, void *ud)
 	return true;
 }
 
+/* Expression e of the schedule with its parameters (%r, %w) replaced by r and w. */
+static IrExpr *
+sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
+{
+	IrModule *m = o->m;
+	const IrItem *d = &o->sched->item[0];
+	switch (e->kind) {
+	case IR_EX_CONST:
+		return ring_C(m, e->c);
+	case IR_EX_VAL: {
+		IrValue *v = ir_op_value(o->sched, e->opnd);
+		return ring_V(m, v == d->param[0] ? r : w);
+	}
+	case IR_EX_NEG:
+		return ir_expr_neg(m, sched_expr(o, e->l, r, w));
+	default:
+		return ir_expr_bin(m, e->kind, sched_expr(o, e->l, r, w), sched_expr(o, e->r, r, w));
+	}
+}
+
 /* Wave order, before the kernel's first op: the rank, the program id along the rows, and the
  * tile it computes, (chunk of wave pid / P) * P + pid mod P when the grid is one wave of P
  * tiles per rank, else the program id as it is; every program id along the rows becomes the
@@ -603,11 +661,14 @@ wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp, IrVec *pids, int
 	IrValue *np = named(o, pid_op(b, IR_OP_NUM_PROGRAMS, o->dim), "np");
 	IrValue *wave = named(o, ir_b_index(b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
 	                                              ring_C(m, P))), "wave");
-	/* ring: r - w; swizzle1d: r + w; reduce_scatter.ring: r - w - 1 (own chunk last). */
+	/* ring: r - w; swizzle1d: r + w; reduce_scatter.ring: r - w - 1 (own chunk last); a
+	 * hand-written schedule: its chunk(...) at (r, w). */
 	IrExpr *step = ring_V(m, wave);
 	if (o->rs)
 		step = ring_B(m, IR_EX_ADD, step, ring_C(m, 1));
-	IrValue *wc = named(o, ir_b_index(b, wrap(m, r, o->swizzle ? 1 : -1, step, W)), "wchunk");
+	IrExpr *we = o->hand ? sched_expr(o, ir_op_group(o->sched, c->kw.chunk)->item[0].e, r, wave)
+	                     : wrap(m, r, o->swizzle ? 1 : -1, step, W);
+	IrValue *wc = named(o, ir_b_index(b, we), "wchunk");
 	IrValue *whole = named(o, ring_pred(b, ring_B(m, IR_EX_EQ, ring_V(m, np), ring_C(m, W * P)),
 	                                    NULL), "whole");
 	IrValue *re = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
@@ -699,7 +760,8 @@ rewrite(Ov *o)
 	          "overlap: kernel '@%s': all-gather of '@%s' (%s) on %lld ranks, %lld tiles of %lld "
 	          "rows per chunk along program id %d, chunk waits before the first read, sends "
 	          "from CTA 0",
-	          o->kernel->item[0].s, o->name, o->swizzle ? "swizzle1d" : "ring", (long long)W,
+	          o->kernel->item[0].s, o->name,
+	          o->hand ? "hand-written" : o->swizzle ? "swizzle1d" : "ring", (long long)W,
 	          (long long)P, (long long)o->T, o->dim);
 }
 
