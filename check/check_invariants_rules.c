@@ -2674,6 +2674,19 @@ sig_inst(Ck *k, IrOp *sop, bool *known)
 	return sig_inst_at(k, sop, known, NULL, NULL);
 }
 
+/* Signal instance x runs and signals the chunk cw[0 .. nw) to rank rw. */
+static Z3_ast
+sig_matches(Ck *k, const SigInst *x, Z3_ast rw, const Z3_ast *cw, int nw)
+{
+	Z3_ast parts[11];
+	int np = 0;
+	parts[np++] = x->on;
+	parts[np++] = x->dest ? pass_ck_eq(S, x->dest, rw) : Z3_mk_true(S->z);
+	for (int a = 0; a < nw && a < x->nc && np < 11; a++)
+		parts[np++] = pass_ck_eq(S, x->c[a], cw[a]);
+	return pass_ck_and(S, np, parts);
+}
+
 /* Signals count epochs (SPEC 5.9): a chunk signalled twice to one rank in one launch lets a wait
  * of the next launch return on this launch's extra signal. Two distinct signal instances (any
  * ranks, CTAs, replicas, iterations) of one chunk with the same arguments to the same rank are
@@ -2947,13 +2960,7 @@ signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, in
 						SigInst x = sig_inst_at(k, sops[i], &known, pass_ck_num(S, v), pid);
 						if (!known)
 							continue;
-						Z3_ast parts[11];
-						int np = 0;
-						parts[np++] = x.on;
-						parts[np++] = x.dest ? pass_ck_eq(S, x.dest, rw) : Z3_mk_true(S->z);
-						for (int a = 0; a < nw && a < x.nc && np < 11; a++)
-							parts[np++] = pass_ck_eq(S, x.c[a], cw[a]);
-						Z3_ast m = pass_ck_and(S, np, parts);
+						Z3_ast m = sig_matches(k, &x, rw, cw, nw);
 						if (!hint_vars_ok(k, m, &ok))
 							continue;
 						m = pass_ck_not(S, m);
@@ -2968,12 +2975,12 @@ signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, in
 /* A proof of the chunk-signal query split into cases, each small enough for Z3's
  * model-based quantifier instantiation: the launch's conditions in `fail` (a grid of one wave
  * per rank, or not) each true and false, times the waiter's rank at each value of a constant
- * world (up to 16). Cases cover every assignment, so unsat in each is unsat. False: not proved
- * this way; *fail and *quant are then the first case not proved (it asserts its values: a
- * model of it is one of the whole query), which goes the usual way (elimination, a
- * counterexample). */
+ * world (up to 16). Cases cover every assignment, so unsat in each is unsat. A case the
+ * instantiation does not prove goes the general way (elimination) too, and only a case neither
+ * proves stops the split: false, with *fail and *quant that case (it asserts its values: a
+ * model of it is one of the whole query), for the caller's report. */
 static bool
-proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp)
+proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *modelp)
 {
 	Z3_ast fail = *failp;
 	Z3_ast cases[3];
@@ -3010,6 +3017,14 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp)
 			if (q->hints)
 				f = pass_ck_and2(S, f, pass_ck_subst(S, sub, q->hints));
 			CkRes r = quant ? pass_ck_prove_quantified(S, f, sub) : pass_ck_check(S, f, NULL);
+			if (r != CK_UNSAT && quant) {
+				/* Not proved that way (which says nothing about a model): the general
+				 * way on this case before giving up on the split; a case it proves is
+				 * proved, and the next ones are still to do. */
+				S->quantified = true;
+				r = pass_ck_check(S, f, modelp);
+				S->quantified = false;
+			}
 			proved = r == CK_UNSAT;
 			if (!proved) {
 				*failp = f;
@@ -3057,13 +3072,7 @@ check_chunk_signals(Ck *k)
 			if (sop->item[0].s != w->op->item[0].s)
 				continue;
 			SigInst x = sig_inst(k, sop, &known);
-			Z3_ast parts[11];
-			int np = 0;
-			parts[np++] = x.on;
-			parts[np++] = x.dest ? pass_ck_eq(S, x.dest, rw) : Z3_mk_true(S->z);
-			for (int a = 0; a < nw && a < x.nc && np < 11; a++)
-				parts[np++] = pass_ck_eq(S, x.c[a], cw[a]);
-			Z3_ast m = pass_ck_and(S, np, parts);
+			Z3_ast m = sig_matches(k, &x, rw, cw, nw);
 			ir_vec_push(k->c->al, &alts, &m, sizeof m);
 			if (nsr < 8)
 				sops[nsr++] = sop;
@@ -3098,17 +3107,33 @@ check_chunk_signals(Ck *k)
 		if (quant)
 			q.hints = signal_hints(k, sops, nsr, rw, cw, nw, world,
 			                       pass_ck_and(S, 2 + nw, wpart));
-		if (quant && proved_by_cases(k, &q, &fail, &quant))
+		Z3_model case_model = NULL;
+		if (quant && proved_by_cases(k, &q, &fail, &quant, &case_model))
 			continue;
 		S->quantified = quant;
-		bool holds = holds_query(k, w->op, fail, "that this chunk wait gets a signal");
+		bool holds = case_model ? false
+		                        : holds_query(k, w->op, fail, "that this chunk wait gets a signal");
 		if (holds || !pass_ck_error_once(k, w->op)) {
 			S->quantified = false;
+			if (case_model)
+				pass_ck_model_free(S, case_model);
 			continue;
 		}
 		CkInst *ins[1] = {&in};
 		Z3_model m = solve_min(k, fail, ins, 1, cw, nw);
 		S->quantified = false;
+		/* Not minimized: the model the case split found, if it found one. */
+		if (m && case_model)
+			pass_ck_model_free(S, case_model);
+		else if (!m)
+			m = case_model;
+		if (!m) {
+			ir_error(k->c, w->op->loc,
+			         "this 'ave.chunk.wait' may never return: the solver finds an instance "
+			         "of it that no 'ave.chunk.signal' of any CTA on any rank signals, but "
+			         "gives no model of it to show (a deadlock across ranks)");
+			continue;
+		}
 		char args[160];
 		int n = 0;
 		args[0] = 0;
