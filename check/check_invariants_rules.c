@@ -2581,45 +2581,47 @@ is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
 	return false;
 }
 
-typedef struct CaseWalk {
-	Ck *k;
-	Z3_ast *out;
-	int n;
-} CaseWalk;
-
-static bool
-case_app(void *ud, Z3_ast t, Z3_app app)
-{
-	CaseWalk *cw = ud;
-	Ck *k = cw->k;
-	Z3_context z = S->z;
-	(void)t;
-	if (Z3_get_app_num_args(z, app) != 3 ||
-	    Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) != Z3_OP_ITE)
-		return true;
-	Z3_ast c = Z3_get_app_arg(z, app, 0);
-	IrVec cs = {0};
-	pass_ck_consts(S, c, &cs);
-	bool launch = cs.len > 0;
-	for (int i = 0; i < cs.len && launch; i++)
-		launch = launch_term(k, IR_VEC_AT(cs, Z3_ast, i));
-	for (int i = 0; i < cw->n && launch; i++)
-		launch = !Z3_is_eq_ast(z, cw->out[i], c);
-	if (launch)
-		cw->out[cw->n++] = c;
-	ir_vec_free(k->c->al, &cs, sizeof(Z3_ast));
-	return cw->n < 3;
-}
-
 /* The conditions of the `ite`s of f outside its quantifier that name only the launch's terms
  * (grid, world, scalar arguments), at most 3: the chunk-signal query is split on them (a
  * kernel in wave order has one, "the grid is one wave per rank"). */
 static int
 launch_cases(Ck *k, Z3_ast f, Z3_ast *out)
 {
-	CaseWalk cw = {k, out, 0};
-	pass_ck_each_app(S, f, case_app, &cw);
-	return cw.n;
+	Z3_context z = S->z;
+	int n = 0;
+	IrMap seen;
+	IrVec stack = {0};
+	ir_map_init(&seen, k->c->al);
+	ir_vec_push(k->c->al, &stack, &f, sizeof f);
+	while (stack.len && n < 3) {
+		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
+		uint64_t h = ir_hash_ptr(t);
+		if (ir_map_get(&seen, h, t, NULL) || Z3_get_ast_kind(z, t) != Z3_APP_AST)
+			continue;
+		ir_map_put(&seen, h, t, (void *)t, NULL);
+		Z3_app app = Z3_to_app(z, t);
+		unsigned na = Z3_get_app_num_args(z, app);
+		if (na == 3 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_ITE) {
+			Z3_ast c = Z3_get_app_arg(z, app, 0);
+			IrVec cs = {0};
+			pass_ck_consts(S, c, &cs);
+			bool launch = cs.len > 0;
+			for (int i = 0; i < cs.len && launch; i++)
+				launch = launch_term(k, IR_VEC_AT(cs, Z3_ast, i));
+			for (int i = 0; i < n && launch; i++)
+				launch = !Z3_is_eq_ast(z, out[i], c);
+			if (launch)
+				out[n++] = c;
+			ir_vec_free(k->c->al, &cs, sizeof(Z3_ast));
+		}
+		for (unsigned i = 0; i < na; i++) {
+			Z3_ast a = Z3_get_app_arg(z, app, i);
+			ir_vec_push(k->c->al, &stack, &a, sizeof a);
+		}
+	}
+	ir_vec_free(k->c->al, &stack, sizeof(Z3_ast));
+	ir_map_free(&seen);
+	return n;
 }
 
 /* One signal instance in a CTA of its own on a rank of its own. */
@@ -2812,7 +2814,6 @@ typedef struct SigQuery {
 	int nw;
 	Z3_ast rw;
 	CkSubst sub;
-	int64_t world; /* a constant world of at most 16 ranks, else 0 */
 	Z3_ast hints; /* ground instances of the signals (see signal_hints), or NULL */
 } SigQuery;
 
@@ -2919,10 +2920,9 @@ hint_vars_ok(Ck *k, Z3_ast m, const IrVec *ok)
  * program ids are the waiter's, 0, or the waiter's plus or minus a divisor the kernel divides
  * that program id by (a wave of tiles before or after). NULL when none or too many. */
 static Z3_ast
-signal_hints(Ck *k, const SigQuery *q, IrOp *const *sops, int nsop)
+signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, int nw,
+             int64_t world, Z3_ast waiter)
 {
-	int64_t world = q->world;
-	Z3_ast rw = q->rw;
 	Z3_ast cand[3][10];
 	int nc[3], total = (int)world * nsop;
 	for (int d = 0; d < 3; d++) {
@@ -2948,7 +2948,7 @@ signal_hints(Ck *k, const SigQuery *q, IrOp *const *sops, int nsop)
 	 * empty (an iteration of a loop that may not run) would make the query unsatisfiable by
 	 * itself, a proof of anything: such an instance is left out. */
 	IrVec ok = {0};
-	pass_ck_consts(S, pass_ck_closure(S, pass_ck_and(S, 2 + q->nw, q->wpart)), &ok);
+	pass_ck_consts(S, pass_ck_closure(S, waiter), &ok);
 	IrVec neg = {0};
 	for (int i = 0; i < nsop; i++)
 		for (int64_t v = 0; v < world; v++)
@@ -2960,7 +2960,7 @@ signal_hints(Ck *k, const SigQuery *q, IrOp *const *sops, int nsop)
 						SigInst x = sig_inst_at(k, sops[i], &known, pass_ck_num(S, v), pid);
 						if (!known)
 							continue;
-						Z3_ast m = sig_matches(k, &x, rw, q->cw, q->nw);
+						Z3_ast m = sig_matches(k, &x, rw, cw, nw);
 						if (!hint_vars_ok(k, m, &ok))
 							continue;
 						m = pass_ck_not(S, m);
@@ -2985,7 +2985,8 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 	Z3_ast fail = *failp;
 	Z3_ast cases[3];
 	int nc = launch_cases(k, fail, cases);
-	int nr = (int)q->world;
+	int64_t wn;
+	int nr = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? (int)wn : 0;
 	if (!nc && !nr)
 		return pass_ck_prove_quantified(S, fail, NULL) == CK_UNSAT;
 	bool proved = true;
@@ -3064,8 +3065,8 @@ check_chunk_signals(Ck *k)
 		int nw = chunk_args(k, in.env, w->op, cw, 8);
 		/* The signals, each in a CTA of its own on a rank of its own. */
 		IrVec alts = {0};
-		IrOp *sops[8]; /* the first 8: the hints' (see signal_hints) */
-		int nsop = 0;
+		IrOp *sops[8];
+		int nsr = 0;
 		for (int j = 0; j < sigs.len && known; j++) {
 			IrOp *sop = IR_VEC_AT(sigs, IrOp *, j);
 			if (sop->item[0].s != w->op->item[0].s)
@@ -3073,8 +3074,8 @@ check_chunk_signals(Ck *k)
 			SigInst x = sig_inst(k, sop, &known);
 			Z3_ast m = sig_matches(k, &x, rw, cw, nw);
 			ir_vec_push(k->c->al, &alts, &m, sizeof m);
-			if (nsop < 8)
-				sops[nsop++] = sop;
+			if (nsr < 8)
+				sops[nsr++] = sop;
 		}
 		if (!known) {
 			if (pass_ck_error_once(k, w->op))
@@ -3090,8 +3091,8 @@ check_chunk_signals(Ck *k)
 		q.nw = nw;
 		q.cw = cw;
 		int64_t wn;
-		q.world = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? wn : 0;
-		q.any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+		int64_t world = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? wn : 0;
+		Z3_ast any = q.any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		Z3_ast wpart[2 + 8] = {pass_ck_inst_exists(k, &in), gw};
 		for (int a = 0; a < nw; a++)
@@ -3100,10 +3101,12 @@ check_chunk_signals(Ck *k)
 		 * domain, even where the chunk does not depend on it. */
 		wpart[1] = pass_ck_and2(S, gw, Z3_mk_eq(S->z, rw, rw));
 		q.wpart = wpart;
+		(void)any;
 		bool quant;
 		Z3_ast fail = signal_query(k, &q, &quant);
 		if (quant)
-			q.hints = signal_hints(k, &q, sops, nsop);
+			q.hints = signal_hints(k, sops, nsr, rw, cw, nw, world,
+			                       pass_ck_and(S, 2 + nw, wpart));
 		Z3_model case_model = NULL;
 		if (quant && proved_by_cases(k, &q, &fail, &quant, &case_model))
 			continue;

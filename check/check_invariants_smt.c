@@ -513,7 +513,7 @@ finds(CkSmt *s, Z3_ast a, Z3_ast x, bool sides)
 }
 
 void
-pass_ck_each_app(CkSmt *s, Z3_ast f, bool (*fn)(void *ud, Z3_ast t, Z3_app app), void *ud)
+pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
 {
 	Z3_context z = s->z;
 	IrMap seen;
@@ -527,9 +527,11 @@ pass_ck_each_app(CkSmt *s, Z3_ast f, bool (*fn)(void *ud, Z3_ast t, Z3_app app),
 			continue;
 		ir_map_put(&seen, h, t, (void *)t, NULL);
 		Z3_app app = Z3_to_app(z, t);
-		if (!fn(ud, t, app))
-			break;
 		unsigned n = Z3_get_app_num_args(z, app);
+		if (n == 0 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED) {
+			ir_vec_push(s->al, out, &t, sizeof t);
+			continue;
+		}
 		for (unsigned i = 0; i < n; i++) {
 			Z3_ast a = Z3_get_app_arg(z, app, i);
 			ir_vec_push(s->al, &stack, &a, sizeof a);
@@ -537,29 +539,6 @@ pass_ck_each_app(CkSmt *s, Z3_ast f, bool (*fn)(void *ud, Z3_ast t, Z3_app app),
 	}
 	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
 	ir_map_free(&seen);
-}
-
-typedef struct ConstsWalk {
-	CkSmt *s;
-	IrVec *out;
-} ConstsWalk;
-
-static bool
-const_app(void *ud, Z3_ast t, Z3_app app)
-{
-	ConstsWalk *cw = ud;
-	Z3_context z = cw->s->z;
-	if (Z3_get_app_num_args(z, app) == 0 &&
-	    Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED)
-		ir_vec_push(cw->s->al, cw->out, &t, sizeof t);
-	return true;
-}
-
-void
-pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
-{
-	ConstsWalk cw = {s, out};
-	pass_ck_each_app(s, f, const_app, &cw);
 }
 
 bool
@@ -661,7 +640,13 @@ pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub)
 static Z3_ast
 with_sides(CkSmt *s, Z3_ast f)
 {
-	return sides_sub(s, f, NULL);
+	Walk w;
+	walk_init(&w, s);
+	walk_run(&w, f, true);
+	ir_vec_push(s->al, &w.sides, &f, sizeof f);
+	Z3_ast all = pass_ck_and(s, w.sides.len, (Z3_ast *)w.sides.data);
+	walk_free(&w);
+	return all;
 }
 
 Z3_ast
