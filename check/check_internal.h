@@ -97,9 +97,15 @@ Z3_ast pass_ck_subst(CkSmt *s, const CkSubst *sub, Z3_ast f);
  * variables the substitution leaves unused drop out with theirs. */
 Z3_ast pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub);
 /* A proof of a formula with a quantifier by Z3's general solver (model-based quantifier
- * instantiation), its side conditions gathered under sub (may be NULL): CK_UNSAT, or
- * CK_UNKNOWN for anything else (no model is taken from it). */
-CkRes pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub);
+ * instantiation), its side conditions gathered under sub (may be NULL): CK_UNSAT; CK_SAT with
+ * the solver's model in *model (the caller's to confirm, with pass_ck_confirm_none, and
+ * free) when model is non-NULL; CK_UNKNOWN for anything else. */
+CkRes pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub, Z3_model *model);
+/* Whether m, a model the general solver gave of f (under sub, as above), is one: f is
+ * quantifier-free but for a universal "no instance of `inner` holds" whose free variables
+ * are f's. Confirmed when the exact definitions of f's variables hold in m and inner, with
+ * f's variables at their values in m, is unsatisfiable (a quantifier-free query). */
+bool pass_ck_confirm_none(CkSmt *s, Z3_model m, Z3_ast f, const CkSubst *sub, Z3_ast inner);
 /* A model of `f` that minimizes |obj[0]|, then |obj[1]|, ...; falls back to any model. */
 CkRes pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model);
 bool pass_ck_eval(CkSmt *s, Z3_model m, Z3_ast t, int64_t *out);

@@ -2988,7 +2988,7 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 	int64_t wn;
 	int nr = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? (int)wn : 0;
 	if (!nc && !nr)
-		return pass_ck_prove_quantified(S, fail, NULL) == CK_UNSAT;
+		return pass_ck_prove_quantified(S, fail, NULL, NULL) == CK_UNSAT;
 	bool proved = true;
 	for (unsigned m = 0; m < 1u << nc && proved; m++)
 		for (int v = 0; v < (nr ? nr : 1) && proved; v++) {
@@ -3016,8 +3016,22 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 			Z3_ast f = signal_query(k, q, &quant);
 			if (q->hints)
 				f = pass_ck_and2(S, f, pass_ck_subst(S, sub, q->hints));
-			CkRes r = quant ? pass_ck_prove_quantified(S, f, sub) : pass_ck_check(S, f, NULL);
-			if (r != CK_UNSAT && quant) {
+			Z3_model cand = NULL;
+			CkRes r = quant ? pass_ck_prove_quantified(S, f, sub, &cand)
+			                : pass_ck_check(S, f, NULL);
+			if (r == CK_SAT && quant) {
+				/* A model the instantiation found, confirmed by a query without the
+				 * quantifier: a counterexample of the whole query. */
+				Z3_ast inner = pass_ck_closure_subst(S, q->any, sub);
+				if (pass_ck_confirm_none(S, cand, f, sub, inner)) {
+					*modelp = cand;
+					cand = NULL;
+				} else {
+					r = CK_UNKNOWN;
+				}
+				pass_ck_model_free(S, cand);
+			}
+			if (r == CK_UNKNOWN && quant) {
 				/* Not proved that way (which says nothing about a model): the general
 				 * way on this case before giving up on the split; a case it proves is
 				 * proved, and the next ones are still to do. */
@@ -3107,26 +3121,23 @@ check_chunk_signals(Ck *k)
 		if (quant)
 			q.hints = signal_hints(k, sops, nsr, rw, cw, nw, world,
 			                       pass_ck_and(S, 2 + nw, wpart));
-		Z3_model case_model = NULL;
-		if (quant && proved_by_cases(k, &q, &fail, &quant, &case_model))
+		/* A failing case of the split comes with its model (confirmed, not minimized:
+		 * minimizing under the quantifier takes the general way, seconds for a world of
+		 * four, and its answer would depend on the machine's speed). */
+		Z3_model m = NULL;
+		if (quant && proved_by_cases(k, &q, &fail, &quant, &m))
 			continue;
 		S->quantified = quant;
-		bool holds = case_model ? false
-		                        : holds_query(k, w->op, fail, "that this chunk wait gets a signal");
+		bool holds = m ? false : holds_query(k, w->op, fail, "that this chunk wait gets a signal");
 		if (holds || !pass_ck_error_once(k, w->op)) {
 			S->quantified = false;
-			if (case_model)
-				pass_ck_model_free(S, case_model);
+			pass_ck_model_free(S, m);
 			continue;
 		}
 		CkInst *ins[1] = {&in};
-		Z3_model m = solve_min(k, fail, ins, 1, cw, nw);
+		if (!m)
+			m = solve_min(k, fail, ins, 1, cw, nw);
 		S->quantified = false;
-		/* Not minimized: the model the case split found, if it found one. */
-		if (m && case_model)
-			pass_ck_model_free(S, case_model);
-		else if (!m)
-			m = case_model;
 		if (!m) {
 			ir_error(k->c, w->op->loc,
 			         "this 'ave.chunk.wait' may never return: the solver finds an instance "

@@ -799,8 +799,10 @@ pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model)
 }
 
 CkRes
-pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub)
+pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub, Z3_model *model)
 {
+	if (model)
+		*model = NULL;
 	if (pass_ck_is_false(s, f) || s->overflow)
 		return CK_UNSAT;
 	/* A solver of its own, never pushed: Z3 then preprocesses the formula and picks its
@@ -813,9 +815,40 @@ pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub)
 	Z3_solver_assert(s->z, sv, sides_sub(s, f, sub));
 	const char *why = s->unknown_reason;
 	CkRes r = timed_check(s, sv);
+	if (r == CK_SAT && model)
+		*model = take_model(s, sv, NULL);
 	Z3_solver_dec_ref(s->z, sv);
 	s->unknown_reason = why;
-	return r == CK_UNSAT ? CK_UNSAT : CK_UNKNOWN;
+	return r == CK_SAT && !model ? CK_UNKNOWN : r;
+}
+
+bool
+pass_ck_confirm_none(CkSmt *s, Z3_model m, Z3_ast f, const CkSubst *sub, Z3_ast inner)
+{
+	Z3_ast all = sides_sub(s, f, sub);
+	IrVec xs = {0}, vs = {0};
+	pass_ck_consts(s, all, &xs); /* the free ones: a quantifier's body is not entered */
+	bool ok = m != NULL;
+	for (int i = 0; i < xs.len && ok; i++) {
+		Z3_ast v = NULL;
+		ok = Z3_model_eval(s->z, m, IR_VEC_AT(xs, Z3_ast, i), true, &v) && v &&
+		     Z3_is_numeral_ast(s->z, v);
+		ir_vec_push(s->al, &vs, &v, sizeof v);
+	}
+	Z3_ast ex = ok ? exact_defs(s, all) : NULL, v = NULL;
+	if (ex)
+		ok = Z3_model_eval(s->z, m, ex, true, &v) && v && pass_ck_is_true(s, v);
+	if (ok) {
+		Z3_ast g = Z3_substitute(s->z, inner, (unsigned)xs.len, (Z3_ast *)xs.data,
+		                         (Z3_ast *)vs.data);
+		bool q = s->quantified;
+		s->quantified = false;
+		ok = pass_ck_check(s, g, NULL) == CK_UNSAT;
+		s->quantified = q;
+	}
+	ir_vec_free(s->al, &xs, sizeof(Z3_ast));
+	ir_vec_free(s->al, &vs, sizeof(Z3_ast));
+	return ok;
 }
 
 static Z3_solver
