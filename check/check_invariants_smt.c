@@ -1,9 +1,15 @@
 /* check_invariants_smt.c — the invariant checker's link to Z3 (C API): integer terms with exact
  * floordiv and mod by constants, side conditions that travel with the variables they constrain,
  * timed queries with a per-query timeout, and counterexample minimization. */
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_internal.h"
 
@@ -706,44 +712,190 @@ exact_defs(CkSmt *s, Z3_ast all)
 	return r;
 }
 
+/* The uninterpreted declarations (constants and functions) that `f` uses free, quantifier
+ * bodies included, once each, into `out` (Z3_func_decl). */
+static void
+free_decls(CkSmt *s, Z3_ast f, IrVec *out)
+{
+	Z3_context z = s->z;
+	IrMap seen;
+	IrVec stack = {0};
+	ir_map_init(&seen, s->al);
+	ir_vec_push(s->al, &stack, &f, sizeof f);
+	while (stack.len) {
+		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
+		uint64_t h = ir_hash_ptr(t);
+		if (ir_map_get(&seen, h, t, NULL))
+			continue;
+		ir_map_put(&seen, h, t, (void *)t, NULL);
+		Z3_ast_kind kind = Z3_get_ast_kind(z, t);
+		if (kind == Z3_QUANTIFIER_AST) {
+			Z3_ast b = Z3_get_quantifier_body(z, t);
+			ir_vec_push(s->al, &stack, &b, sizeof b);
+			continue;
+		}
+		if (kind != Z3_APP_AST)
+			continue;
+		Z3_app app = Z3_to_app(z, t);
+		Z3_func_decl d = Z3_get_app_decl(z, app);
+		if (Z3_get_decl_kind(z, d) == Z3_OP_UNINTERPRETED) {
+			bool dup = false;
+			for (int i = 0; i < out->len && !dup; i++)
+				dup = IR_VEC_AT(*out, Z3_func_decl, i) == d;
+			if (!dup)
+				ir_vec_push(s->al, out, &d, sizeof d);
+		}
+		unsigned n = Z3_get_app_num_args(z, app);
+		for (unsigned i = 0; i < n; i++) {
+			Z3_ast a = Z3_get_app_arg(z, app, i);
+			ir_vec_push(s->al, &stack, &a, sizeof a);
+		}
+	}
+	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
+	ir_map_free(&seen);
+}
+
+/* In a child process: Z3's `qe` tactic on `all`, without a limit of its own (the parent kills
+ * the child at its deadline), the conjunction of its one subgoal written to fd as SMT-LIB2
+ * ("(assert F)"); exits 0 when written. */
+static void
+qe_child(CkSmt *s, Z3_ast all, int fd)
+{
+	Z3_tactic qe = Z3_mk_tactic(s->z, "qe");
+	Z3_tactic_inc_ref(s->z, qe);
+	Z3_goal g = Z3_mk_goal(s->z, true, false, false);
+	Z3_goal_inc_ref(s->z, g);
+	Z3_goal_assert(s->z, g, all);
+	Z3_apply_result ar = Z3_tactic_apply(s->z, qe, g);
+	if (!ar)
+		_exit(3);
+	Z3_apply_result_inc_ref(s->z, ar);
+	if (Z3_apply_result_get_num_subgoals(s->z, ar) != 1)
+		_exit(3);
+	Z3_goal sg = Z3_apply_result_get_subgoal(s->z, ar, 0);
+	unsigned n = Z3_goal_size(s->z, sg);
+	IrVec fs = {0};
+	for (unsigned i = 0; i < n; i++) {
+		Z3_ast x = Z3_goal_formula(s->z, sg, i);
+		ir_vec_push(s->al, &fs, &x, sizeof x);
+	}
+	Z3_ast f = n ? pass_ck_and(s, (int)n, (Z3_ast *)fs.data) : Z3_mk_true(s->z);
+	Z3_set_ast_print_mode(s->z, Z3_PRINT_SMTLIB2_COMPLIANT);
+	const char *txt = Z3_ast_to_string(s->z, f);
+	if (!txt || Z3_get_error_code(s->z) != Z3_OK)
+		_exit(3);
+	size_t len = strlen(txt);
+	const char *parts[3] = {"(assert ", txt, ")"};
+	size_t lens[3] = {8, len, 1};
+	for (int i = 0; i < 3; i++)
+		for (size_t off = 0; off < lens[i];) {
+			ssize_t w = write(fd, parts[i] + off, lens[i] - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				_exit(3);
+			off += (size_t)w;
+		}
+	_exit(0);
+}
+
 /* A query known to hold a quantifier (s->quantified: the universal "no signal instance matches"
  * of the chunk checks), or one the SMT core gave up on because of one: its quantifier-free
  * equivalent by linear quantifier elimination (Z3's qe tactic within the per-query limit, which
  * decides such formulas of linear integer arithmetic), or NULL. The same SMT core then answers
- * it, and its models give every free variable a value. */
+ * it, and its models give every free variable a value.
+ *
+ * The elimination runs in a child process, its result read back as text over the variables of
+ * the query, and the limit is the child's deadline: past it the child is killed. Z3 4.8.12's
+ * `qe` cancelled by a time limit of its own can crash (a null read) at some moments, and a
+ * cancelled tactic may stop half-way with a result; a process killed says nothing. An answer
+ * over a variable the query does not have, or any failure, is NULL (the query stays
+ * undecided). */
 static Z3_ast
 qe_formula(CkSmt *s, Z3_ast all)
 {
 	if (!s->quantified &&
 	    (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers")))
 		return NULL;
-	Z3_tactic qe0 = Z3_mk_tactic(s->z, "qe");
-	Z3_tactic_inc_ref(s->z, qe0);
-	Z3_tactic qe = Z3_tactic_try_for(s->z, qe0, s->timeout_ms);
-	Z3_tactic_inc_ref(s->z, qe);
-	Z3_tactic_dec_ref(s->z, qe0);
-	Z3_goal g = Z3_mk_goal(s->z, true, false, false);
-	Z3_goal_inc_ref(s->z, g);
-	Z3_goal_assert(s->z, g, all);
-	Z3_apply_result ar = Z3_tactic_apply(s->z, qe, g);
-	Z3_ast f = NULL;
-	if (ar) {
-		Z3_apply_result_inc_ref(s->z, ar);
-		if (Z3_apply_result_get_num_subgoals(s->z, ar) == 1) {
-			Z3_goal sg = Z3_apply_result_get_subgoal(s->z, ar, 0);
-			unsigned n = Z3_goal_size(s->z, sg);
-			IrVec fs = {0};
-			for (unsigned i = 0; i < n; i++) {
-				Z3_ast x = Z3_goal_formula(s->z, sg, i);
-				ir_vec_push(s->al, &fs, &x, sizeof x);
-			}
-			f = n ? pass_ck_and(s, (int)n, (Z3_ast *)fs.data) : Z3_mk_true(s->z);
-			ir_vec_free(s->al, &fs, sizeof(Z3_ast));
-		}
-		Z3_apply_result_dec_ref(s->z, ar);
+	IrVec decls = {0};
+	free_decls(s, all, &decls);
+	/* The text names them: two of one name could not be told apart (Z3 returns a symbol's
+	 * string in a buffer of its own that the next call reuses, hence the copies). */
+	IrVec names = {0}, strs = {0};
+	bool unique = true;
+	for (int i = 0; i < decls.len && unique; i++) {
+		Z3_symbol nm = Z3_get_decl_name(s->z, IR_VEC_AT(decls, Z3_func_decl, i));
+		char *str = strdup(Z3_get_symbol_string(s->z, nm));
+		unique = str != NULL;
+		for (int j = 0; j < strs.len && unique; j++)
+			unique = strcmp(IR_VEC_AT(strs, char *, j), str) != 0;
+		ir_vec_push(s->al, &names, &nm, sizeof nm);
+		ir_vec_push(s->al, &strs, &str, sizeof str);
 	}
-	Z3_goal_dec_ref(s->z, g);
-	Z3_tactic_dec_ref(s->z, qe);
+	Z3_ast f = NULL;
+	int fd[2];
+	if (!unique || pipe(fd) != 0)
+		goto out;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		qe_child(s, all, fd[1]);
+	}
+	close(fd[1]);
+	if (pid < 0) {
+		close(fd[0]);
+		goto out;
+	}
+	IrVec txt = {0};
+	double deadline = ir_now() + 1e-3 * s->timeout_ms + 0.1; /* and the fork and the text */
+	bool done = false;
+	for (;;) {
+		double left = deadline - ir_now();
+		if (left <= 0)
+			break;
+		struct pollfd p = {.fd = fd[0], .events = POLLIN};
+		int r = poll(&p, 1, (int)(left * 1e3) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		char buf[4096];
+		ssize_t n = read(fd[0], buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			done = n == 0;
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			ir_vec_push(s->al, &txt, &buf[i], 1);
+	}
+	close(fd[0]);
+	if (!done)
+		kill(pid, SIGKILL);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (done && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		char nul = 0;
+		ir_vec_push(s->al, &txt, &nul, 1);
+		Z3_ast_vector v = Z3_parse_smtlib2_string(
+		    s->z, (const char *)txt.data, 0, NULL, NULL, (unsigned)decls.len,
+		    (Z3_symbol *)names.data, (Z3_func_decl *)decls.data);
+		if (v && Z3_get_error_code(s->z) == Z3_OK) {
+			Z3_ast_vector_inc_ref(s->z, v);
+			if (Z3_ast_vector_size(s->z, v) == 1)
+				f = Z3_ast_vector_get(s->z, v, 0);
+			Z3_ast_vector_dec_ref(s->z, v);
+		}
+	}
+	ir_vec_free(s->al, &txt, 1);
+out:
+	ir_vec_free(s->al, &decls, sizeof(Z3_func_decl));
+	ir_vec_free(s->al, &names, sizeof(Z3_symbol));
+	for (int i = 0; i < strs.len; i++)
+		free(IR_VEC_AT(strs, char *, i));
+	ir_vec_free(s->al, &strs, sizeof(char *));
 	return f;
 }
 
