@@ -72,6 +72,10 @@ bool pass_ck_depends(CkSmt *s, Z3_ast a, Z3_ast x);
 /* Appends to `out` (Z3_ast) the uninterpreted constants `f` mentions, each once (not through
  * side conditions). */
 void pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out);
+/* Calls fn on each application in f once (inside quantifiers' bodies only with `bodies`),
+ * until it returns false. */
+void pass_ck_each_app(CkSmt *s, Z3_ast f, bool bodies, bool (*fn)(void *ud, Z3_ast t, Z3_app app),
+                      void *ud);
 /* `f` and the side conditions of every variable it mentions, transitively. */
 Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
 /* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL

@@ -2073,20 +2073,32 @@ region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
 }
 
 /* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
- * parameters bound to the arguments of `call`, evaluated in `e` at `user`; other values come from
- * `parent` (NULL: none). */
+ * first n parameters bound to the terms a[0 .. n); other values come from `parent` (NULL:
+ * none). */
 static CkEnv *
-call_env(Ck *k, CkEnv *parent, CkEnv *e, IrOp *user, const IrItem *decl, const IrItem *call)
+args_env(Ck *k, CkEnv *parent, const IrItem *decl, const Z3_ast *a, int n)
 {
 	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
 	pe->parent = parent;
 	pe->scope = NULL;
 	ir_map_init(&pe->memo, k->c->al);
 	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
-	for (int i = 0; i < decl->nparam && i < call->ncoord; i++)
-		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i],
-		           (void *)pass_ck_expr(k, e, user, call->coord[i].e), NULL);
+	for (int i = 0; i < decl->nparam && i < n; i++)
+		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i], (void *)a[i], NULL);
 	return pe;
+}
+
+/* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
+ * parameters bound to the arguments of `call`, evaluated in `e` at `user`; other values come from
+ * `parent` (NULL: none). */
+static CkEnv *
+call_env(Ck *k, CkEnv *parent, CkEnv *e, IrOp *user, const IrItem *decl, const IrItem *call)
+{
+	Z3_ast a[IR_MAX_RANK * 2];
+	int n = 0;
+	for (; n < decl->nparam && n < call->ncoord && n < IR_MAX_RANK * 2; n++)
+		a[n] = pass_ck_expr(k, e, user, call->coord[n].e);
+	return args_env(k, parent, decl, a, n);
 }
 
 /* The region of chunk `call` (evaluated with its parameters bound to the call's arguments). */
@@ -2581,47 +2593,45 @@ is_global(Ck *k, Z3_ast x, Z3_ast waiter_rank)
 	return false;
 }
 
+typedef struct CaseWalk {
+	Ck *k;
+	Z3_ast *out;
+	int n;
+} CaseWalk;
+
+static bool
+case_app(void *ud, Z3_ast t, Z3_app app)
+{
+	CaseWalk *cw = ud;
+	Ck *k = cw->k;
+	Z3_context z = S->z;
+	(void)t;
+	if (Z3_get_app_num_args(z, app) != 3 ||
+	    Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) != Z3_OP_ITE)
+		return true;
+	Z3_ast c = Z3_get_app_arg(z, app, 0);
+	IrVec cs = {0};
+	pass_ck_consts(S, c, &cs);
+	bool launch = cs.len > 0;
+	for (int i = 0; i < cs.len && launch; i++)
+		launch = launch_term(k, IR_VEC_AT(cs, Z3_ast, i));
+	for (int i = 0; i < cw->n && launch; i++)
+		launch = !Z3_is_eq_ast(z, cw->out[i], c);
+	if (launch)
+		cw->out[cw->n++] = c;
+	ir_vec_free(k->c->al, &cs, sizeof(Z3_ast));
+	return cw->n < 3;
+}
+
 /* The conditions of the `ite`s of f outside its quantifier that name only the launch's terms
  * (grid, world, scalar arguments), at most 3: the chunk-signal query is split on them (a
  * kernel in wave order has one, "the grid is one wave per rank"). */
 static int
 launch_cases(Ck *k, Z3_ast f, Z3_ast *out)
 {
-	Z3_context z = S->z;
-	int n = 0;
-	IrMap seen;
-	IrVec stack = {0};
-	ir_map_init(&seen, k->c->al);
-	ir_vec_push(k->c->al, &stack, &f, sizeof f);
-	while (stack.len && n < 3) {
-		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
-		uint64_t h = ir_hash_ptr(t);
-		if (ir_map_get(&seen, h, t, NULL) || Z3_get_ast_kind(z, t) != Z3_APP_AST)
-			continue;
-		ir_map_put(&seen, h, t, (void *)t, NULL);
-		Z3_app app = Z3_to_app(z, t);
-		unsigned na = Z3_get_app_num_args(z, app);
-		if (na == 3 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_ITE) {
-			Z3_ast c = Z3_get_app_arg(z, app, 0);
-			IrVec cs = {0};
-			pass_ck_consts(S, c, &cs);
-			bool launch = cs.len > 0;
-			for (int i = 0; i < cs.len && launch; i++)
-				launch = launch_term(k, IR_VEC_AT(cs, Z3_ast, i));
-			for (int i = 0; i < n && launch; i++)
-				launch = !Z3_is_eq_ast(z, out[i], c);
-			if (launch)
-				out[n++] = c;
-			ir_vec_free(k->c->al, &cs, sizeof(Z3_ast));
-		}
-		for (unsigned i = 0; i < na; i++) {
-			Z3_ast a = Z3_get_app_arg(z, app, i);
-			ir_vec_push(k->c->al, &stack, &a, sizeof a);
-		}
-	}
-	ir_vec_free(k->c->al, &stack, sizeof(Z3_ast));
-	ir_map_free(&seen);
-	return n;
+	CaseWalk cw = {k, out, 0};
+	pass_ck_each_app(S, f, false, case_app, &cw);
+	return cw.n;
 }
 
 /* One signal instance in a CTA of its own on a rank of its own. */
@@ -2814,6 +2824,7 @@ typedef struct SigQuery {
 	int nw;
 	Z3_ast rw;
 	CkSubst sub;
+	int64_t world; /* a constant world of at most 16 ranks, else 0 */
 	Z3_ast hints; /* ground instances of the signals (see signal_hints), or NULL */
 } SigQuery;
 
@@ -2920,9 +2931,10 @@ hint_vars_ok(Ck *k, Z3_ast m, const IrVec *ok)
  * program ids are the waiter's, 0, or the waiter's plus or minus a divisor the kernel divides
  * that program id by (a wave of tiles before or after). NULL when none or too many. */
 static Z3_ast
-signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, int nw,
-             int64_t world, Z3_ast waiter)
+signal_hints(Ck *k, const SigQuery *q, IrOp *const *sops, int nsop)
 {
+	int64_t world = q->world;
+	Z3_ast rw = q->rw;
 	Z3_ast cand[3][10];
 	int nc[3], total = (int)world * nsop;
 	for (int d = 0; d < 3; d++) {
@@ -2948,7 +2960,7 @@ signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, in
 	 * empty (an iteration of a loop that may not run) would make the query unsatisfiable by
 	 * itself, a proof of anything: such an instance is left out. */
 	IrVec ok = {0};
-	pass_ck_consts(S, pass_ck_closure(S, waiter), &ok);
+	pass_ck_consts(S, pass_ck_closure(S, pass_ck_and(S, 2 + q->nw, q->wpart)), &ok);
 	IrVec neg = {0};
 	for (int i = 0; i < nsop; i++)
 		for (int64_t v = 0; v < world; v++)
@@ -2960,7 +2972,7 @@ signal_hints(Ck *k, IrOp *const *sops, int nsop, Z3_ast rw, Z3_ast const *cw, in
 						SigInst x = sig_inst_at(k, sops[i], &known, pass_ck_num(S, v), pid);
 						if (!known)
 							continue;
-						Z3_ast m = sig_matches(k, &x, rw, cw, nw);
+						Z3_ast m = sig_matches(k, &x, rw, q->cw, q->nw);
 						if (!hint_vars_ok(k, m, &ok))
 							continue;
 						m = pass_ck_not(S, m);
@@ -2985,8 +2997,7 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 	Z3_ast fail = *failp;
 	Z3_ast cases[3];
 	int nc = launch_cases(k, fail, cases);
-	int64_t wn;
-	int nr = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? (int)wn : 0;
+	int nr = (int)q->world;
 	if (!nc && !nr)
 		return pass_ck_prove_quantified(S, fail, NULL, NULL) == CK_UNSAT;
 	bool proved = true;
@@ -3079,8 +3090,8 @@ check_chunk_signals(Ck *k)
 		int nw = chunk_args(k, in.env, w->op, cw, 8);
 		/* The signals, each in a CTA of its own on a rank of its own. */
 		IrVec alts = {0};
-		IrOp *sops[8];
-		int nsr = 0;
+		IrOp *sops[8]; /* the first 8: the hints' (see signal_hints) */
+		int nsop = 0;
 		for (int j = 0; j < sigs.len && known; j++) {
 			IrOp *sop = IR_VEC_AT(sigs, IrOp *, j);
 			if (sop->item[0].s != w->op->item[0].s)
@@ -3088,8 +3099,8 @@ check_chunk_signals(Ck *k)
 			SigInst x = sig_inst(k, sop, &known);
 			Z3_ast m = sig_matches(k, &x, rw, cw, nw);
 			ir_vec_push(k->c->al, &alts, &m, sizeof m);
-			if (nsr < 8)
-				sops[nsr++] = sop;
+			if (nsop < 8)
+				sops[nsop++] = sop;
 		}
 		if (!known) {
 			if (pass_ck_error_once(k, w->op))
@@ -3105,8 +3116,8 @@ check_chunk_signals(Ck *k)
 		q.nw = nw;
 		q.cw = cw;
 		int64_t wn;
-		int64_t world = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? wn : 0;
-		Z3_ast any = q.any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
+		q.world = pass_ck_is_num(S, k->world, &wn) && wn >= 1 && wn <= 16 ? wn : 0;
+		q.any = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 		ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 		Z3_ast wpart[2 + 8] = {pass_ck_inst_exists(k, &in), gw};
 		for (int a = 0; a < nw; a++)
@@ -3115,12 +3126,10 @@ check_chunk_signals(Ck *k)
 		 * domain, even where the chunk does not depend on it. */
 		wpart[1] = pass_ck_and2(S, gw, Z3_mk_eq(S->z, rw, rw));
 		q.wpart = wpart;
-		(void)any;
 		bool quant;
 		Z3_ast fail = signal_query(k, &q, &quant);
 		if (quant)
-			q.hints = signal_hints(k, sops, nsr, rw, cw, nw, world,
-			                       pass_ck_and(S, 2 + nw, wpart));
+			q.hints = signal_hints(k, &q, sops, nsop);
 		/* A failing case of the split comes with its model (confirmed, not minimized:
 		 * minimizing under the quantifier takes the general way, seconds for a world of
 		 * four, and its answer would depend on the machine's speed). */
@@ -3183,6 +3192,104 @@ check_chunk_signals(Ck *k)
 		pass_ck_model_free(S, m);
 	}
 	check_signal_epochs(k, &sigs);
+	ir_vec_free(k->c->al, &sigs, sizeof(IrOp *));
+}
+
+/* ---- chunk signal slots: inside their buffer ---- */
+
+static const char *pid_name(Ck *k, int d, const char *suffix);
+
+/* The signal slot of the chunk named in item 0 of `op` (a wait or a signal), at arguments
+ * a[0 .. n), executed on `rank` in the CTA `pid` when `on` holds, lies inside its buffer's static bounds for every
+ * instance: a slot outside is memory of something else (the interpreter stops there; a GPU
+ * would count a signal into it, or wait on it). */
+static void
+check_slot(Ck *k, IrOp *op, CkInst *in, Z3_ast on, Z3_ast rank, Z3_ast const pid[3], Z3_ast *a,
+           int n)
+{
+	IrOp *ch = ir_symbol_lookup(k->c, op, op->item[0].s);
+	IrGroup *sg = ch && ch->code == IR_OP_CHUNK ? ir_op_group(ch, k->c->kw.signal) : NULL;
+	if (!sg)
+		return;
+	Region r = region_of(k, args_env(k, NULL, &ch->item[0], a, n), ch, &sg->item[0], NULL);
+	IrOp *decl = ir_symbol_lookup(k->c, ch, r.buf);
+	IrType *bt = decl && decl->code == IR_OP_SYMM_ALLOC ? decl->type[0] : NULL;
+	if (!bt)
+		return;
+	Z3_ast out = Z3_mk_false(S->z);
+	for (int d = 0; d < r.n && d < bt->rank; d++) {
+		out = pass_ck_or2(S, out, pass_ck_lt(S, r.lo[d], pass_ck_num(S, 0)));
+		if (bt->dims[d] != IR_DYN)
+			out = pass_ck_or2(S, out, pass_ck_lt(S, pass_ck_num(S, bt->dims[d]),
+			                                    pass_ck_add(S, r.lo[d], r.len[d])));
+	}
+	Z3_ast fail = pass_ck_and2(S, on, out);
+	if (holds_query(k, op, fail, "that the chunk's signal slot lies inside its buffer") ||
+	    !pass_ck_error_once(k, op))
+		return;
+	CkInst *ins[1] = {in};
+	Z3_model m = solve_min(k, fail, ins, 1, a, n);
+	char args[160];
+	int na = 0;
+	args[0] = 0;
+	for (int i = 0; i < n && na < 120; i++)
+		na += snprintf(args + na, sizeof args - (size_t)na, "%s%lld", i ? ", " : "",
+		               (long long)ev(k, m, a[i]));
+	char *slot = region_text(k, m, &r);
+	char shape[64];
+	int ns = 0;
+	for (int d = 0; d < bt->rank && ns < 48; d++)
+		ns += bt->dims[d] == IR_DYN
+		          ? snprintf(shape + ns, sizeof shape - (size_t)ns, "%s?", d ? "x" : "")
+		          : snprintf(shape + ns, sizeof shape - (size_t)ns, "%s%lld", d ? "x" : "",
+		                     (long long)bt->dims[d]);
+	IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, op->loc,
+	                          "the signal slot of chunk @%s(%s), %s, lies outside @%s "
+	                          "(%s): a signal there would count in other memory",
+	                          op->item[0].s, args, slot, r.buf, shape);
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_show(k, cx, m, "rank", rank);
+	Z3_ast fc = pass_ck_closure(S, fail);
+	for (int dd = 0; dd < 3; dd++)
+		if (pid[dd] && pass_ck_mentions(S, fc, pid[dd]))
+			cex_var(k, cx, pid_name(k, dd, ""), ev(k, m, pid[dd]));
+	cex_inst(k, cx, m, in, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = in->site->role->name;
+	cx->found = slot;
+	cx->expected = ir_ctx_printf(k->c, "a slot inside @%s (%s)", r.buf, shape);
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
+static void
+check_signal_slots(Ck *k)
+{
+	for (int i = 0; i < k->sites.len && !k->broken; i++) {
+		CkSite *w = site_at(k, i);
+		if (w->kind != CK_CHUNK)
+			continue;
+		pass_ck_world(k);
+		CkInst in = pass_ck_inst(k, w, "t");
+		Z3_ast a[8];
+		int n = chunk_args(k, in.env, w->op, a, 8);
+		check_slot(k, w->op, &in, pass_ck_and2(S, pass_ck_inst_exists(k, &in), runs(k, &in)),
+		           k->rank, k->pid, a, n);
+	}
+	IrVec sigs = {0};
+	void *ud[2] = {k, &sigs};
+	ir_walk_op(k->kernel, collect_signal, ud);
+	for (int i = 0; i < sigs.len && !k->broken; i++) {
+		IrOp *sop = IR_VEC_AT(sigs, IrOp *, i);
+		bool known = true;
+		pass_ck_world(k);
+		SigInst x = sig_inst(k, sop, &known);
+		/* A guard beyond the solver is left out: the slot is asked of more instances. */
+		if (!known)
+			x.on = pass_ck_and2(S, pass_ck_inst_exists(k, &x.in),
+			                    Z3_mk_eq(S->z, x.rank, x.rank));
+		check_slot(k, sop, &x.in, x.on, x.rank, x.pid, x.c, x.nc);
+	}
 	ir_vec_free(k->c->al, &sigs, sizeof(IrOp *));
 }
 
@@ -3771,6 +3878,7 @@ pass_ck_check_kernel(Ck *k)
 	    check_tail_orphans, check_waits_complete, check_deadlock_order, check_asserts,
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
 	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_put_published,
+	    check_signal_slots,
 	    check_copy_regions,
 	};
 	check_barrier_pairing(k);

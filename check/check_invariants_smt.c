@@ -519,7 +519,8 @@ finds(CkSmt *s, Z3_ast a, Z3_ast x, bool sides)
 }
 
 void
-pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
+pass_ck_each_app(CkSmt *s, Z3_ast f, bool bodies, bool (*fn)(void *ud, Z3_ast t, Z3_app app),
+                 void *ud)
 {
 	Z3_context z = s->z;
 	IrMap seen;
@@ -529,15 +530,20 @@ pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
 	while (stack.len) {
 		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
 		uint64_t h = ir_hash_ptr(t);
-		if (ir_map_get(&seen, h, t, NULL) || Z3_get_ast_kind(z, t) != Z3_APP_AST)
+		if (ir_map_get(&seen, h, t, NULL))
 			continue;
 		ir_map_put(&seen, h, t, (void *)t, NULL);
-		Z3_app app = Z3_to_app(z, t);
-		unsigned n = Z3_get_app_num_args(z, app);
-		if (n == 0 && Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED) {
-			ir_vec_push(s->al, out, &t, sizeof t);
-			continue;
+		Z3_ast_kind kind = Z3_get_ast_kind(z, t);
+		if (kind == Z3_QUANTIFIER_AST && bodies) {
+			Z3_ast b = Z3_get_quantifier_body(z, t);
+			ir_vec_push(s->al, &stack, &b, sizeof b);
 		}
+		if (kind != Z3_APP_AST)
+			continue;
+		Z3_app app = Z3_to_app(z, t);
+		if (!fn(ud, t, app))
+			break;
+		unsigned n = Z3_get_app_num_args(z, app);
 		for (unsigned i = 0; i < n; i++) {
 			Z3_ast a = Z3_get_app_arg(z, app, i);
 			ir_vec_push(s->al, &stack, &a, sizeof a);
@@ -545,6 +551,29 @@ pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
 	}
 	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
 	ir_map_free(&seen);
+}
+
+typedef struct ConstsWalk {
+	CkSmt *s;
+	IrVec *out;
+} ConstsWalk;
+
+static bool
+const_app(void *ud, Z3_ast t, Z3_app app)
+{
+	ConstsWalk *cw = ud;
+	Z3_context z = cw->s->z;
+	if (Z3_get_app_num_args(z, app) == 0 &&
+	    Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED)
+		ir_vec_push(cw->s->al, cw->out, &t, sizeof t);
+	return true;
+}
+
+void
+pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
+{
+	ConstsWalk cw = {s, out};
+	pass_ck_each_app(s, f, false, const_app, &cw);
 }
 
 bool
@@ -646,13 +675,7 @@ pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub)
 static Z3_ast
 with_sides(CkSmt *s, Z3_ast f)
 {
-	Walk w;
-	walk_init(&w, s);
-	walk_run(&w, f, true);
-	ir_vec_push(s->al, &w.sides, &f, sizeof f);
-	Z3_ast all = pass_ck_and(s, w.sides.len, (Z3_ast *)w.sides.data);
-	walk_free(&w);
-	return all;
+	return sides_sub(s, f, NULL);
 }
 
 Z3_ast
@@ -712,47 +735,34 @@ exact_defs(CkSmt *s, Z3_ast all)
 	return r;
 }
 
+typedef struct DeclsWalk {
+	CkSmt *s;
+	IrVec *out;
+} DeclsWalk;
+
+static bool
+decl_app(void *ud, Z3_ast t, Z3_app app)
+{
+	DeclsWalk *dw = ud;
+	Z3_context z = dw->s->z;
+	Z3_func_decl d = Z3_get_app_decl(z, app);
+	(void)t;
+	if (Z3_get_decl_kind(z, d) != Z3_OP_UNINTERPRETED)
+		return true;
+	for (int i = 0; i < dw->out->len; i++)
+		if (IR_VEC_AT(*dw->out, Z3_func_decl, i) == d)
+			return true;
+	ir_vec_push(dw->s->al, dw->out, &d, sizeof d);
+	return true;
+}
+
 /* The uninterpreted declarations (constants and functions) that `f` uses free, quantifier
  * bodies included, once each, into `out` (Z3_func_decl). */
 static void
 free_decls(CkSmt *s, Z3_ast f, IrVec *out)
 {
-	Z3_context z = s->z;
-	IrMap seen;
-	IrVec stack = {0};
-	ir_map_init(&seen, s->al);
-	ir_vec_push(s->al, &stack, &f, sizeof f);
-	while (stack.len) {
-		Z3_ast t = IR_VEC_AT(stack, Z3_ast, --stack.len);
-		uint64_t h = ir_hash_ptr(t);
-		if (ir_map_get(&seen, h, t, NULL))
-			continue;
-		ir_map_put(&seen, h, t, (void *)t, NULL);
-		Z3_ast_kind kind = Z3_get_ast_kind(z, t);
-		if (kind == Z3_QUANTIFIER_AST) {
-			Z3_ast b = Z3_get_quantifier_body(z, t);
-			ir_vec_push(s->al, &stack, &b, sizeof b);
-			continue;
-		}
-		if (kind != Z3_APP_AST)
-			continue;
-		Z3_app app = Z3_to_app(z, t);
-		Z3_func_decl d = Z3_get_app_decl(z, app);
-		if (Z3_get_decl_kind(z, d) == Z3_OP_UNINTERPRETED) {
-			bool dup = false;
-			for (int i = 0; i < out->len && !dup; i++)
-				dup = IR_VEC_AT(*out, Z3_func_decl, i) == d;
-			if (!dup)
-				ir_vec_push(s->al, out, &d, sizeof d);
-		}
-		unsigned n = Z3_get_app_num_args(z, app);
-		for (unsigned i = 0; i < n; i++) {
-			Z3_ast a = Z3_get_app_arg(z, app, i);
-			ir_vec_push(s->al, &stack, &a, sizeof a);
-		}
-	}
-	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
-	ir_map_free(&seen);
+	DeclsWalk dw = {s, out};
+	pass_ck_each_app(s, f, true, decl_app, &dw);
 }
 
 /* In a child process: Z3's `qe` tactic on `all`, without a limit of its own (the parent kills

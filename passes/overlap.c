@@ -54,6 +54,8 @@ typedef struct Ov {
 	int dim;             /* the program id dimension that picks the rows */
 	IrOp *first;         /* top-level op holding the first read */
 	IrVec made;          /* IrStr: names given so far (ops not yet in the kernel) */
+	IrVec pids;          /* IrOp *: the kernel's program ids along the rows (erased last) */
+	int ndims;           /* grid dimensions the kernel's program ids use */
 	int64_t W;           /* the module's world size */
 	const char *why;     /* why not, or NULL */
 	IrOp *bad;           /* the op the reason is about */
@@ -645,12 +647,12 @@ sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
  * tiles per rank, else the program id as it is; every program id along the rows becomes the
  * tile. Leaves b before the first op and the old program ids in pids (to erase last). */
 static IrValue *
-wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp, IrVec *pids, int *dims)
+wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp)
 {
 	IrModule *m = o->m;
 	IrCtx *c = o->c;
 	int64_t P = o->R / o->T, W = o->W;
-	void *ud[3] = {o, pids, dims};
+	void *ud[3] = {o, &o->pids, &o->ndims};
 	ir_walk_op(o->kernel, find_pids, ud);
 	ir_builder_before(b, m, o->kernel->reg[0].block->first);
 	b->loc = o->kernel->loc;
@@ -674,19 +676,20 @@ wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp, IrVec *pids, int
 	IrValue *re = ir_b_index(b, ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, wc), ring_C(m, P)),
 	                                   ring_B(m, IR_EX_MOD, ring_V(m, pid), ring_C(m, P))));
 	IrValue *pm = named(o, sel(b, whole, re, pid), "tile");
-	for (int i = 0; i < pids->len; i++)
-		ir_replace_all_uses(&IR_VEC_AT(*pids, IrOp *, i)->res[0], pm);
+	for (int i = 0; i < o->pids.len; i++)
+		ir_replace_all_uses(&IR_VEC_AT(o->pids, IrOp *, i)->res[0], pm);
 	*rank = r;
-	*pidp = pid;
+	if (pidp)
+		*pidp = pid;
 	return pm;
 }
 
 static void
-erase_pids(Ov *o, IrVec *pids)
+erase_pids(Ov *o)
 {
-	for (int i = 0; i < pids->len; i++)
-		ir_op_erase(IR_VEC_AT(*pids, IrOp *, i));
-	ir_vec_free(o->c->al, pids, sizeof(IrOp *));
+	for (int i = 0; i < o->pids.len; i++)
+		ir_op_erase(IR_VEC_AT(o->pids, IrOp *, i));
+	ir_vec_free(o->c->al, &o->pids, sizeof(IrOp *));
 }
 
 static void
@@ -695,18 +698,16 @@ rewrite(Ov *o)
 	IrModule *m = o->m;
 	IrCtx *c = o->c;
 	int64_t P = o->R / o->T, W = o->W;
-	IrVec pids = {0};
-	int dims = 0;
 	IrBuilder b;
 	IrValue *r, *pid;
-	IrValue *pm = wave_order(o, &b, &r, &pid, &pids, &dims);
+	IrValue *pm = wave_order(o, &b, &r, &pid);
 
 	/* The sender: CTA 0 (every program id 0) puts the rank's chunk into each other rank and
 	 * signals it there, in the order the ranks receive it: r + 1 .. W - 1, 0 .. r - 1 (ring),
 	 * or r - 1 .. 0, W - 1 .. r + 1 (swizzle1d). (Spreading the chunks over the first W - 1
 	 * CTAs, where the grid has them, made the checker's signal query time out.) */
 	IrExpr *zero = ring_V(m, pid);
-	for (int d = 0; d < dims; d++)
+	for (int d = 0; d < o->ndims; d++)
 		if (d != o->dim)
 			zero = ring_B(m, IR_EX_ADD, zero, ring_V(m, pid_op(&b, IR_OP_PROGRAM_ID, d)));
 	IrValue *snd = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, zero, ring_C(m, 0)), NULL), "sender");
@@ -755,7 +756,7 @@ rewrite(Ov *o)
 	if_end(&ib, &fb, far, fr);
 	if_end(&wb, &ib, inw, ir);
 	/* Last: the builders above insert before the body's first op, maybe one of these. */
-	erase_pids(o, &pids);
+	erase_pids(o);
 	ir_remark(c, o->kernel->loc,
 	          "overlap: kernel '@%s': all-gather of '@%s' (%s) on %lld ranks, %lld tiles of %lld "
 	          "rows per chunk along program id %d, chunk waits before the first read, sends "
@@ -927,11 +928,9 @@ rewrite_rs(Ov *o)
 	IrModule *m = o->m;
 	IrCtx *c = o->c;
 	int64_t P = o->R / o->T, W = o->W;
-	IrVec pids = {0};
-	int dims = 0;
 	IrBuilder b;
-	IrValue *r, *pid;
-	IrValue *pm = wave_order(o, &b, &r, &pid, &pids, &dims);
+	IrValue *r;
+	IrValue *pm = wave_order(o, &b, &r, NULL);
 	IrStr part = rs_decls(o);
 	IrOp *st = o->store;
 	IrValue *v = ir_op_value(st, st->item[0].opnd);
@@ -1000,9 +999,7 @@ rewrite_rs(Ov *o)
 	if_end(&ib, &lb, later, lr);
 	rs_ifs_end(&ib, &ii);
 	ir_op_erase(st);
-	erase_pids(o, &pids);
-	(void)pid;
-	(void)dims;
+	erase_pids(o);
 	ir_remark(c, o->kernel->loc,
 	          "overlap: kernel '@%s': reduce-scatter of '@%s' (ring) on %lld ranks, %lld tiles of "
 	          "%lld rows per chunk along program id %d, each tile's partial sum passed to rank "

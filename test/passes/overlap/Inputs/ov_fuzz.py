@@ -9,11 +9,11 @@ the gathered buffer and C = (gathered A) B^T on the rows its CTAs computed. One 
   ov_fuzz.py WORKDIR SEED COUNT
 """
 import os
-import random
-import subprocess
 import sys
 
 import numpy as np
+
+from fuzz_main import main, run
 
 KERNEL = """ave.module @m {{world = {W}}} {{
   ave.symm.alloc @X : !ave.tensor<{rows}x{cols}xf32, symm>
@@ -33,11 +33,6 @@ KERNEL = """ave.module @m {{world = {W}}} {{
   }}
 }}
 """
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return p.returncode, p.stdout
 
 
 def case(work, name, r):
@@ -115,16 +110,4 @@ def case(work, name, r):
     return "ok overlap %s (%s)" % (name, desc)
 
 
-def main():
-    work, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    r = random.Random(seed)
-    bad = 0
-    for i in range(count):
-        line = case(work, "c%d" % i, r)
-        bad += line.startswith("FAIL")
-        print(line, flush=True)
-    print("%d passed, %d failed" % (count - bad, bad))
-    return 1 if bad else 0
-
-
-sys.exit(main())
+sys.exit(main(case))
