@@ -2150,6 +2150,22 @@ owns_own_chunk(Ck *k, IrOp *sched)
 	return true;
 }
 
+/* Does `a` come before `b` in a's block: b itself, or the op of a's block that holds b, after
+ * a? */
+static bool
+precedes_in_block(const IrOp *a, const IrOp *b)
+{
+	const IrOp *holder = b;
+	while (holder && holder->parent != a->parent)
+		holder = ir_op_parent_op(holder);
+	if (!holder || holder == a)
+		return false;
+	for (const IrOp *x = a->next; x; x = x->next)
+		if (x == holder)
+			return true;
+	return false;
+}
+
 /* Covered by the chunks this thread has waited for (last instance of each chunk.wait before the
  * point), or by the rank's own chunk under an all_gather schedule. */
 static Z3_ast
@@ -2175,6 +2191,15 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 			bool known = true;
 			ci = pass_ck_inst_at(k, cw, before_roles ? pass_ck_num(S, 0) : p.r, NULL);
 			ok = cw->cond ? pass_ck_guard(k, &ci, &known) : Z3_mk_true(S->z);
+			if (!known)
+				continue;
+		} else if (cw->cond && !cw->loop && !cw->nested && cw->role == p.role &&
+		           cw->seg == p.seg && precedes_in_block(cw->op, in->site->op)) {
+			/* A wait under an ave.if before the point in its own block (or a block
+			 * nested there): wherever the point runs, it ran. */
+			bool known = true;
+			ci = pass_ck_inst_at(k, cw, p.r, NULL);
+			ok = pass_ck_guard(k, &ci, &known);
 			if (!known)
 				continue;
 		} else if (!last_before(k, cw, &p, &ci, &ok))
