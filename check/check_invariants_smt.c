@@ -553,15 +553,16 @@ pass_ck_each_app(CkSmt *s, Z3_ast f, bool bodies, bool (*fn)(void *ud, Z3_ast t,
 	ir_map_free(&seen);
 }
 
-typedef struct ConstsWalk {
+/* A walk that collects into `out`. */
+typedef struct OutWalk {
 	CkSmt *s;
 	IrVec *out;
-} ConstsWalk;
+} OutWalk;
 
 static bool
 const_app(void *ud, Z3_ast t, Z3_app app)
 {
-	ConstsWalk *cw = ud;
+	OutWalk *cw = ud;
 	Z3_context z = cw->s->z;
 	if (Z3_get_app_num_args(z, app) == 0 &&
 	    Z3_get_decl_kind(z, Z3_get_app_decl(z, app)) == Z3_OP_UNINTERPRETED)
@@ -572,7 +573,7 @@ const_app(void *ud, Z3_ast t, Z3_app app)
 void
 pass_ck_consts(CkSmt *s, Z3_ast f, IrVec *out)
 {
-	ConstsWalk cw = {s, out};
+	OutWalk cw = {s, out};
 	pass_ck_each_app(s, f, false, const_app, &cw);
 }
 
@@ -735,15 +736,10 @@ exact_defs(CkSmt *s, Z3_ast all)
 	return r;
 }
 
-typedef struct DeclsWalk {
-	CkSmt *s;
-	IrVec *out;
-} DeclsWalk;
-
 static bool
 decl_app(void *ud, Z3_ast t, Z3_app app)
 {
-	DeclsWalk *dw = ud;
+	OutWalk *dw = ud;
 	Z3_context z = dw->s->z;
 	Z3_func_decl d = Z3_get_app_decl(z, app);
 	(void)t;
@@ -761,7 +757,7 @@ decl_app(void *ud, Z3_ast t, Z3_app app)
 static void
 free_decls(CkSmt *s, Z3_ast f, IrVec *out)
 {
-	DeclsWalk dw = {s, out};
+	OutWalk dw = {s, out};
 	pass_ck_each_app(s, f, true, decl_app, &dw);
 }
 
