@@ -3009,14 +3009,25 @@ signal_hints(Ck *k, const SigQuery *q, IrOp *const *sops, int nsop)
 	return h;
 }
 
+/* How the split into cases ended. */
+typedef enum CaseRes {
+	CASES_PROVED,    /* every case unsat */
+	CASES_FAILED,    /* a case is satisfiable: *failp is it, with its model */
+	CASES_UNDECIDED, /* no case failed, some could not be decided: *failp is the first */
+	CASES_NONE,      /* no split: the query as a whole is still to be asked */
+} CaseRes;
+
 /* A proof of the chunk-signal query split into cases, each small enough for Z3's
  * model-based quantifier instantiation: the launch's conditions in `fail` (a grid of one wave
  * per rank, or not) each true and false, times the waiter's rank at each value of a constant
  * world (up to 16). Cases cover every assignment, so unsat in each is unsat. A case the
- * instantiation does not prove goes the general way (elimination) too, and only a case neither
- * proves stops the split: false, with *fail and *quant that case (it asserts its values: a
- * model of it is one of the whole query), for the caller's report. */
-static bool
+ * instantiation does not settle goes the general way (elimination) too. A case found
+ * satisfiable ends the split (its model, confirmed, is one of the whole query: the case asserts
+ * its values); a case neither way decides is remembered and the split goes on, since a later
+ * case may fail, and the answer is then "undecided", never a proof (a second try of that case
+ * alone, which may succeed where the first timed out, would say nothing of the cases after
+ * it). */
+static CaseRes
 proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *modelp)
 {
 	Z3_ast fail = *failp;
@@ -3024,10 +3035,11 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 	int nc = launch_cases(k, fail, cases);
 	int nr = (int)q->world;
 	if (!nc && !nr)
-		return pass_ck_prove_quantified(S, fail, NULL, NULL) == CK_UNSAT;
-	bool proved = true;
-	for (unsigned m = 0; m < 1u << nc && proved; m++)
-		for (int v = 0; v < (nr ? nr : 1) && proved; v++) {
+		return pass_ck_prove_quantified(S, fail, NULL, NULL) == CK_UNSAT ? CASES_PROVED
+		                                                                  : CASES_NONE;
+	CaseRes res = CASES_PROVED;
+	for (unsigned m = 0; m < 1u << nc && res != CASES_FAILED; m++)
+		for (int v = 0; v < (nr ? nr : 1) && res != CASES_FAILED; v++) {
 			CkSubst *sub = &q->sub;
 			sub->n = 0;
 			for (int i = 0; i < nc; i++, sub->n++) {
@@ -3054,35 +3066,37 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 				f = pass_ck_and2(S, f, pass_ck_subst(S, sub, q->hints));
 			Z3_model cand = NULL;
 			CkRes r = quant ? pass_ck_prove_quantified(S, f, sub, &cand)
-			                : pass_ck_check(S, f, NULL);
+			                : pass_ck_check(S, f, &cand);
 			if (r == CK_SAT && quant) {
 				/* A model the instantiation found, confirmed by a query without the
 				 * quantifier: a counterexample of the whole query. */
 				Z3_ast inner = pass_ck_closure_subst(S, q->any, sub);
-				if (pass_ck_confirm_none(S, cand, f, sub, inner)) {
-					*modelp = cand;
-					cand = NULL;
-				} else {
+				if (!pass_ck_confirm_none(S, cand, f, sub, inner)) {
 					r = CK_UNKNOWN;
+					pass_ck_model_free(S, cand);
+					cand = NULL;
 				}
-				pass_ck_model_free(S, cand);
 			}
 			if (r == CK_UNKNOWN && quant) {
 				/* Not proved that way (which says nothing about a model): the general
-				 * way on this case before giving up on the split; a case it proves is
-				 * proved, and the next ones are still to do. */
+				 * way on this case before going on; a case it proves is proved. */
 				S->quantified = true;
-				r = pass_ck_check(S, f, modelp);
+				r = pass_ck_check(S, f, &cand);
 				S->quantified = false;
 			}
-			proved = r == CK_UNSAT;
-			if (!proved) {
+			if (r == CK_SAT) {
 				*failp = f;
 				*quantp = quant;
+				*modelp = cand;
+				res = CASES_FAILED;
+			} else if (r == CK_UNKNOWN && res == CASES_PROVED) {
+				*failp = f;
+				*quantp = quant;
+				res = CASES_UNDECIDED;
 			}
 		}
 	q->sub.n = 0;
-	return proved;
+	return res;
 }
 
 /* SPEC 5.9: an `ave.chunk.wait @ch(c)` on rank r returns once chunk c has been signalled to r.
@@ -3159,10 +3173,17 @@ check_chunk_signals(Ck *k)
 		 * minimizing under the quantifier takes the general way, seconds for a world of
 		 * four, and its answer would depend on the machine's speed). */
 		Z3_model m = NULL;
-		if (quant && proved_by_cases(k, &q, &fail, &quant, &m))
+		CaseRes cr = quant ? proved_by_cases(k, &q, &fail, &quant, &m) : CASES_NONE;
+		if (cr == CASES_PROVED)
 			continue;
+		if (cr == CASES_UNDECIDED) {
+			undecided(k, w->op, "that this chunk wait gets a signal");
+			continue;
+		}
 		S->quantified = quant;
-		bool holds = m ? false : holds_query(k, w->op, fail, "that this chunk wait gets a signal");
+		bool holds = cr == CASES_FAILED
+		                 ? false
+		                 : holds_query(k, w->op, fail, "that this chunk wait gets a signal");
 		if (holds || !pass_ck_error_once(k, w->op)) {
 			S->quantified = false;
 			pass_ck_model_free(S, m);
@@ -3236,6 +3257,14 @@ check_slot(Ck *k, IrOp *op, CkInst *in, Z3_ast on, Z3_ast rank, Z3_ast const pid
 	IrGroup *sg = ch && ch->code == IR_OP_CHUNK ? ir_op_group(ch, k->c->kw.signal) : NULL;
 	if (!sg)
 		return;
+	if (ch->item[0].nparam > n) {
+		if (pass_ck_error_once(k, op))
+			ir_error(k->c, op->loc,
+			         "cannot check that the signal slot of chunk @%s lies inside its buffer: "
+			         "a chunk of more than 8 parameters is beyond the checker",
+			         op->item[0].s);
+		return;
+	}
 	Region r = region_of(k, args_env(k, NULL, &ch->item[0], a, n), ch, &sg->item[0], NULL);
 	IrOp *decl = ir_symbol_lookup(k->c, ch, r.buf);
 	IrType *bt = decl && decl->code == IR_OP_SYMM_ALLOC ? decl->type[0] : NULL;

@@ -2,6 +2,7 @@
  * floordiv and mod by constants, side conditions that travel with the variables they constrain,
  * timed queries with a per-query timeout, and counterexample minimization. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -761,9 +762,70 @@ free_decls(CkSmt *s, Z3_ast f, IrVec *out)
 	pass_ck_each_app(s, f, true, decl_app, &dw);
 }
 
+/* f with each uninterpreted declaration from[i] replaced by to[i] (same sorts), quantifier
+ * bodies included: a post-order rebuild of the DAG, each node once. */
+static Z3_ast
+rename_decls(CkSmt *s, Z3_ast f, const Z3_func_decl *from, const Z3_func_decl *to, int n)
+{
+	Z3_context z = s->z;
+	IrMap done; /* node -> its rebuilt form */
+	IrVec stack = {0};
+	ir_map_init(&done, s->al);
+	ir_vec_push(s->al, &stack, &f, sizeof f);
+	while (stack.len) {
+		Z3_ast t = IR_VEC_AT(stack, Z3_ast, stack.len - 1);
+		uint64_t h = ir_hash_ptr(t);
+		if (ir_map_get(&done, h, t, NULL)) {
+			stack.len--;
+			continue;
+		}
+		Z3_ast_kind kind = Z3_get_ast_kind(z, t);
+		unsigned na = kind == Z3_APP_AST ? Z3_get_app_num_args(z, Z3_to_app(z, t))
+		              : kind == Z3_QUANTIFIER_AST ? 1
+		                                          : 0;
+		Z3_ast kids[16], *kid = na <= 16 ? kids : malloc(sizeof *kid * na);
+		bool ready = kid != NULL;
+		for (unsigned a = 0; a < na && kid; a++) {
+			Z3_ast c = kind == Z3_APP_AST ? Z3_get_app_arg(z, Z3_to_app(z, t), a)
+			                              : Z3_get_quantifier_body(z, t);
+			kid[a] = ir_map_get(&done, ir_hash_ptr(c), c, NULL);
+			if (!kid[a]) {
+				ready = false;
+				ir_vec_push(s->al, &stack, &c, sizeof c);
+			}
+		}
+		if (ready) {
+			stack.len--;
+			Z3_ast r = t;
+			if (kind == Z3_APP_AST) {
+				Z3_func_decl d = Z3_get_app_decl(z, Z3_to_app(z, t));
+				int w = -1;
+				for (int i = 0; i < n && w < 0; i++)
+					if (from[i] == d)
+						w = i;
+				r = w >= 0 ? Z3_mk_app(z, to[w], na, kid) : na ? Z3_update_term(z, t, na, kid) : t;
+			} else if (kind == Z3_QUANTIFIER_AST) {
+				r = Z3_update_term(z, t, 1, kid);
+			}
+			ir_map_put(&done, h, t, (void *)r, NULL);
+		}
+		if (kid != kids)
+			free(kid);
+		if (!kid) {
+			f = NULL;
+			break;
+		}
+	}
+	Z3_ast out = f ? ir_map_get(&done, ir_hash_ptr(f), f, NULL) : NULL;
+	ir_vec_free(s->al, &stack, sizeof(Z3_ast));
+	ir_map_free(&done);
+	return out;
+}
+
 /* In a child process: Z3's `qe` tactic on `all`, without a limit of its own (the parent kills
- * the child at its deadline), the conjunction of its one subgoal written to fd as SMT-LIB2
- * ("(assert F)"); exits 0 when written. */
+ * the child at its deadline); a quantifier-free result, the conjunction of its one subgoal,
+ * written to fd as SMT-LIB2 ("(assert F)") and a NUL byte that ends it. Anything else writes
+ * no NUL. */
 static void
 qe_child(CkSmt *s, Z3_ast all, int fd)
 {
@@ -785,6 +847,10 @@ qe_child(CkSmt *s, Z3_ast all, int fd)
 		Z3_ast x = Z3_goal_formula(s->z, sg, i);
 		ir_vec_push(s->al, &fs, &x, sizeof x);
 	}
+	Z3_probe pq = Z3_mk_probe(s->z, "has-quantifiers");
+	Z3_probe_inc_ref(s->z, pq);
+	if (!pq || Z3_probe_apply(s->z, pq, sg) != 0.0)
+		_exit(3);
 	Z3_ast f = n ? pass_ck_and(s, (int)n, (Z3_ast *)fs.data) : Z3_mk_true(s->z);
 	Z3_set_ast_print_mode(s->z, Z3_PRINT_SMTLIB2_COMPLIANT);
 	const char *txt = Z3_ast_to_string(s->z, f);
@@ -792,7 +858,7 @@ qe_child(CkSmt *s, Z3_ast all, int fd)
 		_exit(3);
 	size_t len = strlen(txt);
 	const char *parts[3] = {"(assert ", txt, ")"};
-	size_t lens[3] = {8, len, 1};
+	size_t lens[3] = {8, len, 2}; /* ")" and its NUL */
 	for (int i = 0; i < 3; i++)
 		for (size_t off = 0; off < lens[i];) {
 			ssize_t w = write(fd, parts[i] + off, lens[i] - off);
@@ -811,41 +877,50 @@ qe_child(CkSmt *s, Z3_ast all, int fd)
  * decides such formulas of linear integer arithmetic), or NULL. The same SMT core then answers
  * it, and its models give every free variable a value.
  *
- * The elimination runs in a child process, its result read back as text over the variables of
- * the query, and the limit is the child's deadline: past it the child is killed. Z3 4.8.12's
- * `qe` cancelled by a time limit of its own can crash (a null read) at some moments, and a
- * cancelled tactic may stop half-way with a result; a process killed says nothing. An answer
- * over a variable the query does not have, or any failure, is NULL (the query stays
- * undecided). */
+ * The elimination runs in a child process, its result read back as text, and the limit is the
+ * child's deadline: past it the child is killed. Z3 4.8.12's `qe` cancelled by a time limit of
+ * its own can crash (a null read) at some moments, and a cancelled tactic may stop half-way
+ * with a result; a process killed says nothing. The text must mean what the child's formula
+ * means: every uninterpreted declaration of the query is renamed `|ave#i|` for the trip (Z3's
+ * printer names shared subterms `a!1`, `a!2`, ... in `let`s, which would capture a constant of
+ * that name, and a function named `div` would read back as the built-in); a result that still
+ * holds a quantifier is not sent (its bound names could collide the same way). The message
+ * ends with a NUL byte, so a write end that another thread's child inherited does not matter.
+ * Any failure is NULL (the query stays undecided). */
 static Z3_ast
 qe_formula(CkSmt *s, Z3_ast all)
 {
 	if (!s->quantified &&
 	    (!s->unknown_reason || !strstr(s->unknown_reason, "quantifiers")))
 		return NULL;
-	IrVec decls = {0};
+	IrVec decls = {0}, tmp = {0}, names = {0};
 	free_decls(s, all, &decls);
-	/* The text names them: two of one name could not be told apart (Z3 returns a symbol's
-	 * string in a buffer of its own that the next call reuses, hence the copies). */
-	IrVec names = {0}, strs = {0};
-	bool unique = true;
-	for (int i = 0; i < decls.len && unique; i++) {
-		Z3_symbol nm = Z3_get_decl_name(s->z, IR_VEC_AT(decls, Z3_func_decl, i));
-		char *str = strdup(Z3_get_symbol_string(s->z, nm));
-		unique = str != NULL;
-		for (int j = 0; j < strs.len && unique; j++)
-			unique = strcmp(IR_VEC_AT(strs, char *, j), str) != 0;
-		ir_vec_push(s->al, &names, &nm, sizeof nm);
-		ir_vec_push(s->al, &strs, &str, sizeof str);
+	for (int i = 0; i < decls.len; i++) {
+		Z3_func_decl d = IR_VEC_AT(decls, Z3_func_decl, i);
+		unsigned ar = Z3_get_arity(s->z, d);
+		Z3_sort dom[8];
+		if (ar > 8)
+			break;
+		for (unsigned a = 0; a < ar; a++)
+			dom[a] = Z3_get_domain(s->z, d, a);
+		char nm[32];
+		snprintf(nm, sizeof nm, "ave#%d", i);
+		Z3_symbol sym = Z3_mk_string_symbol(s->z, nm);
+		Z3_func_decl t = Z3_mk_func_decl(s->z, sym, ar, dom, Z3_get_range(s->z, d));
+		ir_vec_push(s->al, &tmp, &t, sizeof t);
+		ir_vec_push(s->al, &names, &sym, sizeof sym);
 	}
-	Z3_ast f = NULL;
-	int fd[2];
-	if (!unique || pipe(fd) != 0)
+	Z3_ast f = NULL, sent = NULL;
+	int fd[2] = {-1, -1};
+	if (tmp.len == decls.len)
+		sent = rename_decls(s, all, (Z3_func_decl *)decls.data, (Z3_func_decl *)tmp.data,
+		                    decls.len);
+	if (!sent || pipe2(fd, O_CLOEXEC) != 0)
 		goto out;
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		qe_child(s, all, fd[1]);
+		qe_child(s, sent, fd[1]);
 	}
 	close(fd[1]);
 	if (pid < 0) {
@@ -855,7 +930,7 @@ qe_formula(CkSmt *s, Z3_ast all)
 	IrVec txt = {0};
 	double deadline = ir_now() + 1e-3 * s->timeout_ms + 0.1; /* and the fork and the text */
 	bool done = false;
-	for (;;) {
+	while (!done) {
 		double left = deadline - ir_now();
 		if (left <= 0)
 			break;
@@ -869,39 +944,35 @@ qe_formula(CkSmt *s, Z3_ast all)
 		ssize_t n = read(fd[0], buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			done = n == 0;
+		if (n <= 0)
 			break;
-		}
-		for (ssize_t i = 0; i < n; i++)
+		for (ssize_t i = 0; i < n && !done; i++) {
 			ir_vec_push(s->al, &txt, &buf[i], 1);
+			done = buf[i] == 0;
+		}
 	}
 	close(fd[0]);
-	if (!done)
-		kill(pid, SIGKILL);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	kill(pid, SIGKILL); /* it has written all it will, or is past its deadline */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	if (done && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		char nul = 0;
-		ir_vec_push(s->al, &txt, &nul, 1);
+	if (done) {
 		Z3_ast_vector v = Z3_parse_smtlib2_string(
-		    s->z, (const char *)txt.data, 0, NULL, NULL, (unsigned)decls.len,
-		    (Z3_symbol *)names.data, (Z3_func_decl *)decls.data);
+		    s->z, (const char *)txt.data, 0, NULL, NULL, (unsigned)tmp.len,
+		    (Z3_symbol *)names.data, (Z3_func_decl *)tmp.data);
 		if (v && Z3_get_error_code(s->z) == Z3_OK) {
 			Z3_ast_vector_inc_ref(s->z, v);
 			if (Z3_ast_vector_size(s->z, v) == 1)
-				f = Z3_ast_vector_get(s->z, v, 0);
+				f = rename_decls(s, Z3_ast_vector_get(s->z, v, 0),
+				                 (Z3_func_decl *)tmp.data, (Z3_func_decl *)decls.data,
+				                 tmp.len);
 			Z3_ast_vector_dec_ref(s->z, v);
 		}
 	}
 	ir_vec_free(s->al, &txt, 1);
 out:
 	ir_vec_free(s->al, &decls, sizeof(Z3_func_decl));
+	ir_vec_free(s->al, &tmp, sizeof(Z3_func_decl));
 	ir_vec_free(s->al, &names, sizeof(Z3_symbol));
-	for (int i = 0; i < strs.len; i++)
-		free(IR_VEC_AT(strs, char *, i));
-	ir_vec_free(s->al, &strs, sizeof(char *));
 	return f;
 }
 
