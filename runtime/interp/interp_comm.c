@@ -99,10 +99,16 @@ chunk_ref(Run *r, Task *t, IOp *o, ChunkRef *cr)
 	const Tens *g = &r->symm[cr->k];
 	for (int d = 0; d < g->rank; d++) {
 		if (cr->slot.lo[d] < 0 || cr->slot.lo[d] >= g->dims[d]) {
+			char args[160];
+			int n = 0;
+			args[0] = 0;
+			for (int i = 0; i < it->ncoord && i < IR_MAX_RANK && n < 120; i++)
+				n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", i ? ", " : "",
+					      (long long)cr->args[i]);
 			interp_err(r, t, o,
-				   "the signal slot of chunk '@%s(%lld)' is outside '@%s': index "
+				   "the signal slot of chunk '@%s(%s)' is outside '@%s': index "
 				   "%lld of dimension %d (size %lld)",
-				   it->s, (long long)cr->args[0], g->sym, (long long)cr->slot.lo[d], d,
+				   it->s, args, g->sym, (long long)cr->slot.lo[d], d,
 				   (long long)g->dims[d]);
 			return false;
 		}
