@@ -107,8 +107,9 @@ Z3_ast pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub);
 CkRes pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub, Z3_model *model);
 /* Whether m, a model the general solver gave of f (under sub, as above), is one: f is
  * quantifier-free but for a universal "no instance of `inner` holds" whose free variables
- * are f's. Confirmed when the exact definitions of f's variables hold in m and inner, with
- * f's variables at their values in m, is unsatisfiable (a quantifier-free query). */
+ * are f's. Confirmed when f's conjuncts outside the quantifier and the exact definitions of
+ * its variables hold in m, and inner, with f's variables at their values in m, is
+ * unsatisfiable (a quantifier-free query). */
 bool pass_ck_confirm_none(CkSmt *s, Z3_model m, Z3_ast f, const CkSubst *sub, Z3_ast inner);
 /* A model of `f` that minimizes |obj[0]|, then |obj[1]|, ...; falls back to any model. */
 CkRes pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model);

@@ -1067,6 +1067,26 @@ pass_ck_confirm_none(CkSmt *s, Z3_model m, Z3_ast f, const CkSubst *sub, Z3_ast 
 	Z3_ast ex = ok ? exact_defs(s, all) : NULL, v = NULL;
 	if (ex)
 		ok = Z3_model_eval(s->z, m, ex, true, &v) && v && pass_ck_is_true(s, v);
+	/* The conjuncts of `all` outside the quantifier hold in m (a conjunct that holds one
+	 * elsewhere than at the top is not confirmed). */
+	IrVec conj = {0};
+	ir_vec_push(s->al, &conj, &all, sizeof all);
+	while (conj.len && ok) {
+		Z3_ast c = IR_VEC_AT(conj, Z3_ast, --conj.len);
+		if (Z3_get_ast_kind(s->z, c) == Z3_QUANTIFIER_AST)
+			continue; /* the one asked below, by its body */
+		if (Z3_get_ast_kind(s->z, c) == Z3_APP_AST &&
+		    Z3_get_decl_kind(s->z, Z3_get_app_decl(s->z, Z3_to_app(s->z, c))) == Z3_OP_AND) {
+			Z3_app app = Z3_to_app(s->z, c);
+			for (unsigned i = 0; i < Z3_get_app_num_args(s->z, app); i++) {
+				Z3_ast a = Z3_get_app_arg(s->z, app, i);
+				ir_vec_push(s->al, &conj, &a, sizeof a);
+			}
+			continue;
+		}
+		ok = Z3_model_eval(s->z, m, c, true, &v) && v && pass_ck_is_true(s, v);
+	}
+	ir_vec_free(s->al, &conj, sizeof(Z3_ast));
 	if (ok) {
 		Z3_ast g = Z3_substitute(s->z, inner, (unsigned)xs.len, (Z3_ast *)xs.data,
 		                         (Z3_ast *)vs.data);
