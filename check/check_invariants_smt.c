@@ -784,7 +784,7 @@ rename_decls(CkSmt *s, Z3_ast f, const Z3_func_decl *from, const Z3_func_decl *t
 		              : kind == Z3_QUANTIFIER_AST ? 1
 		                                          : 0;
 		Z3_ast kids[16], *kid = na <= 16 ? kids : malloc(sizeof *kid * na);
-		bool ready = kid != NULL;
+		bool ready = kid != NULL, failed = !kid;
 		for (unsigned a = 0; a < na && kid; a++) {
 			Z3_ast c = kind == Z3_APP_AST ? Z3_get_app_arg(z, Z3_to_app(z, t), a)
 			                              : Z3_get_quantifier_body(z, t);
@@ -807,11 +807,13 @@ rename_decls(CkSmt *s, Z3_ast f, const Z3_func_decl *from, const Z3_func_decl *t
 			} else if (kind == Z3_QUANTIFIER_AST) {
 				r = Z3_update_term(z, t, 1, kid);
 			}
-			ir_map_put(&done, h, t, (void *)r, NULL);
+			failed = !r; /* Z3 failed (an error, say out of memory) */
+			if (r)
+				ir_map_put(&done, h, t, (void *)r, NULL);
 		}
 		if (kid != kids)
 			free(kid);
-		if (!kid) {
+		if (failed) {
 			f = NULL;
 			break;
 		}
