@@ -888,7 +888,10 @@ qe_child(CkSmt *s, Z3_ast all, int fd)
  * that name, and a function named `div` would read back as the built-in); a result that still
  * holds a quantifier is not sent (its bound names could collide the same way). The message
  * ends with a NUL byte, so a write end that another thread's child inherited does not matter.
- * Any failure is NULL (the query stays undecided). */
+ * Any failure is NULL (the query stays undecided). Z3 4.8.12's `qe` is also wrong on `mod`
+ * inside a quantifier (`forall w1 w2. w1 = 0 or not (A <= w1 mod 3 and w2 <= M)` comes out as
+ * `not (A <= 3)`; A = 3 satisfies it): the checker writes floordiv and mod as fresh variables
+ * with side conditions and never `Z3_mk_mod`, and a query holding one must not come here. */
 static Z3_ast
 qe_formula(CkSmt *s, Z3_ast all)
 {
