@@ -101,9 +101,9 @@ Z3_ast pass_ck_subst(CkSmt *s, const CkSubst *sub, Z3_ast f);
  * variables the substitution leaves unused drop out with theirs. */
 Z3_ast pass_ck_closure_subst(CkSmt *s, Z3_ast f, const CkSubst *sub);
 /* A proof of a formula with a quantifier by Z3's general solver (model-based quantifier
- * instantiation), its side conditions gathered under sub (may be NULL): CK_UNSAT; CK_SAT with
- * the solver's model in *model (the caller's to confirm, with pass_ck_confirm_none, and
- * free) when model is non-NULL; CK_UNKNOWN for anything else. */
+ * instantiation), its side conditions gathered under sub (may be NULL): CK_UNSAT, CK_SAT
+ * (with the solver's model in *model, the caller's to confirm with pass_ck_confirm_none and
+ * free, when model is non-NULL) or CK_UNKNOWN. */
 CkRes pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub, Z3_model *model);
 /* Whether m, a model the general solver gave of f (under sub, as above), is one: f is
  * quantifier-free but for a universal "no instance of `inner` holds" whose free variables

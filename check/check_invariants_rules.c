@@ -2184,22 +2184,16 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 		 * reaches the roles at its ave.warp_specialize (ws_seg). */
 		if ((cw->cond || before_roles) && !cw->loop && !cw->nested &&
 		    (before_roles ? cw->seg < k->roles[0].ws_seg
-		                  : cw->role == p.role && cw->seg < p.seg)) {
+		                  : cw->role == p.role &&
+		                        (cw->seg < p.seg ||
+		                         (cw->seg == p.seg && precedes_in_block(cw->op, in->site->op))))) {
 			/* A wait outside loops before the point, under an ave.if (it covers when its
-			 * condition held: the overlap pass waits only for other ranks' chunks), or
-			 * before the roles (every thread passed it before entering its role). */
+			 * condition held: the overlap pass waits only for other ranks' chunks; in
+			 * the point's own block, or one holding it, it ran wherever the point runs),
+			 * or before the roles (every thread passed it before entering its role). */
 			bool known = true;
 			ci = pass_ck_inst_at(k, cw, before_roles ? pass_ck_num(S, 0) : p.r, NULL);
 			ok = cw->cond ? pass_ck_guard(k, &ci, &known) : Z3_mk_true(S->z);
-			if (!known)
-				continue;
-		} else if (cw->cond && !cw->loop && !cw->nested && cw->role == p.role &&
-		           cw->seg == p.seg && precedes_in_block(cw->op, in->site->op)) {
-			/* A wait under an ave.if before the point in its own block (or a block
-			 * nested there): wherever the point runs, it ran. */
-			bool known = true;
-			ci = pass_ck_inst_at(k, cw, p.r, NULL);
-			ok = pass_ck_guard(k, &ci, &known);
 			if (!known)
 				continue;
 		} else if (!last_before(k, cw, &p, &ci, &ok))
@@ -2299,6 +2293,19 @@ region_text(Ck *k, Z3_model m, const Region *r)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
 		              (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
 	snprintf(buf + n, sizeof buf - (size_t)n, "]");
+	return ir_ctx_strdup(k->c, buf);
+}
+
+/* A chunk's arguments a[0 .. n) as text, `1, 2, 3`, in model m. */
+static char *
+args_text(Ck *k, Z3_model m, const Z3_ast *a, int n)
+{
+	char buf[160];
+	int len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n && len < 120; i++)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%lld", i ? ", " : "",
+		                (long long)ev(k, m, a[i]));
 	return ir_ctx_strdup(k->c, buf);
 }
 
@@ -2813,12 +2820,7 @@ check_signal_epochs(Ck *k, IrVec *sigs)
 				continue;
 			CkInst *ins[2] = {&x.in, &y.in};
 			Z3_model m = solve_min(k, fail, ins, 2, x.c, x.nc);
-			char args[160];
-			int n = 0;
-			args[0] = 0;
-			for (int c = 0; c < x.nc && n < 120; c++)
-				n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", c ? ", " : "",
-				              (long long)ev(k, m, x.c[c]));
+			char *args = args_text(k, m, x.c, x.nc);
 			IrDiag *d = ir_diag_begin(
 			    k->c, IR_SEV_ERROR, b->loc,
 			    "chunk @%s(%s) may be signalled twice to rank %lld in one launch (%s): "
@@ -3200,12 +3202,7 @@ check_chunk_signals(Ck *k)
 			         "gives no model of it to show (a deadlock across ranks)");
 			continue;
 		}
-		char args[160];
-		int n = 0;
-		args[0] = 0;
-		for (int a = 0; a < nw && n < 120; a++)
-			n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", a ? ", " : "",
-			              (long long)ev(k, m, cw[a]));
+		char *args = args_text(k, m, cw, nw);
 		IrDiag *d = ir_diag_begin(
 		    k->c, IR_SEV_ERROR, w->op->loc,
 		    "this 'ave.chunk.wait' for @%s(%s) on rank %lld never returns: no "
@@ -3283,12 +3280,7 @@ check_slot(Ck *k, IrOp *op, CkInst *in, Z3_ast on, Z3_ast rank, Z3_ast const pid
 		return;
 	CkInst *ins[1] = {in};
 	Z3_model m = solve_min(k, fail, ins, 1, a, n);
-	char args[160];
-	int na = 0;
-	args[0] = 0;
-	for (int i = 0; i < n && na < 120; i++)
-		na += snprintf(args + na, sizeof args - (size_t)na, "%s%lld", i ? ", " : "",
-		               (long long)ev(k, m, a[i]));
+	char *args = args_text(k, m, a, n);
 	char *slot = region_text(k, m, &r);
 	char shape[64];
 	int ns = 0;

@@ -850,8 +850,10 @@ qe_child(CkSmt *s, Z3_ast all, int fd)
 		ir_vec_push(s->al, &fs, &x, sizeof x);
 	}
 	Z3_probe pq = Z3_mk_probe(s->z, "has-quantifiers");
+	if (!pq)
+		_exit(3);
 	Z3_probe_inc_ref(s->z, pq);
-	if (!pq || Z3_probe_apply(s->z, pq, sg) != 0.0)
+	if (Z3_probe_apply(s->z, pq, sg) != 0.0)
 		_exit(3);
 	Z3_ast f = n ? pass_ck_and(s, (int)n, (Z3_ast *)fs.data) : Z3_mk_true(s->z);
 	Z3_set_ast_print_mode(s->z, Z3_PRINT_SMTLIB2_COMPLIANT);
@@ -1053,7 +1055,7 @@ pass_ck_prove_quantified(CkSmt *s, Z3_ast f, const CkSubst *sub, Z3_model *model
 		*model = take_model(s, sv, NULL);
 	Z3_solver_dec_ref(s->z, sv);
 	s->unknown_reason = why;
-	return r == CK_SAT && !model ? CK_UNKNOWN : r;
+	return r;
 }
 
 bool

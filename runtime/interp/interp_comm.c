@@ -76,6 +76,17 @@ typedef struct ChunkRef {
 	IrChunkBox slot, region;
 } ChunkRef;
 
+/* v[0 .. k) as text, `1, 2, 3`, into buf. */
+static void
+ints_text(const int64_t *v, int k, char *buf, size_t n)
+{
+	buf[0] = 0;
+	for (int i = 0; i < k; i++) {
+		size_t len = strlen(buf);
+		snprintf(buf + len, n - len, "%s%lld", i ? ", " : "", (long long)v[i]);
+	}
+}
+
 static bool
 chunk_ref(Run *r, Task *t, IOp *o, ChunkRef *cr)
 {
@@ -99,12 +110,9 @@ chunk_ref(Run *r, Task *t, IOp *o, ChunkRef *cr)
 	const Tens *g = &r->symm[cr->k];
 	for (int d = 0; d < g->rank; d++) {
 		if (cr->slot.lo[d] < 0 || cr->slot.lo[d] >= g->dims[d]) {
-			char args[160];
-			int n = 0;
-			args[0] = 0;
-			for (int i = 0; i < it->ncoord && i < IR_MAX_RANK && n < 120; i++)
-				n += snprintf(args + n, sizeof args - (size_t)n, "%s%lld", i ? ", " : "",
-					      (long long)cr->args[i]);
+			char args[96];
+			ints_text(cr->args, it->ncoord < IR_MAX_RANK ? it->ncoord : IR_MAX_RANK, args,
+				  sizeof args);
 			interp_err(r, t, o,
 				   "the signal slot of chunk '@%s(%s)' is outside '@%s': index "
 				   "%lld of dimension %d (size %lld)",
@@ -235,17 +243,9 @@ interp_describe_chunk_wait(Run *r, Task *t, char *buf, size_t n)
 	if (!chunk_ref(r, t, o, &cr)) /* evaluated before, when it blocked */
 		ir_unreachable("a blocked chunk wait whose chunk no longer evaluates");
 	const Tens *g = copy_on(r, r->rank, cr.k);
-	char args[96] = "";
-	for (int i = 0; i < it->ncoord && i < IR_MAX_RANK; i++) {
-		size_t len = strlen(args);
-		snprintf(args + len, sizeof args - len, "%s%lld", i ? ", " : "", (long long)cr.args[i]);
-	}
-	char slot[96] = "";
-	for (int d = 0; d < g->rank; d++) {
-		size_t len = strlen(slot);
-		snprintf(slot + len, sizeof slot - len, "%s%lld", d ? ", " : "",
-			 (long long)cr.slot.lo[d]);
-	}
+	char args[96], slot[96];
+	ints_text(cr.args, it->ncoord < IR_MAX_RANK ? it->ncoord : IR_MAX_RANK, args, sizeof args);
+	ints_text(cr.slot.lo, g->rank, slot, sizeof slot);
 	snprintf(buf, n,
 		 "for chunk @%s(%s) (its signal @%s[%s] on rank %d is %lld; launch %lld needs %lld)",
 		 it->s, args, g->sym, slot, r->rank,
