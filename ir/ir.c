@@ -630,6 +630,15 @@ ir_role_of(IrOp *op)
 	return NULL;
 }
 
+bool
+ir_spill_buffer(IrCtx *c, const IrValue *v)
+{
+	if (!v || v->kind != IR_VAL_RESULT || v->op->code != IR_OP_SMEM_ALLOC)
+		return false;
+	IrAttr *a = ir_op_attr(v->op, c->kw.spill);
+	return a && a->kind == IR_ATTR_BOOL && a->i;
+}
+
 /* ---- walks and numbering ---- */
 
 bool

@@ -600,6 +600,8 @@ void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
 uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
 IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
 IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
+/* v is an `ave.smem.alloc {spill = true}`: where regalloc keeps a register tile a while. */
+bool ir_spill_buffer(IrCtx *c, const IrValue *v);
 
 /* Walks ops in pre-order (op, then the ops of its regions). Returns false to stop early. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ud);

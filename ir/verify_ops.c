@@ -885,6 +885,9 @@ v_smem_alloc(IrCtx *c, IrOp *op)
 	if (!ir_type_is_smem(t))
 		return ERR(op->loc, "'ave.smem.alloc' makes a shared-memory tile or ring, found '%s'",
 			   ts(c, t));
+	IrAttr *sp = ir_op_attr(op, c->kw.spill);
+	if (sp && sp->kind != IR_ATTR_BOOL)
+		return ERR(op->loc, "'spill' of 'ave.smem.alloc' is true or false");
 	return ir_check_type(c, op->loc, t);
 }
 

@@ -114,6 +114,13 @@ unify(IrOp *op, void *ud)
 		unite(a, item_val(op, 2), &op->res[0]);
 	} else if (op->code == IR_OP_MMA_WAIT) {
 		unite(a, item_val(op, 0), &op->res[0]);
+	} else if (op->code == IR_OP_SMEM_LOAD) {
+		/* A tile regalloc kept in shared memory comes back in the layout it left in: each
+		 * thread reads what it wrote, with no conversion. */
+		IrValue *buf = ir_item_value(op, &op->item[0]);
+		for (IrUse *u = ir_spill_buffer(c, buf) ? buf->uses : NULL; u; u = u->next)
+			if (u->user->code == IR_OP_SMEM_STORE)
+				unite(a, item_val(u->user, 0), &op->res[0]);
 	}
 	return true;
 }

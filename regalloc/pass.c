@@ -2,15 +2,19 @@
  * target, plans the registers of its tiles (plan.c), chooses the budgets that roles leave unset,
  * rejects a group whose tiles do not fit, and proves the plan with Z3 (prove.c). It changes no
  * meaning: it only writes `regs(n)` into roles that had none. */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "../check/check.h"
 #include "regalloc.h"
 
 typedef struct Run {
 	IrModule *m;
 	const IrPassOpts *o;
-	int64_t verbose, reserve;
+	int64_t verbose, reserve, spill;
+	int spills; /* tiles the pass made wait in shared memory */
 	bool ok;
+	IrVec kernels; /* IrOp * */
 } Run;
 
 static void
@@ -69,30 +73,191 @@ kernel_target(IrCtx *c, IrOp *k, const TargetInfo *given)
 	return a && a->kind == IR_ATTR_STR ? target_find(a->s) : NULL;
 }
 
+/* Sizes the tiles of k and builds its plan; false (p untouched) when a tile has no layout. */
 static bool
-kernel(IrOp *k, void *ud)
+plan_of(Run *run, IrOp *k, const TargetInfo *t, RaPlan *p)
 {
-	Run *run = ud;
-	if (k->code != IR_OP_KERNEL)
-		return true;
 	IrCtx *c = run->m->ctx;
-	const TargetInfo *t = kernel_target(c, k, run->o->target);
-	if (!t || !t->regfile)
-		return true; /* the interpreter has no register file */
 	uint32_t n = ir_number_values(k);
 	int32_t *regs = malloc(sizeof(int32_t) * (n + 1));
 	for (uint32_t i = 0; i <= n; i++)
 		regs[i] = -1;
 	bool sized =
 	    run->o->tile_regs ? run->o->tile_regs(c, k, t, regs) : ra_blocked_regs(c, k, t, regs);
-	if (!sized) { /* a tile no layout holds: the lowering says so if it compiles the kernel */
-		free(regs);
-		return true;
+	if (sized) {
+		ra_plan_build(p, c, k, t, regs, (int)run->reserve);
+		p->sizes = run->o->tile_regs ? "lowering" : "blocked";
 	}
-	RaPlan p;
-	ra_plan_build(&p, c, k, t, regs, (int)run->reserve);
-	p.sizes = run->o->tile_regs ? "lowering" : "blocked";
 	free(regs);
+	return sized;
+}
+
+static const char *
+group_name(const RaPlan *p, int g, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s '@%s'", p->group[g].role ? "role" : "kernel", p->group[g].name);
+	return buf;
+}
+
+/* The decision, at the tile's definition: what waits in shared memory, from where to where,
+ * and why. */
+static void
+spill_remark(RaPlan *p, const RaSpill *s)
+{
+	char who[160];
+	IrLoc loc = s->v->kind == IR_VAL_RESULT ? s->v->op->loc : s->store->loc;
+	ir_remark(p->c, loc,
+	          "%s on target '%s': '%%%s' (%d registers per thread) waits in shared memory "
+	          "'%%%s' (%lld bytes) from line %u to line %u, where nothing reads it: the tiles "
+	          "live at '%s' (line %u) need %d registers, %s",
+	          group_name(p, s->group, who, sizeof who), p->t->name,
+	          s->v->name ? s->v->name : "<unnamed>", s->regs,
+	          s->buffer->name ? s->buffer->name : "<unnamed>", (long long)s->bytes,
+	          s->store->loc.line, s->load->loc.line, ir_op_name(s->at->code), s->at->loc.line,
+	          s->peak,
+	          s->peak > s->budget
+	              ? ir_ctx_printf(p->c, "over the budget of %d", s->budget)
+	              : ir_ctx_printf(p->c,
+	                              "which leaves %d of the budget of %d for what is not a tile "
+	                              "(regalloc keeps %d)",
+	                              s->budget - s->peak, s->budget, s->margin));
+}
+
+static bool
+add_smem(IrOp *op, void *ud)
+{
+	if (op->code == IR_OP_SMEM_ALLOC) {
+		IrType *t = op->res[0].type;
+		int64_t n = t->kind == IR_TY_RING ? t->n : 1;
+		IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
+		*(int64_t *)ud += n * ir_type_numel(tile) * ir_type_elem_bits(tile) / 8;
+	}
+	return true;
+}
+
+/* The shared memory k allocates, counted without reuse. */
+static int64_t
+smem_used(IrOp *k)
+{
+	int64_t n = 0;
+	ir_walk_op(k, add_smem, &n);
+	return n;
+}
+
+/* The group's state after spills that did not make it fit, for the error's note. */
+static const char *
+still_over(RaPlan *p, int g, const RaSpill *done, int n)
+{
+	RaGroup *r = &p->group[g];
+	IrOp *at = ra_point_op(p, r->peak_at);
+	int64_t bytes = 0;
+	const char *where = at ? ir_ctx_printf(p->c, "'%s'", ir_op_name(at->code)) : "?";
+	for (int i = 0; i < n; i++) {
+		bytes += done[i].bytes;
+		if (at == done[i].load || at == done[i].store)
+			where = ir_ctx_printf(p->c, "the %s of '%%%s'",
+			                      at == done[i].load ? "reload" : "store",
+			                      done[i].v->name ? done[i].v->name : "<unnamed>");
+	}
+	return ir_ctx_printf(p->c,
+	                     "with %d of them waiting in shared memory (%lld bytes), the tiles "
+	                     "live at %s (line %u) would still need %d registers, over %d",
+	                     n, (long long)bytes, where, at ? at->loc.line : 0,
+	                     r->slots > r->peak ? r->slots : r->peak, r->budget);
+}
+
+/* Spills (spill.c) while a group's tiles exceed its budget less `margin` and a tile can wait;
+ * the budgets are computed on a dry run (nothing reported, nothing written), so that the run
+ * after this one chooses them from the tiles that remain. When that does not make every group
+ * fit, or the buffers would not fit the target's shared memory, the kernel is put back as it
+ * was and *note says why (NULL when it fits). Leaves p built afresh for the kernel in the
+ * module (*k); false when a tile has no layout (p is then freed). */
+static bool
+attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const char **note)
+{
+	IrModule *m = run->m;
+	char why[512];
+	IrMap vmap;
+	ir_map_init(&vmap, m->ctx->al);
+	IrOp *saved = ir_op_clone(m, *k, &vmap);
+	ir_map_free(&vmap);
+	RaSpill done[RA_MAX_SPILLS];
+	int n = 0;
+	int64_t bytes = 0, used = smem_used(*k);
+	*note = NULL;
+	for (;;) {
+		p->dry = true;
+		ra_plan_budgets(p, m);
+		int g = ra_over_group(p, margin);
+		if (g < 0) {
+			if (t->smem_limit && used + bytes > t->smem_limit)
+				*note = ir_ctx_printf(
+				    p->c,
+				    "keeping tiles in shared memory instead would take %lld bytes of it, "
+				    "%lld with the kernel's own buffers, over the %lld target '%s' has",
+				    (long long)bytes, (long long)(used + bytes),
+				    (long long)t->smem_limit, t->name);
+			break;
+		}
+		if (n == RA_MAX_SPILLS ||
+		    !ra_spill(p, m, g, margin, &done[n], why, sizeof why)) {
+			*note = n ? still_over(p, g, done, n)
+			          : ir_ctx_printf(p->c,
+			                          "no tile live there can wait in shared memory: %s",
+			                          why);
+			break;
+		}
+		bytes += done[n++].bytes;
+		ra_plan_free(p);
+		if (!plan_of(run, *k, t, p))
+			return false;
+	}
+	p->dry = false;
+	if (!n)
+		return true;
+	if (*note) {
+		/* Back to the kernel as written: the error is about what the user wrote. */
+		ir_op_insert_before(*k, saved);
+		ir_op_erase(*k);
+		*k = saved;
+	}
+	ra_plan_free(p);
+	if (!plan_of(run, *k, t, p))
+		return false;
+	for (int i = 0; !*note && i < n; i++) {
+		spill_remark(p, &done[i]);
+		run->spills++;
+	}
+	return true;
+}
+
+/* Tiles wait in shared memory where that leaves each group the reserve for what is not a
+ * tile; failing that, where it makes each group fit its budget; failing that the kernel is as
+ * written and p->nospill says why. */
+static bool
+spill(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p)
+{
+	const char *note = NULL;
+	if (!attempt(run, k, t, p, (int)run->reserve, &note))
+		return false;
+	if (note && !attempt(run, k, t, p, 0, &note))
+		return false;
+	p->nospill = note;
+	return true;
+}
+
+static bool
+kernel(Run *run, IrOp *k)
+{
+	IrCtx *c = run->m->ctx;
+	const TargetInfo *t = kernel_target(c, k, run->o->target);
+	if (!t || !t->regfile)
+		return true; /* the interpreter has no register file */
+	RaPlan p;
+	if (!plan_of(run, k, t, &p))
+		return true; /* a tile no layout holds: the lowering says so if it compiles it */
+	if (run->spill && !spill(run, &k, t, &p))
+		return true;
 	if (!ra_plan_budgets(&p, run->m)) {
 		run->ok = false;
 	} else {
@@ -108,14 +273,32 @@ kernel(IrOp *k, void *ud)
 	return true;
 }
 
+static bool
+collect_kernel(IrOp *op, void *ud)
+{
+	Run *run = ud;
+	if (op->code == IR_OP_KERNEL)
+		ir_vec_push(run->m->ctx->al, &run->kernels, &op, sizeof op);
+	return true;
+}
+
 bool
 pass_regalloc(IrModule *m, const IrPassOpts *o)
 {
-	Run run = {m, o, 0, RA_RESERVE, true};
+	Run run = {m, o, 0, RA_RESERVE, 1, 0, true, {0}};
 	if (!ir_pass_arg_int(m->ctx, o, "regalloc", "verbose", 0, 0, 2, &run.verbose) ||
-	    !ir_pass_arg_int(m->ctx, o, "regalloc", "reserve", RA_RESERVE, 0, 232, &run.reserve))
+	    !ir_pass_arg_int(m->ctx, o, "regalloc", "reserve", RA_RESERVE, 0, 232, &run.reserve) ||
+	    !ir_pass_arg_int(m->ctx, o, "regalloc", "spill", 1, 0, 1, &run.spill))
 		return false;
+	/* Listed first: spilling may put a kernel back as it was (another op in its place). */
 	for (IrOp *op = m->body->first; op; op = op->next)
-		ir_walk_op(op, kernel, &run);
+		ir_walk_op(op, collect_kernel, &run);
+	for (int i = 0; i < run.kernels.len; i++)
+		kernel(&run, IR_VEC_AT(run.kernels, IrOp *, i));
+	ir_vec_free(m->ctx->al, &run.kernels, sizeof(IrOp *));
+	/* A pass proves what it rewrote: the spills keep the program's meaning, the checker says
+	 * so (shared memory, the replicas' slots, every other invariant). */
+	if (run.ok && run.spills && !pass_check_invariants_with(m, &(PassCkOpts){0}))
+		return false;
 	return run.ok;
 }

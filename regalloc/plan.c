@@ -781,6 +781,9 @@ over_budget(RaPlan *p, int gi)
 	                          who, g->slots > g->peak ? g->slots : g->peak,
 	                          at ? ir_op_name(at->code) : "?", live, g->peak, extent, budget);
 	d->code = "regalloc";
+	if (p->nospill && *p->nospill)
+		ir_diag_note(p->c, d, at ? at->loc : p->kernel->loc,
+		             "%s", p->nospill);
 	for (int k = 0; k < p->nclass; k++) {
 		if (p->cls[k].group != gi || !ra_class_live(p, k, h))
 			continue;
@@ -874,6 +877,28 @@ pool_error(RaPlan *p, IrOp *ws, int64_t used, int64_t pool)
 	ir_diag_emit(p->c, d);
 }
 
+/* Budgets of one ave.warp_specialize that need more than the pool (a dry run, before
+ * spilling): the chosen role with the most registers of tiles gets what the pool leaves it, so
+ * that it is the group over its budget and what it keeps in shared memory makes the room. */
+static void
+squeeze(RaPlan *p, IrOp *ws, int64_t used, int64_t pool)
+{
+	RaGroup *big = NULL;
+	for (int g = 1; g < p->ngroup; g++) {
+		RaGroup *r = &p->group[g];
+		if (r->ws == ws && r->chosen && r->slots &&
+		    (!big || r->slots * r->threads * r->replicas >
+		                 big->slots * big->threads * big->replicas))
+			big = r;
+	}
+	if (!big)
+		return;
+	int64_t per = big->threads * big->replicas;
+	int64_t left = pool - (used - (int64_t)big->budget * per);
+	int fit = left > 0 ? (int)(left / per / 8 * 8) : 0;
+	big->budget = fit < 24 ? 24 : fit;
+}
+
 /* A role setmaxnreg can give a budget: whole, aligned warpgroups (SPEC 5.7). */
 static bool
 whole_warpgroups(IrCtx *c, IrOp *role)
@@ -938,7 +963,9 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 				for (int g = 1; g < p->ngroup; g++)
 					capped |= p->group[g].ws == ws && p->group[g].chosen &&
 					          p->group[g].slots > p->group[g].budget;
-				if (!capped)
+				if (p->dry && !capped)
+					squeeze(p, ws, used, pool);
+				else if (!capped)
 					pool_error(p, ws, used, pool);
 				ok = false;
 				continue;
@@ -958,6 +985,8 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 					grew = true;
 				}
 			}
+			if (p->dry)
+				continue;
 			for (int g = 1; g < p->ngroup; g++)
 				if (p->group[g].ws == ws && p->group[g].chosen)
 					set_role_regs(m, p->group[g].role, p->group[g].budget);
@@ -996,14 +1025,78 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 		if (!t || !t->regfile || !r->slots)
 			continue;
 		if (r->slots > r->budget) {
-			over_budget(p, g);
+			if (!p->dry)
+				over_budget(p, g);
 			ok = false;
 		}
 	}
 	return ok;
 }
 
+int
+ra_over_group(const RaPlan *p, int margin)
+{
+	for (int g = 0; g < p->ngroup; g++) {
+		const RaGroup *r = &p->group[g];
+		if (p->t && p->t->regfile && r->slots + (r->chosen ? 0 : margin) > r->budget)
+			return g;
+	}
+	return -1;
+}
+
 /* ---- JSON ---- */
+
+typedef struct SpillJson {
+	const RaPlan *p;
+	FILE *f;
+	int g, n;
+	int64_t bytes;
+} SpillJson;
+
+/* One ave.smem.store into a spill buffer (regalloc's) by group sj->g. */
+static bool
+spill_json(IrOp *op, void *ud)
+{
+	SpillJson *sj = ud;
+	const RaPlan *p = sj->p;
+	if (op->code != IR_OP_SMEM_STORE || ir_role_of(op) != p->group[sj->g].role)
+		return true;
+	IrValue *buf = ir_item_value(op, &ir_op_group(op, p->c->kw.into)->item[0]);
+	if (!ir_spill_buffer(p->c, buf))
+		return true;
+	IrValue *v = ir_item_value(op, &op->item[0]);
+	IrType *t = buf->type;
+	IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
+	int64_t bytes = (t->kind == IR_TY_RING ? t->n : 1) * ir_type_numel(tile) *
+	                ir_type_elem_bits(tile) / 8;
+	unsigned to = 0;
+	for (IrUse *u = buf->uses; u; u = u->next)
+		if (u->user->code == IR_OP_SMEM_LOAD && (!to || u->user->loc.line < to))
+			to = u->user->loc.line;
+	if (!sj->n++)
+		fprintf(sj->f, ", \"spills\": [");
+	else
+		fprintf(sj->f, ", ");
+	fprintf(sj->f, "{\"value\": ");
+	ir_json_str(sj->f, ir_ctx_printf(p->c, "%%%s", vname(v)));
+	fprintf(sj->f, ", \"buffer\": ");
+	ir_json_str(sj->f, ir_ctx_printf(p->c, "%%%s", vname(buf)));
+	fprintf(sj->f, ", \"bytes\": %lld, \"from_line\": %u, \"to_line\": %u}",
+	        (long long)bytes, op->loc.line, to);
+	sj->bytes += bytes;
+	return true;
+}
+
+/* The tiles regalloc keeps in shared memory for group g: "spills" and "spilled_bytes". */
+static void
+spills_json(const RaPlan *p, FILE *f, int g)
+{
+	SpillJson sj = {p, f, g, 0, 0};
+	ir_walk_op(p->kernel, spill_json, &sj);
+	if (sj.n)
+		fprintf(f, "]");
+	fprintf(f, ", \"spilled_bytes\": %lld", (long long)sj.bytes);
+}
 
 char *
 ra_plan_json(const RaPlan *p)
@@ -1040,6 +1133,7 @@ ra_plan_json(const RaPlan *p)
 			ir_json_str(f, fl && fl->name ? fl->name : "");
 			fprintf(f, ", \"line\": %u, \"col\": %u}", at->loc.line, at->loc.col);
 		}
+		spills_json(p, f, g);
 		fprintf(f, ", \"tiles\": [");
 		int nt = 0;
 		for (int i = 0; i < p->ntile; i++) {

@@ -101,6 +101,8 @@ bool ra_hsaco_code(const unsigned char *elf, size_t size, const char *name,
 /* Registers per thread kept for what is not a tile (addresses, indices, loop state, predicates)
  * when regalloc chooses a budget; `regalloc{reserve=N}` overrides it. */
 enum { RA_RESERVE = 40 };
+/* Tiles the regalloc pass may make wait in shared memory in one kernel. */
+enum { RA_MAX_SPILLS = 32 };
 
 /* One register-tile value. */
 typedef struct RaTile {
@@ -155,6 +157,8 @@ typedef struct RaPlan {
 	IrOp **point;   /* the op at each point */
 	int waves_per_eu; /* AMDGPU: the occupancy the budget allows (0 elsewhere) */
 	bool proved;    /* ra_prove accepted it */
+	bool dry;       /* ra_plan_budgets only computes: no error, nothing written into roles */
+	const char *nospill; /* why no tile could wait in shared memory (a note on the error) */
 	IrArena arena;
 } RaPlan;
 
@@ -181,6 +185,9 @@ void ra_plan_free(RaPlan *p);
  * tiles do not fit, naming the role, the op where the peak occurs, the live tiles and their sizes,
  * the sum and the budget. False after an error. */
 bool ra_plan_budgets(RaPlan *p, IrModule *m);
+/* The first group whose allocation exceeds its budget (after ra_plan_budgets) or, for a budget
+ * regalloc did not choose, leaves less than `margin` of it for what is not a tile; -1 if none. */
+int ra_over_group(const RaPlan *p, int margin);
 /* The half-point's op, and whether class k is live there. */
 IrOp *ra_point_op(const RaPlan *p, int half);
 bool ra_class_live(const RaPlan *p, int k, int half);
@@ -188,7 +195,30 @@ bool ra_class_live(const RaPlan *p, int k, int half);
  * observed); malloc'd. */
 char *ra_plan_json(const RaPlan *p);
 
-/* The `regalloc` pass (passes/passes.def; pass.c): options verbose=0..2, reserve=N. */
+/* ---- spill.c: keeping a tile in shared memory where nothing reads it ---- */
+
+typedef struct RaSpill {
+	IrValue *v;        /* the tile */
+	IrValue *fill;     /* its value read back, which the ops after the stretch read */
+	IrValue *buffer;   /* the ave.smem.alloc {spill = true} (a ring over a role's replicas) */
+	IrOp *store, *load;
+	IrOp *at;          /* the op where the group's peak was */
+	int group, regs;   /* the group; the tile's registers per thread */
+	int peak, budget;  /* the group's registers before, and its budget */
+	int margin;        /* of the budget, what the spill leaves for what is not a tile */
+	int64_t bytes;     /* shared memory the buffer takes */
+} RaSpill;
+
+/* Rewrites the kernel so that one register tile of group g live at the group's peak, and not
+ * read there, waits in shared memory across the stretch of its block where nothing reads it:
+ * an ave.smem.store after the last op before the peak that defines or reads it, an
+ * ave.smem.load before the first op after it that reads it, which reads the load from then on.
+ * Chooses the tile outside loops first, then the smallest that covers the excess. False when no
+ * tile can wait (each is read at the peak, carried by a loop, or read by an asynchronous product:
+ * `why`, if given, says so per tile). The plan is stale after a rewrite. */
+bool ra_spill(RaPlan *p, IrModule *m, int g, int margin, RaSpill *out, char *why, size_t nwhy);
+
+/* The `regalloc` pass (passes/passes.def; pass.c): options verbose=0..2, reserve=N, spill=0|1. */
 bool pass_regalloc(IrModule *m, const IrPassOpts *o);
 
 /* ---- prove.c: the plan's proof with Z3 ---- */

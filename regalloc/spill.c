@@ -1,0 +1,368 @@
+/* spill.c — keeping a register tile in shared memory across the stretch where nothing reads it
+ * (SPEC 5.10, docs/regalloc.md "Spilling"), so that a group whose tiles do not fit its budget
+ * fits:
+ *
+ *   %a = ...                                %a = ...
+ *   ...                                     ave.smem.store %a into(%a.spill)
+ *   <the peak: %a live, unread>      ─▶     <the peak: %a's registers free>
+ *   %r = ave.add %a, %x                     %a.fill = ave.smem.load %a.spill
+ *                                           %r = ave.add %a.fill, %x
+ *
+ * The stretch is found in the block that defines the tile: between the last op before the peak
+ * that defines or reads it and the first op after the peak that reads it, where the op holding
+ * the peak reads nothing of it. Each thread writes and reads back only the elements it holds
+ * (the lowering gives the reload the stored tile's layout), and the buffer is the tile's own: the
+ * program computes what it computed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "regalloc.h"
+
+static bool
+live_at(const RaTile *t, int h)
+{
+	return t->live[h / 64] >> (h % 64) & 1;
+}
+
+/* The op that defines v (a block argument: the op owning the block). */
+static IrOp *
+def_op(IrValue *v)
+{
+	if (v->kind == IR_VAL_RESULT)
+		return v->op;
+	return v->block ? ir_block_parent_op(v->block) : NULL;
+}
+
+/* v is defined in block b: by one of its ops, or as one of its arguments. */
+static bool
+defined_in(IrValue *v, IrBlock *b)
+{
+	return v->kind == IR_VAL_RESULT ? v->op->parent == b : v->block == b;
+}
+
+/* op (or an op nested in it) reads v. */
+static bool
+reads(IrOp *op, IrValue *v)
+{
+	for (IrUse *u = v->uses; u; u = u->next)
+		if (ir_op_is_ancestor(op, u->user))
+			return true;
+	return false;
+}
+
+/* The op of block b that is or holds op; NULL when op is outside b. */
+static IrOp *
+in_block(IrOp *op, IrBlock *b)
+{
+	while (op && op->parent != b)
+		op = ir_op_parent_op(op);
+	return op;
+}
+
+static int
+loop_depth(IrBlock *b)
+{
+	int d = 0;
+	for (IrOp *o = ir_block_parent_op(b); o; o = ir_op_parent_op(o))
+		d += o->code == IR_OP_FOR;
+	return d;
+}
+
+/* Why v cannot leave its registers: NULL when it can. Tiles an asynchronous product reads or
+ * holds stay where the instruction reads or writes them; a view (ave.bcast, ave.tag) reads its
+ * operand's registers for as long as it lives; a predicate tile has no shared-memory form. */
+static const char *
+unmovable(IrValue *v)
+{
+	if (v->kind == IR_VAL_RESULT && v->op->code == IR_OP_MMA_ASYNC)
+		return "a pending asynchronous product";
+	if (ir_type_elem_bits(v->type) < 8)
+		return "a predicate tile";
+	for (IrUse *u = v->uses; u; u = u->next) {
+		IrOpcode k = u->user->code;
+		if (k == IR_OP_MMA_ASYNC || k == IR_OP_MMA_WAIT)
+			return "read by an asynchronous product";
+		if (k == IR_OP_BCAST || k == IR_OP_TAG)
+			return "viewed by another value";
+	}
+	return NULL;
+}
+
+typedef struct Cand {
+	int tile;
+	IrBlock *b;
+	IrOp *prev, *next; /* prev NULL: from the start of b (v is its argument) */
+	int depth;
+	int until;         /* next's program point */
+} Cand;
+
+static int
+point_of(const RaPlan *p, const IrOp *op)
+{
+	for (int i = 0; i < p->npoint; i++)
+		if (p->point[i] == op)
+			return i;
+	return -1;
+}
+
+/* An ave.smem.store into, or ave.smem.load from, a buffer regalloc made. */
+static bool
+spill_op(IrCtx *c, IrOp *op)
+{
+	if (op->code == IR_OP_SMEM_LOAD)
+		return ir_spill_buffer(c, ir_item_value(op, &op->item[0]));
+	if (op->code == IR_OP_SMEM_STORE)
+		return ir_spill_buffer(c, ir_item_value(op, &ir_op_group(op, c->kw.into)->item[0]));
+	return false;
+}
+
+/* The stretch of v's block around `at` (the op holding the peak) where v is not read; NULL, or
+ * why there is none. */
+static const char *
+stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
+{
+	IrBlock *b = at->parent;
+	IrOp *anc = at;
+	while (!defined_in(v, b)) {
+		anc = ir_block_parent_op(b);
+		if (!anc)
+			return "defined elsewhere";
+		b = anc->parent;
+	}
+	if (v->kind == IR_VAL_RESULT && v->op == anc)
+		return anc == at ? "defined there" : "defined by the op that holds it";
+	if (reads(anc, v))
+		return anc == at ? "read there" : "read in the op that holds it";
+	c->b = b;
+	c->prev = c->next = NULL;
+	for (IrOp *q = anc->prev; q && !c->prev; q = q->prev)
+		if (reads(q, v) || (v->kind == IR_VAL_RESULT && v->op == q))
+			c->prev = q;
+	for (IrOp *q = anc->next; q && !c->next; q = q->next)
+		if (reads(q, v))
+			c->next = q;
+	c->depth = loop_depth(b);
+	if (!c->next)
+		return "read next in a later iteration";
+	/* Across nothing but another tile's store or reload, the registers come free only where
+	 * that tile needs its own: no gain, and no end to the spills. */
+	for (IrOp *q = c->prev ? c->prev->next : b->first; q != c->next; q = q->next)
+		if (!spill_op(cx, q))
+			return NULL;
+	return "read again right after the reloads before it";
+}
+
+/* Cheapest first: outside loops, then the smallest tile that covers the excess (else the
+ * largest), then the one read again the latest (it frees its registers the longest). */
+static bool
+better(const RaPlan *p, const Cand *x, const Cand *y, int excess)
+{
+	if (x->depth != y->depth)
+		return x->depth < y->depth;
+	int rx = p->tile[x->tile].regs, ry = p->tile[y->tile].regs;
+	bool cx = rx >= excess, cy = ry >= excess;
+	if (cx != cy)
+		return cx;
+	if (rx != ry)
+		return cx ? rx < ry : rx > ry;
+	if (x->until != y->until)
+		return x->until > y->until;
+	return x->tile < y->tile;
+}
+
+/* The role's `ave.replica_id`, moved to the top of its body (it reads nothing), so that it is
+ * defined before any op that names a slot by it; made there when the role has none. */
+static IrValue *
+replica_id(IrModule *m, IrOp *role)
+{
+	IrBlock *body = role->reg[0].block;
+	for (IrOp *op = body->first; op; op = op->next)
+		if (op->code == IR_OP_REPLICA_ID) {
+			if (op != body->first) {
+				ir_op_unlink(op);
+				ir_block_prepend(body, op);
+			}
+			return &op->res[0];
+		}
+	IrBuilder bl;
+	ir_builder_at_end(&bl, m, body, role->loc);
+	bl.before = body->first;
+	IrType *ity = ir_type_index(m->ctx);
+	IrValue *r = &ir_b_op(&bl, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0];
+	r->name = ir_intern_cstr(m->ctx, "spill.replica");
+	return r;
+}
+
+/* `%buf` or `%buf[%slot]` as item it. */
+static void
+buffer_item(IrModule *m, IrItem *it, IrValue *buf, IrValue *slot)
+{
+	it->pv = buf;
+	if (!slot)
+		return;
+	it->suffix = true;
+	it->ncoord = 1;
+	it->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord));
+	it->coord[0].e = ir_expr_value(m, slot);
+	it->coord[0].len = -1;
+}
+
+/* A value name `base.suffix` (then `base.suffixN`) no value of the kernel has. */
+typedef struct Names {
+	IrStr name;
+	bool found;
+} Names;
+
+static bool
+name_walk(IrOp *op, void *ud)
+{
+	Names *n = ud;
+	for (int i = 0; i < op->nres; i++)
+		n->found |= op->res[i].name == n->name;
+	for (int r = 0; r < op->nreg; r++)
+		for (int a = 0; a < op->reg[r].block->narg; a++)
+			n->found |= op->reg[r].block->arg[a]->name == n->name;
+	return !n->found;
+}
+
+static IrStr
+fresh(IrCtx *c, IrOp *kernel, const char *base, const char *suffix)
+{
+	for (int k = 0;; k++) {
+		Names n = {ir_intern_cstr(c, k ? ir_ctx_printf(c, "%s.%s%d", base, suffix, k)
+		                               : ir_ctx_printf(c, "%s.%s", base, suffix)),
+		           false};
+		ir_walk_op(kernel, name_walk, &n);
+		if (!n.found)
+			return n.name;
+	}
+}
+
+static void
+rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
+{
+	IrCtx *cx = m->ctx;
+	RaTile *t = &p->tile[c->tile];
+	RaGroup *g = &p->group[t->group];
+	IrValue *v = t->v;
+	IrType *ty = v->type;
+	/* A reload kept in shared memory again is named after the tile. */
+	const char *base = v->name ? v->name : "tile";
+	const char *f = strstr(base, ".fill");
+	if (f && f != base)
+		base = ir_ctx_printf(cx, "%.*s", (int)(f - base), base);
+	IrType *sty = ir_type_tile(cx, ty->rank, ty->dims, ty->elem, IR_SPACE_SMEM, NULL);
+	IrType *bty = g->replicas > 1 ? ir_type_ring(cx, g->replicas, sty) : sty;
+
+	/* The buffer, with the kernel's other allocations at its top. */
+	IrBuilder bl;
+	IrBlock *kb = p->kernel->reg[0].block;
+	ir_builder_before(&bl, m, kb->first);
+	bl.loc = def_op(v) ? def_op(v)->loc : p->kernel->loc;
+	while (bl.before && (bl.before->code == IR_OP_SMEM_ALLOC ||
+	                     bl.before->code == IR_OP_MBAR_ALLOC))
+		bl.before = bl.before->next;
+	IrOpState s;
+	ir_state_init(&s, IR_OP_SMEM_ALLOC, bl.loc);
+	ir_state_attr(m, &s, cx->kw.spill, ir_attr_bool(cx, true));
+	ir_state_result(m, &s, bty, fresh(cx, p->kernel, base, "spill"));
+	IrValue *buf = &ir_b_insert(&bl, ir_op_build(m, &s))->res[0];
+	IrValue *slot = g->replicas > 1 ? replica_id(m, g->role) : NULL;
+
+	/* The store after the last op before the stretch (or at the block's start). */
+	if (c->prev) {
+		ir_builder_before(&bl, m, c->prev->next);
+		bl.loc = c->prev->loc;
+	} else {
+		ir_builder_before(&bl, m, c->b->first); /* v is an argument of c->b */
+		bl.loc = v->loc;
+	}
+	ir_state_init(&s, IR_OP_SMEM_STORE, bl.loc);
+	ir_state_value(m, &s, v);
+	buffer_item(m, ir_group_add(m, ir_state_group(m, &s, cx->kw.into), IR_IT_VALUE), buf,
+	            slot);
+	out->store = ir_b_insert(&bl, ir_op_build(m, &s));
+
+	/* The reload before the first op after it, which reads the reload from then on. */
+	ir_builder_before(&bl, m, c->next);
+	ir_state_init(&s, IR_OP_SMEM_LOAD, c->next->loc);
+	buffer_item(m, ir_state_item(m, &s, IR_IT_VALUE), buf, slot);
+	ir_state_result(m, &s, ty, fresh(cx, p->kernel, base, "fill"));
+	ir_state_type(m, &s, ty);
+	out->load = ir_b_insert(&bl, ir_op_build(m, &s));
+	IrValue *fill = &out->load->res[0];
+
+	IrUse *later[64];
+	for (bool more = true; more;) {
+		int n = 0;
+		more = false;
+		for (IrUse *u = v->uses; u; u = u->next) {
+			IrOp *a = in_block(u->user, c->b);
+			if (a == out->store || !a)
+				continue;
+			bool after = false;
+			for (IrOp *q = c->next; q && !after; q = q->next)
+				after = q == a;
+			if (!after)
+				continue;
+			if (n == 64) {
+				more = true;
+				break;
+			}
+			later[n++] = u;
+		}
+		for (int i = 0; i < n; i++)
+			ir_use_set(later[i], fill);
+	}
+	out->v = v;
+	out->fill = fill;
+	out->buffer = buf;
+	out->regs = t->regs;
+	out->group = t->group;
+	out->bytes = ir_type_numel(sty) * (ir_type_elem_bits(sty) / 8) * g->replicas;
+}
+
+bool
+ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, size_t nwhy)
+{
+	RaGroup *g = &p->group[gi];
+	int h = g->peak_at;
+	IrOp *at = ra_point_op(p, h);
+	if (g->chosen)
+		margin = 0;
+	int excess = (g->slots > g->peak ? g->slots : g->peak) + margin - g->budget;
+	memset(out, 0, sizeof *out);
+	if (why && nwhy)
+		why[0] = 0;
+	if (!at)
+		return false;
+	Cand best = {-1, NULL, NULL, NULL, 0, 0};
+	int len = 0;
+	for (int i = 0; i < p->ntile; i++) {
+		RaTile *t = &p->tile[i];
+		if (t->group != gi || !t->regs || !live_at(t, h))
+			continue;
+		const char *no = unmovable(t->v);
+		Cand c = {i, NULL, NULL, NULL, 0, 0};
+		if (!no)
+			no = stretch(p->c, t->v, at, &c);
+		c.until = no ? 0 : point_of(p, c.next);
+		if (no) {
+			if (why && len < (int)nwhy - 1)
+				len += snprintf(why + len, nwhy - (size_t)len, "%s'%%%s' is %s",
+				                len ? ", " : "", t->v->name ? t->v->name : "<unnamed>",
+				                no);
+			continue;
+		}
+		if (best.tile < 0 || better(p, &c, &best, excess))
+			best = c;
+	}
+	if (best.tile < 0)
+		return false;
+	out->peak = g->slots > g->peak ? g->slots : g->peak;
+	out->budget = g->budget;
+	out->margin = margin;
+	out->at = at;
+	rewrite(p, m, &best, out);
+	return true;
+}
