@@ -390,13 +390,23 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 		if (!ok)
 			break;
 		int regs = ra_cubin_regcount(*out, *outlen, infos[i].name);
-		if (regs >= 0 && infos[i].stats && regs != infos[i].regs) {
+		int64_t frame = ra_cubin_frame(*out, *outlen, infos[i].name);
+		bool logged = infos[i].stats;
+		if (regs >= 0 && logged && regs != infos[i].regs) {
 			ir_error(c, infos[i].loc, "kernel '@%s': the cubin records %d registers per thread, but "
 				 "the assembler reported %d", infos[i].name, regs, infos[i].regs);
 			ok = false;
-		} else if (regs >= 0 && !infos[i].stats) {
+		} else if (regs >= 0 && !logged) {
 			infos[i].stats = true;
 			infos[i].regs = regs;
+		}
+		if (frame >= 0 && logged && frame != infos[i].stack) {
+			ir_error(c, infos[i].loc, "kernel '@%s': the cubin records a stack frame of %lld "
+				 "bytes per thread, but the assembler reported %lld", infos[i].name,
+				 (long long)frame, (long long)infos[i].stack);
+			ok = false;
+		} else if (frame >= 0 && !logged) {
+			infos[i].stack = frame;
 		}
 		/* A spill is never silent: registers spilled to local memory are a warning beside the
 		 * register plan (and a line in the metadata); with per-role budgets they break the
@@ -425,6 +435,18 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 				ir_warning(c, k->loc, "%s", msg);
 				add_diag(c->al, k, msg, strlen(msg));
 			}
+		} else if (ok && !logged && frame > 0) {
+			/* No report from the assembler (nvJitLink): the binary's stack frame is local
+			 * memory the kernel uses, spills or arrays, which is no more silent. */
+			char msg[320];
+			snprintf(msg, sizeof msg,
+				 "kernel '@%s' uses a stack frame of %lld bytes per thread in local memory "
+				 "on target '%s' (spilled registers or local arrays; the assembler reported "
+				 "no figures)%s",
+				 k->name, (long long)frame, tname,
+				 k->regalloc_budget > 0 ? "" : " (no register plan)");
+			ir_warning(c, k->loc, "%s", msg);
+			add_diag(c->al, k, msg, strlen(msg));
 		}
 	}
 	return ok;

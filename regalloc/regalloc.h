@@ -56,9 +56,15 @@ typedef struct RaUsage {
 /* Reads one line of ptxas's --verbose report into u (the kernel's "Used N registers" and "bytes
  * stack frame" lines); false when the line is neither. */
 bool ra_ptxas_line(const char *line, RaUsage *u);
-/* The register count the cubin's .nv.info section records for kernel `name` (EIATTR_REGCOUNT);
- * -1 when the cubin has no such record. */
+/* Per-function attributes of a cubin's .nv.info section: EIATTR_REGCOUNT (registers per thread)
+ * and EIATTR_FRAME_SIZE (bytes of stack frame per thread, in local memory: what ptxas reports as
+ * "bytes stack frame", spills included). */
+enum { RA_EIATTR_FRAME_SIZE = 0x11, RA_EIATTR_REGCOUNT = 0x2f };
+/* The value the cubin's .nv.info section records for kernel `name` under attribute `attr`; -1
+ * when the cubin has no such record (or is not a well-formed ELF64). */
+int64_t ra_cubin_attr(const void *elf, size_t len, const char *name, int attr);
 int ra_cubin_regcount(const void *elf, size_t len, const char *name);
+int64_t ra_cubin_frame(const void *elf, size_t len, const char *name);
 
 /* ---- hsaco.c: an AMDGPU code object's own account of its kernels ---- */
 

@@ -1,5 +1,6 @@
 /* usage.c — the register use of a compiled kernel as the binary and its tools report it: ptxas's
- * info lines, and the register count a cubin records for each kernel in its .nv.info section. */
+ * info lines, and the register count and stack frame a cubin records for each kernel in its
+ * .nv.info section. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +81,8 @@ section(const unsigned char *e, size_t len, uint16_t i, Sec *s)
 	return s->off <= len && s->size <= len - s->off;
 }
 
-int
-ra_cubin_regcount(const void *elf, size_t len, const char *name)
+int64_t
+ra_cubin_attr(const void *elf, size_t len, const char *name, int attr_code)
 {
 	const unsigned char *e = elf;
 	if (!e || len < 64 || memcmp(e, "\177ELF", 4) || e[4] != 2 || e[5] != 1)
@@ -120,17 +121,29 @@ ra_cubin_regcount(const void *elf, size_t len, const char *name)
 	if (!want)
 		return -1;
 	/* Attributes: format (1 byte), attribute (1), then for EIFMT_SVAL (4) a 16-bit size and the
-	 * value; EIFMT_HVAL (3) a 16-bit value; EIFMT_NVAL (1) a 16-bit pad. EIATTR_REGCOUNT (0x2f)
-	 * is an SVAL of {symbol index, count}. */
+	 * value; EIFMT_HVAL (3) a 16-bit value; EIFMT_NVAL (1) a 16-bit pad. The per-function ones
+	 * read here are SVALs of {symbol index, value}. */
 	const unsigned char *p = e + info.off, *end = p + info.size;
 	while (end - p >= 4) {
 		unsigned fmt = p[0], attr = p[1];
 		uint64_t sz = fmt == 4 ? rd(p + 2, 2) : 0;
 		if ((uint64_t)(end - p - 4) < sz)
 			break;
-		if (fmt == 4 && attr == 0x2f && sz >= 8 && rd(p + 4, 4) == want)
-			return (int)rd(p + 8, 4);
+		if (fmt == 4 && (int)attr == attr_code && sz >= 8 && rd(p + 4, 4) == want)
+			return (int64_t)rd(p + 8, 4);
 		p += 4 + sz;
 	}
 	return -1;
+}
+
+int
+ra_cubin_regcount(const void *elf, size_t len, const char *name)
+{
+	return (int)ra_cubin_attr(elf, len, name, RA_EIATTR_REGCOUNT);
+}
+
+int64_t
+ra_cubin_frame(const void *elf, size_t len, const char *name)
+{
+	return ra_cubin_attr(elf, len, name, RA_EIATTR_FRAME_SIZE);
 }

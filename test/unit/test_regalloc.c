@@ -1,7 +1,10 @@
 /* test_regalloc.c — the register plan's proof must be able to fail: plans regalloc builds are
  * proved, and forged ones (two live tiles given the same slots, a tile outside its budget, budgets
  * that break NVIDIA's setmaxnreg rules or AMDGPU's occupancy) are refused by Z3 with a
- * counterexample naming the values and the point. */
+ * counterexample naming the values and the point. And a cubin's own account of a kernel (the
+ * .nv.info records of its registers and stack frame) is read from a forged ELF, and a truncated
+ * or foreign one gives no figures. */
+#include <stdint.h>
 #include <string.h>
 
 #include "frontend.h"
@@ -224,6 +227,84 @@ test_amdgpu(IrCtx *c)
 	ir_module_free(m);
 }
 
+/* ---- the cubin's own account (.nv.info), read from a forged ELF64 ---- */
+
+static void
+put(unsigned char *b, size_t at, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		b[at + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A section header at index i. */
+static void
+shdr(unsigned char *e, int i, uint32_t name, uint32_t type, uint64_t off, uint64_t size,
+     uint32_t link, uint64_t entsize)
+{
+	size_t h = 0x200 + (size_t)i * 64;
+	put(e, h, name, 4);
+	put(e, h + 4, type, 4);
+	put(e, h + 0x18, off, 8);
+	put(e, h + 0x20, size, 8);
+	put(e, h + 0x28, link, 4);
+	put(e, h + 0x38, entsize, 8);
+}
+
+/* An ELF64 with .shstrtab, .strtab (symbols "k" and "other"), .symtab and .nv.info holding
+ * REGCOUNT and FRAME_SIZE records for both (k: 168 registers, a 96-byte frame). */
+static size_t
+forge_cubin(unsigned char *e)
+{
+	memset(e, 0, 1024);
+	memcpy(e, "\177ELF", 4);
+	e[4] = 2; /* ELFCLASS64 */
+	e[5] = 1; /* little-endian */
+	put(e, 0x28, 0x200, 8); /* e_shoff */
+	put(e, 0x3a, 64, 2);    /* e_shentsize */
+	put(e, 0x3c, 5, 2);     /* e_shnum */
+	put(e, 0x3e, 1, 2);     /* e_shstrndx */
+	const char shstr[] = "\0.shstrtab\0.strtab\0.symtab\0.nv.info";
+	memcpy(e + 0x40, shstr, sizeof shstr);
+	const char str[] = "\0k\0other";
+	memcpy(e + 0x80, str, sizeof str);
+	/* .symtab: the null symbol, "k" (index 1), "other" (index 2). */
+	put(e, 0xa0 + 24, 1, 4);
+	put(e, 0xa0 + 48, 3, 4);
+	/* .nv.info: SVAL records {format 4, attribute, size 8, symbol, value}. */
+	size_t at = 0x100;
+	const uint32_t rec[][3] = {{RA_EIATTR_REGCOUNT, 2, 40}, {RA_EIATTR_REGCOUNT, 1, 168},
+				   {RA_EIATTR_FRAME_SIZE, 1, 96}, {RA_EIATTR_FRAME_SIZE, 2, 0}};
+	for (int i = 0; i < 4; i++, at += 12) {
+		e[at] = 4;
+		e[at + 1] = (unsigned char)rec[i][0];
+		put(e, at + 2, 8, 2);
+		put(e, at + 4, rec[i][1], 4);
+		put(e, at + 8, rec[i][2], 4);
+	}
+	shdr(e, 1, 1, 3, 0x40, sizeof shstr, 0, 0);      /* .shstrtab */
+	shdr(e, 2, 11, 3, 0x80, sizeof str, 0, 0);       /* .strtab */
+	shdr(e, 3, 19, 2, 0xa0, 72, 2, 24);              /* .symtab */
+	shdr(e, 4, 27, 0x70000000, 0x100, 48, 0, 0);     /* .nv.info */
+	return 0x200 + 5 * 64;
+}
+
+static void
+test_cubin(void)
+{
+	unsigned char e[1024];
+	size_t len = forge_cubin(e);
+	CHECK_EQ(ra_cubin_regcount(e, len, "k"), 168);
+	CHECK_EQ(ra_cubin_frame(e, len, "k"), 96);
+	CHECK_EQ(ra_cubin_regcount(e, len, "other"), 40);
+	CHECK_EQ(ra_cubin_frame(e, len, "other"), 0);
+	CHECK_EQ(ra_cubin_regcount(e, len, "missing"), -1);
+	CHECK_EQ(ra_cubin_attr(e, len, "k", 0x23), -1); /* no such record */
+	/* Cut short (the section table gone) or not an ELF: no figures, no crash. */
+	CHECK_EQ(ra_cubin_frame(e, 0x180, "k"), -1);
+	e[1] = 'X';
+	CHECK_EQ(ra_cubin_regcount(e, len, "k"), -1);
+}
+
 int
 main(void)
 {
@@ -233,6 +314,7 @@ main(void)
 	test_overlap(c, &log);
 	test_roles(c);
 	test_amdgpu(c);
+	test_cubin();
 	ir_ctx_free(c);
 	return unit_summary();
 }
