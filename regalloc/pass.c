@@ -144,9 +144,16 @@ smem_used(IrOp *k)
 	return n;
 }
 
+/* The margin a group keeps: none where regalloc chose the budget (the reserve is in it). */
+static int
+r_margin(const RaPlan *p, int g, int margin)
+{
+	return p->group[g].chosen ? 0 : margin;
+}
+
 /* The group's state after spills that did not make it fit, for the error's note. */
 static const char *
-still_over(RaPlan *p, int g, const RaSpill *done, int n)
+still_over(RaPlan *p, int g, int margin, const RaSpill *done, int n)
 {
 	RaGroup *r = &p->group[g];
 	IrOp *at = ra_point_op(p, r->peak_at);
@@ -163,7 +170,7 @@ still_over(RaPlan *p, int g, const RaSpill *done, int n)
 	                     "with %d of them waiting in shared memory (%lld bytes), the tiles "
 	                     "live at %s (line %u) would still need %d registers, over %d",
 	                     n, (long long)bytes, where, at ? at->loc.line : 0,
-	                     r->slots > r->peak ? r->slots : r->peak, r->budget);
+	                     r->slots > r->peak ? r->slots : r->peak, r->budget - margin);
 }
 
 /* Spills (spill.c) while a group's tiles exceed its budget less `margin` and a tile can wait;
@@ -201,7 +208,7 @@ attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const ch
 		}
 		if (n == RA_MAX_SPILLS ||
 		    !ra_spill(p, m, g, margin, &done[n], why, sizeof why)) {
-			*note = n ? still_over(p, g, done, n)
+			*note = n ? still_over(p, g, r_margin(p, g, margin), done, n)
 			          : ir_ctx_printf(p->c,
 			                          "no tile live there can wait in shared memory: %s",
 			                          why);
