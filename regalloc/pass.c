@@ -108,12 +108,14 @@ spill_remark(RaPlan *p, const RaSpill *s)
 	IrLoc loc = s->v->kind == IR_VAL_RESULT ? s->v->op->loc : s->store->loc;
 	ir_remark(p->c, loc,
 	          "%s on target '%s': '%%%s' (%d registers per thread) waits in shared memory "
-	          "'%%%s' (%lld bytes) from line %u to line %u, where nothing reads it: the tiles "
-	          "live at '%s' (line %u) need %d registers, %s",
+	          "'%%%s' (%lld bytes) from line %u to line %u%s, where nothing reads it: the "
+	          "tiles live at '%s' (line %u) need %d registers, %s",
 	          group_name(p, s->group, who, sizeof who), p->t->name,
 	          s->v->name ? s->v->name : "<unnamed>", s->regs,
 	          s->buffer->name ? s->buffer->name : "<unnamed>", (long long)s->bytes,
-	          s->store->loc.line, s->load->loc.line, ir_op_name(s->at->code), s->at->loc.line,
+	          s->store->loc.line, s->load->loc.line,
+	          s->nload > 1 ? ir_ctx_printf(p->c, " (read back in %d places)", s->nload) : "",
+	          ir_op_name(s->at->code), s->at->loc.line,
 	          s->peak,
 	          s->peak > s->budget
 	              ? ir_ctx_printf(p->c, "over the budget of %d", s->budget)

@@ -205,9 +205,10 @@ char *ra_plan_json(const RaPlan *p);
 
 typedef struct RaSpill {
 	IrValue *v;        /* the tile */
-	IrValue *fill;     /* its value read back, which the ops after the stretch read */
+	int nload;         /* its reloads: before the first op after the stretch, and in each
+			      other branch of an ave.if holding the peak that reads it */
 	IrValue *buffer;   /* the ave.smem.alloc {spill = true} (a ring over a role's replicas) */
-	IrOp *store, *load;
+	IrOp *store, *load; /* the store; the reload on the earliest line */
 	IrOp *at;          /* the op where the group's peak was */
 	int group, regs;   /* the group; the tile's registers per thread */
 	int peak, budget;  /* the group's registers before, and its budget */
@@ -218,7 +219,9 @@ typedef struct RaSpill {
 /* Rewrites the kernel so that one register tile of group g live at the group's peak, and not
  * read there, waits in shared memory across the stretch of its block where nothing reads it:
  * an ave.smem.store after the last op before the peak that defines or reads it, an
- * ave.smem.load before the first op after it that reads it, which reads the load from then on.
+ * ave.smem.load before the first op after it that reads it, which reads the load from then on
+ * (and, where an ave.if holds the peak in a branch that does not read it, one at the first
+ * reader of each other branch).
  * Chooses the tile outside loops first, then the smallest that covers the excess. False when no
  * tile can wait (each is read at the peak, carried by a loop, or read by an asynchronous product:
  * `why`, if given, says so per tile). The plan is stale after a rewrite. */

@@ -91,9 +91,13 @@ unmovable(IrValue *v)
 typedef struct Cand {
 	int tile;
 	IrBlock *b;
-	IrOp *prev, *next; /* prev NULL: from the start of b (v is its argument) */
+	IrOp *prev, *next; /* prev NULL: from the start of b (v is its argument); next NULL: not
+			      read after the stretch in b */
+	IrOp *branch;      /* an ave.if holding the peak in region `quiet`, which does not read the
+			      tile, while its other regions do: each gets a reload of its own */
+	int quiet;
 	int depth;
-	int until;         /* next's program point */
+	int until;         /* the first reload's program point */
 } Cand;
 
 static int
@@ -131,8 +135,27 @@ stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
 	}
 	if (v->kind == IR_VAL_RESULT && v->op == anc)
 		return anc == at ? "defined there" : "defined by the op that holds it";
-	if (reads(anc, v))
-		return anc == at ? "read there" : "read in the op that holds it";
+	c->branch = NULL;
+	if (reads(anc, v)) {
+		if (anc == at)
+			return "read there";
+		/* The branch of an ave.if that holds the peak may not read it: the others reload. */
+		IrOp *in = at;
+		while (ir_op_parent_op(in) != anc)
+			in = ir_op_parent_op(in);
+		int r = 0;
+		while (r < anc->nreg && in->parent != anc->reg[r].block)
+			r++;
+		bool quiet = anc->code == IR_OP_IF && r < anc->nreg;
+		for (IrOp *q = quiet ? anc->reg[r].block->first : NULL; q && quiet; q = q->next)
+			quiet = !reads(q, v);
+		for (int i = 0; quiet && i < anc->nopnd; i++)
+			quiet = ir_op_value(anc, i) != v; /* the condition is an i1, never a tile */
+		if (!quiet)
+			return "read in the op that holds it";
+		c->branch = anc;
+		c->quiet = r;
+	}
 	c->b = b;
 	c->prev = c->next = NULL;
 	for (IrOp *q = anc->prev; q && !c->prev; q = q->prev)
@@ -142,11 +165,11 @@ stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
 		if (reads(q, v))
 			c->next = q;
 	c->depth = loop_depth(b);
-	if (!c->next)
+	if (!c->next && !c->branch)
 		return "read next in a later iteration";
 	/* Across nothing but another tile's store or reload, the registers come free only where
 	 * that tile needs its own: no gain, and no end to the spills. */
-	for (IrOp *q = c->prev ? c->prev->next : b->first; q != c->next; q = q->next)
+	for (IrOp *q = c->prev ? c->prev->next : b->first; q && q != c->next; q = q->next)
 		if (!spill_op(cx, q))
 			return NULL;
 	return "read again right after the reloads before it";
@@ -238,6 +261,45 @@ fresh(IrCtx *c, IrOp *kernel, const char *base, const char *suffix)
 	}
 }
 
+/* An ave.smem.load of the buffer before `first` (an op of block b), which every op from
+ * `first` on in b reads in place of v. */
+static void
+reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *slot,
+       IrStr name, RaSpill *out)
+{
+	IrBuilder bl;
+	IrOpState s;
+	ir_builder_before(&bl, m, first);
+	ir_state_init(&s, IR_OP_SMEM_LOAD, first->loc);
+	buffer_item(m, ir_state_item(m, &s, IR_IT_VALUE), buf, slot);
+	ir_state_result(m, &s, v->type, name);
+	ir_state_type(m, &s, v->type);
+	IrOp *ld = ir_b_insert(&bl, ir_op_build(m, &s));
+	if (!out->load || ld->loc.line < out->load->loc.line)
+		out->load = ld;
+	out->nload++;
+	for (bool more = true; more;) {
+		IrUse *later[64];
+		int n = 0;
+		more = false;
+		for (IrUse *u = v->uses; u; u = u->next) {
+			IrOp *a = in_block(u->user, b);
+			bool after = false;
+			for (IrOp *q = first; a && q && !after; q = q->next)
+				after = q == a;
+			if (!after)
+				continue;
+			if (n == 64) {
+				more = true;
+				break;
+			}
+			later[n++] = u;
+		}
+		for (int i = 0; i < n; i++)
+			ir_use_set(later[i], &ld->res[0]);
+	}
+}
+
 static void
 rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 {
@@ -283,39 +345,21 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	            slot);
 	out->store = ir_b_insert(&bl, ir_op_build(m, &s));
 
-	/* The reload before the first op after it, which reads the reload from then on. */
-	ir_builder_before(&bl, m, c->next);
-	ir_state_init(&s, IR_OP_SMEM_LOAD, c->next->loc);
-	buffer_item(m, ir_state_item(m, &s, IR_IT_VALUE), buf, slot);
-	ir_state_result(m, &s, ty, fresh(cx, p->kernel, base, "fill"));
-	ir_state_type(m, &s, ty);
-	out->load = ir_b_insert(&bl, ir_op_build(m, &s));
-	IrValue *fill = &out->load->res[0];
-
-	IrUse *later[64];
-	for (bool more = true; more;) {
-		int n = 0;
-		more = false;
-		for (IrUse *u = v->uses; u; u = u->next) {
-			IrOp *a = in_block(u->user, c->b);
-			if (a == out->store || !a)
-				continue;
-			bool after = false;
-			for (IrOp *q = c->next; q && !after; q = q->next)
-				after = q == a;
-			if (!after)
-				continue;
-			if (n == 64) {
-				more = true;
-				break;
-			}
-			later[n++] = u;
-		}
-		for (int i = 0; i < n; i++)
-			ir_use_set(later[i], fill);
+	/* The reloads: in each other branch of an ave.if holding the peak that reads the tile,
+	 * before its first reader there; and before the first op after the stretch. */
+	out->load = NULL;
+	out->nload = 0;
+	for (int r = 0; c->branch && r < c->branch->nreg; r++) {
+		IrBlock *rb = c->branch->reg[r].block;
+		IrOp *q = rb->first;
+		while (r != c->quiet && q && !reads(q, v))
+			q = q->next;
+		if (r != c->quiet && q)
+			reload(m, v, rb, q, buf, slot, fresh(cx, p->kernel, base, "fill"), out);
 	}
+	if (c->next)
+		reload(m, v, c->b, c->next, buf, slot, fresh(cx, p->kernel, base, "fill"), out);
 	out->v = v;
-	out->fill = fill;
 	out->buffer = buf;
 	out->regs = t->regs;
 	out->group = t->group;
@@ -336,17 +380,17 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 		why[0] = 0;
 	if (!at)
 		return false;
-	Cand best = {-1, NULL, NULL, NULL, 0, 0};
+	Cand best = {-1, NULL, NULL, NULL, NULL, 0, 0, 0};
 	int len = 0;
 	for (int i = 0; i < p->ntile; i++) {
 		RaTile *t = &p->tile[i];
 		if (t->group != gi || !t->regs || !live_at(t, h))
 			continue;
 		const char *no = unmovable(t->v);
-		Cand c = {i, NULL, NULL, NULL, 0, 0};
+		Cand c = {i, NULL, NULL, NULL, NULL, 0, 0, 0};
 		if (!no)
 			no = stretch(p->c, t->v, at, &c);
-		c.until = no ? 0 : point_of(p, c.next);
+		c.until = no ? 0 : point_of(p, c.next ? c.next : c.branch);
 		if (no) {
 			if (why && len < (int)nwhy - 1)
 				len += snprintf(why + len, nwhy - (size_t)len, "%s'%%%s' is %s",
