@@ -2,6 +2,7 @@
  * target, plans the registers of its tiles (plan.c), chooses the budgets that roles leave unset,
  * rejects a group whose tiles do not fit, and proves the plan with Z3 (prove.c). It changes no
  * meaning: it only writes `regs(n)` into roles that had none. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -146,13 +147,6 @@ smem_used(IrOp *k)
 	return n;
 }
 
-/* The margin a group keeps: none where regalloc chose the budget (the reserve is in it). */
-static int
-r_margin(const RaPlan *p, int g, int margin)
-{
-	return p->group[g].chosen ? 0 : margin;
-}
-
 /* The group's state after spills that did not make it fit, for the error's note. */
 static const char *
 still_over(RaPlan *p, int g, int margin, const RaSpill *done, int n)
@@ -175,14 +169,53 @@ still_over(RaPlan *p, int g, int margin, const RaSpill *done, int n)
 	                     r->slots > r->peak ? r->slots : r->peak, r->budget - margin);
 }
 
+/* The checker on the module, its diagnostics kept to itself: the first error's text in `first`
+ * (the kernels it proved before are not proved again). */
+typedef struct Quiet {
+	char first[320];
+} Quiet;
+
+static void
+quiet_diag(void *ud, const IrDiag *d)
+{
+	Quiet *q = ud;
+	if (d->sev == IR_SEV_ERROR && !q->first[0])
+		snprintf(q->first, sizeof q->first, "%s", d->msg ? d->msg : "an error");
+}
+
+static bool
+proves(IrModule *m, char *first, size_t n)
+{
+	IrCtx *c = m->ctx;
+	IrDiagHandler h = c->handler;
+	void *hud = c->handler_ud;
+	int nerr = c->nerrors, nwarn = c->nwarnings;
+	const char *last = c->last_code;
+	Quiet q = {""};
+	c->handler = quiet_diag;
+	c->handler_ud = &q;
+	bool ok = pass_check_invariants_with(m, &(PassCkOpts){0});
+	c->handler = h;
+	c->handler_ud = hud;
+	c->nerrors = nerr;
+	c->nwarnings = nwarn;
+	c->last_code = last;
+	snprintf(first, n, "%s", q.first);
+	return ok;
+}
+
 /* Spills (spill.c) while a group's tiles exceed its budget less `margin` and a tile can wait;
  * the budgets are computed on a dry run (nothing reported, nothing written), so that the run
- * after this one chooses them from the tiles that remain. When that does not make every group
- * fit, or the buffers would not fit the target's shared memory, the kernel is put back as it
- * was and *note says why (NULL when it fits). Leaves p built afresh for the kernel in the
- * module (*k); false when a tile has no layout (p is then freed). */
+ * after this one chooses them from the tiles that remain. With a margin (the reserve) a group
+ * with no tile that can wait keeps what it has (its budget alone must hold it), and the buffers
+ * may take at most half of the shared memory the kernel leaves (the lowering needs some of its
+ * own). When that does not make every group fit, the buffers would not fit the target's shared
+ * memory, or the checker does not prove the rewritten kernel, the kernel is put back as it was
+ * and *note says why, for group *note_g (NULL when it fits). Leaves p built afresh for the
+ * kernel in the module (*k); false when a tile has no layout (p is then freed). */
 static bool
-attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const char **note)
+attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const char **note,
+        int *note_g)
 {
 	IrModule *m = run->m;
 	char why[512];
@@ -191,29 +224,45 @@ attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const ch
 	IrOp *saved = ir_op_clone(m, *k, &vmap);
 	ir_map_free(&vmap);
 	RaSpill done[RA_MAX_SPILLS];
+	bool keep[64] = {false}; /* groups left as they are (margin mode) */
 	int n = 0;
 	int64_t bytes = 0, used = smem_used(*k);
+	int64_t room = t->smem_limit ? t->smem_limit - used : INT64_MAX;
+	if (margin && room > 0)
+		room /= 2;
 	*note = NULL;
+	*note_g = -1;
 	for (;;) {
 		p->dry = true;
 		ra_plan_budgets(p, m);
-		int g = ra_over_group(p, margin);
+		int g = -1;
+		for (int i = 0; i < p->ngroup && g < 0; i++) {
+			RaGroup *r = &p->group[i];
+			int mg = r->chosen || !r->slots || (i < 64 && keep[i]) ? 0 : margin;
+			if (t->regfile && r->slots + mg > r->budget)
+				g = i;
+		}
 		if (g < 0) {
-			if (t->smem_limit && used + bytes > t->smem_limit)
+			if (bytes > room)
 				*note = ir_ctx_printf(
 				    p->c,
 				    "keeping tiles in shared memory instead would take %lld bytes of it, "
 				    "%lld with the kernel's own buffers, over the %lld target '%s' has",
 				    (long long)bytes, (long long)(used + bytes),
-				    (long long)t->smem_limit, t->name);
+				    (long long)(margin ? used + room : t->smem_limit), t->name);
 			break;
 		}
-		if (n == RA_MAX_SPILLS ||
-		    !ra_spill(p, m, g, margin, &done[n], why, sizeof why)) {
-			*note = n ? still_over(p, g, r_margin(p, g, margin), done, n)
+		int mg = p->group[g].chosen ? 0 : margin;
+		if (n == RA_MAX_SPILLS || !ra_spill(p, m, g, mg, &done[n], why, sizeof why)) {
+			if (mg && g < 64 && p->group[g].slots <= p->group[g].budget) {
+				keep[g] = true; /* it fits its budget: no reserve there, but no error */
+				continue;
+			}
+			*note = n ? still_over(p, g, mg, done, n)
 			          : ir_ctx_printf(p->c,
 			                          "no tile live there can wait in shared memory: %s",
 			                          why);
+			*note_g = g;
 			break;
 		}
 		bytes += done[n++].bytes;
@@ -224,6 +273,12 @@ attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const ch
 	p->dry = false;
 	if (!n)
 		return true;
+	char first[320];
+	if (!*note && !proves(m, first, sizeof first))
+		*note = ir_ctx_printf(p->c,
+		                      "keeping tiles in shared memory instead gives a kernel "
+		                      "check-invariants does not prove: %s",
+		                      first);
 	if (*note) {
 		/* Back to the kernel as written: the error is about what the user wrote. */
 		ir_op_insert_before(*k, saved);
@@ -242,16 +297,18 @@ attempt(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p, int margin, const ch
 
 /* Tiles wait in shared memory where that leaves each group the reserve for what is not a
  * tile; failing that, where it makes each group fit its budget; failing that the kernel is as
- * written and p->nospill says why. */
+ * written and p->nospill says why (for the group p->nospill_group). */
 static bool
 spill(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p)
 {
 	const char *note = NULL;
-	if (!attempt(run, k, t, p, (int)run->reserve, &note))
+	int g = -1;
+	if (!attempt(run, k, t, p, (int)run->reserve, &note, &g))
 		return false;
-	if (note && !attempt(run, k, t, p, 0, &note))
+	if (note && !attempt(run, k, t, p, 0, &note, &g))
 		return false;
 	p->nospill = note;
+	p->nospill_group = g;
 	return true;
 }
 

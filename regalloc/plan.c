@@ -781,7 +781,7 @@ over_budget(RaPlan *p, int gi)
 	                          who, g->slots > g->peak ? g->slots : g->peak,
 	                          at ? ir_op_name(at->code) : "?", live, g->peak, extent, budget);
 	d->code = "regalloc";
-	if (p->nospill && *p->nospill)
+	if (p->nospill && *p->nospill && (p->nospill_group < 0 || p->nospill_group == gi))
 		ir_diag_note(p->c, d, at ? at->loc : p->kernel->loc,
 		             "%s", p->nospill);
 	for (int k = 0; k < p->nclass; k++) {
@@ -1031,17 +1031,6 @@ ra_plan_budgets(RaPlan *p, IrModule *m)
 		}
 	}
 	return ok;
-}
-
-int
-ra_over_group(const RaPlan *p, int margin)
-{
-	for (int g = 0; g < p->ngroup; g++) {
-		const RaGroup *r = &p->group[g];
-		if (p->t && p->t->regfile && r->slots + (r->chosen ? 0 : margin) > r->budget)
-			return g;
-	}
-	return -1;
 }
 
 /* ---- JSON ---- */

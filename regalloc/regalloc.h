@@ -165,6 +165,7 @@ typedef struct RaPlan {
 	bool proved;    /* ra_prove accepted it */
 	bool dry;       /* ra_plan_budgets only computes: no error, nothing written into roles */
 	const char *nospill; /* why no tile could wait in shared memory (a note on the error) */
+	int nospill_group;   /* ... the group it is about (-1: the kernel's first over budget) */
 	IrArena arena;
 } RaPlan;
 
@@ -191,9 +192,6 @@ void ra_plan_free(RaPlan *p);
  * tiles do not fit, naming the role, the op where the peak occurs, the live tiles and their sizes,
  * the sum and the budget. False after an error. */
 bool ra_plan_budgets(RaPlan *p, IrModule *m);
-/* The first group whose allocation exceeds its budget (after ra_plan_budgets) or, for a budget
- * regalloc did not choose, leaves less than `margin` of it for what is not a tile; -1 if none. */
-int ra_over_group(const RaPlan *p, int margin);
 /* The half-point's op, and whether class k is live there. */
 IrOp *ra_point_op(const RaPlan *p, int half);
 bool ra_class_live(const RaPlan *p, int k, int half);

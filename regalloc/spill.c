@@ -193,20 +193,55 @@ better(const RaPlan *p, const Cand *x, const Cand *y, int excess)
 	return x->tile < y->tile;
 }
 
+static bool
+find_rid(IrOp *op, void *ud)
+{
+	IrOp **first = ud;
+	if (op->code == IR_OP_REPLICA_ID && !*first)
+		*first = op;
+	return !*first;
+}
+
+typedef struct Rids {
+	IrCtx *c;
+	IrOp *keep;
+	IrVec other; /* IrOp * */
+} Rids;
+
+static bool
+other_rid(IrOp *op, void *ud)
+{
+	Rids *r = ud;
+	if (op->code == IR_OP_REPLICA_ID && op != r->keep)
+		ir_vec_push(r->c->al, &r->other, &op, sizeof op);
+	return true;
+}
+
 /* The role's `ave.replica_id`, moved to the top of its body (it reads nothing), so that it is
- * defined before any op that names a slot by it; made there when the role has none. */
+ * defined before any op that names a slot by it, and made there when the role has none. Other
+ * `ave.replica_id`s of the role are read as that one: one value names the replica everywhere
+ * (the checker tells replicas apart by it). */
 static IrValue *
 replica_id(IrModule *m, IrOp *role)
 {
 	IrBlock *body = role->reg[0].block;
-	for (IrOp *op = body->first; op; op = op->next)
-		if (op->code == IR_OP_REPLICA_ID) {
-			if (op != body->first) {
-				ir_op_unlink(op);
-				ir_block_prepend(body, op);
-			}
-			return &op->res[0];
+	IrOp *rid = NULL;
+	ir_walk(body, find_rid, &rid);
+	if (rid) {
+		if (rid != body->first) {
+			ir_op_unlink(rid);
+			ir_block_prepend(body, rid);
 		}
+		Rids rs = {m->ctx, rid, {0}};
+		ir_walk(body, other_rid, &rs);
+		for (int i = 0; i < rs.other.len; i++) {
+			IrOp *o = IR_VEC_AT(rs.other, IrOp *, i);
+			ir_replace_all_uses(&o->res[0], &rid->res[0]);
+			ir_op_erase(o);
+		}
+		ir_vec_free(m->ctx->al, &rs.other, sizeof(IrOp *));
+		return &rid->res[0];
+	}
 	IrBuilder bl;
 	ir_builder_at_end(&bl, m, body, role->loc);
 	bl.before = body->first;
@@ -380,6 +415,20 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 		why[0] = 0;
 	if (!at)
 		return false;
+	/* A store to shared memory in a role is lowered with a barrier per replica: the roles'
+	 * replicas together must leave one (the lowering's 15 named barriers). */
+	int64_t reps = 0;
+	for (int i = 1; g->role && i < p->ngroup; i++)
+		if (p->group[i].ws == g->ws)
+			reps += p->group[i].replicas;
+	if (reps > 15) {
+		if (why && nwhy)
+			snprintf(why, nwhy,
+			         "its roles' %lld replicas leave no named barrier for a shared-memory "
+			         "store",
+			         (long long)reps);
+		return false;
+	}
 	Cand best = {-1, NULL, NULL, NULL, NULL, 0, 0, 0};
 	int len = 0;
 	for (int i = 0; i < p->ntile; i++) {
