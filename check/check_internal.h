@@ -177,6 +177,8 @@ typedef struct CkSite {
 	int pos;        /* index of the loop-body op holding it (0 outside loops) */
 	bool cond;      /* under an ave.if */
 	bool nested;    /* inside an inner loop */
+	int ord;        /* its op's place in a pre-order walk of the role body: within one
+			   role-body (or loop-body) op, outside inner loops, program order */
 	/* An arrival of a group: under `ave.if` in the loop, it releases use t - shift of its
 	 * barrier (its guard is exactly t >= shift); after the loop (tail), the loop's last use. */
 	int64_t shift;
@@ -355,6 +357,8 @@ typedef struct CkPoint {
 	CkRole *role;
 	Z3_ast r;
 	int seg, pos;
+	int ord;          /* CkSite.ord; -1 where unknown (an asynchronous product's end) */
+	bool nested;      /* in an inner loop (ord orders nothing there) */
 	IrOp *loop;
 	Z3_ast t;         /* NULL outside loops */
 	const CkInst *landing; /* the landing of this copy instead of a program point */

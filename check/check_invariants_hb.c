@@ -21,6 +21,8 @@ pass_ck_point(const CkInst *in)
 	p.r = in->r;
 	p.seg = in->site->seg;
 	p.pos = in->site->pos;
+	p.ord = in->site->ord;
+	p.nested = in->site->nested;
 	p.loop = in->site->loop;
 	p.t = in->t;
 	return p;
@@ -38,6 +40,7 @@ pass_ck_point_end(Ck *k, const CkInst *in)
 		return p;
 	}
 	p.pos = s->end_pos;
+	p.ord = -1;
 	if (s->end_shift)
 		p.t = pass_ck_add(S, in->t, pass_ck_num(S, 1));
 	if (s->end_pend[0] || s->end_pend[1]) {
@@ -84,10 +87,14 @@ pass_ck_po(Ck *k, const CkPoint *a, const CkPoint *b)
 	Z3_ast same = pass_ck_eq(S, a->r, b->r);
 	if (a->seg != b->seg)
 		return a->seg < b->seg ? same : Z3_mk_false(S->z);
+	/* Within one role-body (or loop-body) op, an ave.if around them: the walk's order is
+	 * program order (in two branches of one ave.if they never both run, so either order
+	 * holds). Not in an inner loop, whose iterations the instances do not tell apart. */
+	bool inner = a->ord >= 0 && b->ord >= 0 && a->ord < b->ord && !a->nested && !b->nested;
 	if (!a->loop || !a->t || !b->t)
-		return Z3_mk_false(S->z);
+		return inner && !a->loop && !b->loop ? same : Z3_mk_false(S->z);
 	Z3_ast lt = pass_ck_lt(S, a->t, b->t);
-	if (a->pos < b->pos)
+	if (a->pos < b->pos || (a->pos == b->pos && inner))
 		lt = pass_ck_or2(S, lt, pass_ck_eq(S, a->t, b->t));
 	return pass_ck_and2(S, same, lt);
 }

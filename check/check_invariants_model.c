@@ -1007,6 +1007,21 @@ find_flat(IrOp *op, void *ud)
 	return true;
 }
 
+typedef struct Ord {
+	IrOp *target;
+	int n;
+} Ord;
+
+static bool
+ord_walk(IrOp *op, void *ud)
+{
+	Ord *o = ud;
+	if (op == o->target)
+		return false;
+	o->n++;
+	return true;
+}
+
 CkSite *
 pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
 {
@@ -1017,6 +1032,8 @@ pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
 	s->bar_item = -1;
 	s->id = -1;
 	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
+	Ord o = {op, 0};
+	s->ord = ir_walk(r->body, ord_walk, &o) ? -1 : o.n;
 	return s;
 }
 

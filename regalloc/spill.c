@@ -167,6 +167,8 @@ stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
 	c->depth = loop_depth(b);
 	if (!c->next && !c->branch)
 		return "read next in a later iteration";
+	if (c->depth >= 2)
+		return "in an inner loop (the checker does not order a store and a reload there)";
 	/* Across nothing but another tile's store or reload, the registers come free only where
 	 * that tile needs its own: no gain, and no end to the spills. */
 	for (IrOp *q = c->prev ? c->prev->next : b->first; q && q != c->next; q = q->next)
