@@ -119,7 +119,12 @@ spill_remark(RaPlan *p, const RaSpill *s)
 	          ir_op_name(s->at->code), s->at->loc.line,
 	          s->peak,
 	          s->peak > s->budget
-	              ? ir_ctx_printf(p->c, "over the budget of %d", s->budget)
+	              ? ir_ctx_printf(p->c,
+	                              s->kind == 'g'   ? "over its budget regs(%d)"
+	                              : s->kind == 'c' ? "over the %d the pool leaves it"
+	                                               : "over the %d registers per thread the "
+	                                                 "target gives it",
+	                              s->budget)
 	              : ir_ctx_printf(p->c,
 	                              "which leaves %d of the budget of %d for what is not a tile "
 	                              "(regalloc keeps %d)",

@@ -211,6 +211,8 @@ typedef struct RaSpill {
 	int group, regs;   /* the group; the tile's registers per thread */
 	int peak, budget;  /* the group's registers before, and its budget */
 	int margin;        /* of the budget, what the spill leaves for what is not a tile */
+	char kind;         /* the budget: 'g' stated (regs), 'c' regalloc's trial choice within the
+			      pool, 'l' what the launch gives */
 	int64_t bytes;     /* shared memory the buffer takes */
 } RaSpill;
 

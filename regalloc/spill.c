@@ -456,6 +456,7 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 		return false;
 	out->peak = g->slots > g->peak ? g->slots : g->peak;
 	out->budget = g->budget;
+	out->kind = g->chosen ? 'c' : g->given ? 'g' : 'l';
 	out->margin = margin;
 	out->at = at;
 	rewrite(p, m, &best, out);
