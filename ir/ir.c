@@ -639,6 +639,36 @@ ir_spill_buffer(IrCtx *c, const IrValue *v)
 	return a && a->kind == IR_ATTR_BOOL && a->i;
 }
 
+typedef struct NameFind {
+	IrStr name;
+	bool found;
+} NameFind;
+
+static bool
+name_used(IrOp *op, void *ud)
+{
+	NameFind *nf = ud;
+	for (int i = 0; i < op->nres; i++)
+		nf->found |= op->res[i].name == nf->name;
+	for (int r = 0; r < op->nreg; r++)
+		for (int a = 0; a < op->reg[r].block->narg; a++)
+			nf->found |= op->reg[r].block->arg[a]->name == nf->name;
+	return !nf->found;
+}
+
+IrStr
+ir_fresh_name(IrCtx *c, IrOp *kernel, const char *base, const char *suffix)
+{
+	for (int n = 0;; n++) {
+		char *s = n ? ir_ctx_printf(c, "%s.%s%d", base, suffix, n)
+		            : ir_ctx_printf(c, "%s.%s", base, suffix);
+		NameFind nf = {ir_intern_cstr(c, s), false};
+		ir_walk_op(kernel, name_used, &nf);
+		if (!nf.found)
+			return nf.name;
+	}
+}
+
 /* ---- walks and numbering ---- */
 
 bool

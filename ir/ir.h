@@ -600,6 +600,9 @@ void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
 uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
 IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
 IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
+/* A value name `base.suffix` (or `base.suffixN`) that no value of `kernel` (its arguments
+ * included) has. */
+IrStr ir_fresh_name(IrCtx *c, IrOp *kernel, const char *base, const char *suffix);
 /* v is an `ave.smem.alloc {spill = true}`: where regalloc keeps a register tile a while. */
 bool ir_spill_buffer(IrCtx *c, const IrValue *v);
 

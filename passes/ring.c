@@ -189,41 +189,12 @@ ring_smem_check(IrModule *m, const RingPlan *p, const TargetInfo *t, int nbars, 
 	                     (long long)t->smem_limit, t->name);
 }
 
-typedef struct NameFind {
-	IrStr name;
-	bool found;
-} NameFind;
-
-static bool
-name_op(IrOp *op, void *ud)
-{
-	NameFind *nf = ud;
-	for (int i = 0; i < op->nres; i++)
-		nf->found |= op->res[i].name == nf->name;
-	for (int r = 0; r < op->nreg; r++)
-		for (int a = 0; a < op->reg[r].block->narg; a++)
-			nf->found |= op->reg[r].block->arg[a]->name == nf->name;
-	return !nf->found;
-}
-
 /* A value name `base.suffix` (or `base.suffixN`) that no value of the kernel has; NULL when
  * there is no base. */
 IrStr
 ring_fresh(IrCtx *c, IrOp *kernel, IrStr base, const char *suffix)
 {
-	if (!base)
-		return NULL;
-	for (int n = 0;; n++) {
-		char *s = n ? ir_ctx_printf(c, "%s.%s%d", base, suffix, n)
-		            : ir_ctx_printf(c, "%s.%s", base, suffix);
-		NameFind nf = {ir_intern_cstr(c, s), false};
-		for (int a = 0; a < kernel->reg[0].block->narg && !nf.found; a++)
-			nf.found = kernel->reg[0].block->arg[a]->name == nf.name;
-		if (!nf.found)
-			ir_walk(kernel->reg[0].block, name_op, &nf);
-		if (!nf.found)
-			return nf.name;
-	}
+	return base ? ir_fresh_name(c, kernel, base, suffix) : NULL;
 }
 
 /* Names the result of the op that defines v. */

@@ -267,37 +267,6 @@ buffer_item(IrModule *m, IrItem *it, IrValue *buf, IrValue *slot)
 	it->coord[0].len = -1;
 }
 
-/* A value name `base.suffix` (then `base.suffixN`) no value of the kernel has. */
-typedef struct Names {
-	IrStr name;
-	bool found;
-} Names;
-
-static bool
-name_walk(IrOp *op, void *ud)
-{
-	Names *n = ud;
-	for (int i = 0; i < op->nres; i++)
-		n->found |= op->res[i].name == n->name;
-	for (int r = 0; r < op->nreg; r++)
-		for (int a = 0; a < op->reg[r].block->narg; a++)
-			n->found |= op->reg[r].block->arg[a]->name == n->name;
-	return !n->found;
-}
-
-static IrStr
-fresh(IrCtx *c, IrOp *kernel, const char *base, const char *suffix)
-{
-	for (int k = 0;; k++) {
-		Names n = {ir_intern_cstr(c, k ? ir_ctx_printf(c, "%s.%s%d", base, suffix, k)
-		                               : ir_ctx_printf(c, "%s.%s", base, suffix)),
-		           false};
-		ir_walk_op(kernel, name_walk, &n);
-		if (!n.found)
-			return n.name;
-	}
-}
-
 /* An ave.smem.load of the buffer before `first` (an op of block b), which every op from
  * `first` on in b reads in place of v. */
 static void
@@ -364,7 +333,7 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	IrOpState s;
 	ir_state_init(&s, IR_OP_SMEM_ALLOC, bl.loc);
 	ir_state_attr(m, &s, cx->kw.spill, ir_attr_bool(cx, true));
-	ir_state_result(m, &s, bty, fresh(cx, p->kernel, base, "spill"));
+	ir_state_result(m, &s, bty, ir_fresh_name(cx, p->kernel, base, "spill"));
 	IrValue *buf = &ir_b_insert(&bl, ir_op_build(m, &s))->res[0];
 	IrValue *slot = g->replicas > 1 ? replica_id(m, g->role) : NULL;
 
@@ -392,10 +361,10 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 		while (r != c->quiet && q && !reads(q, v))
 			q = q->next;
 		if (r != c->quiet && q)
-			reload(m, v, rb, q, buf, slot, fresh(cx, p->kernel, base, "fill"), out);
+			reload(m, v, rb, q, buf, slot, ir_fresh_name(cx, p->kernel, base, "fill"), out);
 	}
 	if (c->next)
-		reload(m, v, c->b, c->next, buf, slot, fresh(cx, p->kernel, base, "fill"), out);
+		reload(m, v, c->b, c->next, buf, slot, ir_fresh_name(cx, p->kernel, base, "fill"), out);
 	out->v = v;
 	out->buffer = buf;
 	out->regs = t->regs;

@@ -106,6 +106,17 @@ class Gen:
         op = self.rng.choice(["add", "mul", "max", "sub"])
         return v, "%s%s = ave.%s %s, %s : %s" % (ind, v, op, a, b, self.ty)
 
+    def sum_all(self, body, tiles, ind):
+        """Every tile is read at the end, in a random order: long lifetimes, many live at once.
+        Returns the sum."""
+        self.rng.shuffle(tiles)
+        acc = tiles[0]
+        for t in tiles[1:]:
+            v = self.fresh("s")
+            body.append("%s%s = ave.add %s, %s : %s" % (ind, v, acc, t, self.ty))
+            acc = v
+        return acc
+
     def block(self, ind, live, depth, nstmt, k=None):
         """Statements over `live` (tiles readable here); returns (lines, tiles defined here)."""
         lines, mine = [], []
@@ -158,13 +169,7 @@ def generate(rng, idx):
     target = rng.choice(["sm_80", "sm_80", "sm_90a", "gfx942"])
     g = Gen(rng, r, c)
     body, tiles = g.block("  ", [], 0, rng.randrange(6, 12))
-    # Every tile is read at the end, in a random order: long lifetimes, many live at once.
-    rng.shuffle(tiles)
-    acc = tiles[0]
-    for t in tiles[1:]:
-        v = g.fresh("s")
-        body.append("  %s = ave.add %s, %s : %s" % (v, acc, t, g.ty))
-        acc = v
+    acc = g.sum_all(body, tiles, "  ")
     name = "f%d" % idx
     src = ("ave.kernel @%s(%%X: !ave.tensor<?x?xf32, global, [?, 1]>, "
            "%%C: !ave.tensor<?x?xf32, global, [?, 1]>, %%n: index) "
@@ -183,12 +188,7 @@ def generate_roles(rng, idx):
     budget = rng.choice([96, 120, 152, 184, 232])
     g = Gen(rng, r, c, row="%wg")
     body, tiles = g.block("      ", [], 0, rng.randrange(6, 12))
-    rng.shuffle(tiles)
-    acc = tiles[0]
-    for t in tiles[1:]:
-        v = g.fresh("s")
-        body.append("      %s = ave.add %s, %s : %s" % (v, acc, t, g.ty))
-        acc = v
+    acc = g.sum_all(body, tiles, "      ")
     name = "f%d" % idx
     src = ("ave.kernel @%s(%%X: !ave.tensor<?x?xf32, global, [?, 1]>, "
            "%%C: !ave.tensor<?x?xf32, global, [?, 1]>, %%n: index) "
