@@ -1034,6 +1034,10 @@ pass_ck_site_detached(Ck *k, IrOp *op, CkRole *r)
 	position(r, op, &s->seg, &s->loop, &s->pos, &s->cond, &s->nested);
 	Ord o = {op, 0};
 	s->ord = ir_walk(r->body, ord_walk, &o) ? -1 : o.n;
+	/* Within another ave.warp_specialize's role the walk's order is no program order. */
+	for (IrOp *p = ir_op_parent_op(op); p && p->reg[0].block != r->body; p = ir_op_parent_op(p))
+		if (p->code == IR_OP_ROLE || p->code == IR_OP_WARP_SPECIALIZE)
+			s->ord = -1;
 	return s;
 }
 
@@ -1306,6 +1310,18 @@ kernel_alloc(Ck *k, const IrValue *v, IrOpcode code)
 	       v->op->parent == k->kernel->reg[0].block;
 }
 
+/* The first ave.warp_specialize not at the kernel's top level. */
+static bool
+nested_ws(IrOp *op, void *ud)
+{
+	IrOp **deep = ud;
+	if (op->code == IR_OP_WARP_SPECIALIZE && ir_op_parent_op(op)->code != IR_OP_KERNEL) {
+		*deep = op;
+		return false;
+	}
+	return true;
+}
+
 bool
 pass_ck_collect(Ck *k)
 {
@@ -1361,6 +1377,12 @@ pass_ck_collect(Ck *k)
 		return any && !k->broken;
 	if (nws > 1)
 		return beyond(k, ws, "several 'ave.warp_specialize' regions in one kernel");
+	IrOp *deep = NULL;
+	ir_walk(body, nested_ws, &deep);
+	if (deep)
+		return beyond(k, deep,
+		              "an 'ave.warp_specialize' inside an 'ave.if' or 'ave.for' (its roles "
+		              "run at once; only one at the kernel's top level is analyzed)");
 	for (int j = 0; j < k->sites.len; j++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, j);
 		int64_t step;

@@ -3754,13 +3754,24 @@ loop_of(IrOp *op, const IrOp *top)
 	return NULL;
 }
 
+/* Whether op lies in block b (in one of its ops, at any depth). */
+static bool
+within(const IrOp *op, const IrBlock *b)
+{
+	for (; op; op = ir_op_parent_op(op))
+		if (op->parent == b)
+			return true;
+	return false;
+}
+
 /* Whether fence f runs whenever store s does: every ave.if and ave.for around f (below the
- * role) is also around s. */
+ * role) is also around s, s in the same branch of it as f (a fence in the other branch of an
+ * ave.if never runs with the store). */
 static bool
 runs_with(IrOp *f, IrOp *s, const IrOp *top)
 {
-	for (IrOp *p = ir_op_parent_op(f); p && p != top; p = ir_op_parent_op(p))
-		if ((p->code == IR_OP_IF || p->code == IR_OP_FOR) && !ir_op_is_ancestor(p, s))
+	for (IrOp *c = f, *p = ir_op_parent_op(f); p && p != top; c = p, p = ir_op_parent_op(p))
+		if ((p->code == IR_OP_IF || p->code == IR_OP_FOR) && !within(s, c->parent))
 			return false;
 	return true;
 }

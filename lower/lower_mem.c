@@ -567,16 +567,59 @@ lower_op_smem_load(Lower *L, IrOp *op)
 	return true;
 }
 
+/* The allocation a shared-memory item names: through ave.slice views to the ave.smem.alloc. */
+static IrValue *
+smem_root(IrOp *op, const IrItem *it)
+{
+	IrValue *v = ir_item_value(op, it);
+	while (v && v->kind == IR_VAL_RESULT && v->op->code == IR_OP_SLICE)
+		v = ir_item_value(v->op, &v->op->item[0]);
+	return v;
+}
+
+typedef struct AsyncRead {
+	Lower *L;
+	IrValue *buf;
+	bool found;
+} AsyncRead;
+
+static bool
+async_read_walk(IrOp *op, void *ud)
+{
+	AsyncRead *a = ud;
+	if (op->code != IR_OP_MMA || !a->L->has_plan[op->id] || !a->L->plans[op->id]->async_proxy)
+		return true;
+	for (int i = 0; i < 2 && !a->found; i++)
+		a->found = op->item[i].kind == IR_IT_VALUE && smem_root(op, &op->item[i]) == a->buf;
+	return !a->found;
+}
+
+/* A synchronous ave.mma the target runs through the async proxy (wgmma) reads buffer buf: SPEC
+ * 5.6 asks for no fence there (only before an asynchronous product), so the writes are made
+ * visible to that proxy here. */
+static bool
+read_by_async_proxy(Lower *L, IrValue *buf)
+{
+	AsyncRead a = {L, buf, false};
+	if (buf)
+		ir_walk_op(L->kernel, async_read_walk, &a);
+	return a.found;
+}
+
 bool
 lower_op_smem_store(Lower *L, IrOp *op)
 {
 	LowerSmem s;
 	IrValue *v = ir_item_value(op, &op->item[0]);
-	if (!lower_smem_item(L, op, &ir_op_group(op, L->c->kw.into)->item[0], &s))
+	const IrItem *into = &ir_op_group(op, L->c->kw.into)->item[0];
+	if (!lower_smem_item(L, op, into, &s))
 		return false;
 	/* Readers of the old contents finish first; the new contents are complete after. */
 	if (!lower_group_barrier(L, op) ||
 	    !lower_frag_to_smem(L, op, &lower_val(L, v)->f, v->type->elem, &s))
+		return false;
+	if (read_by_async_proxy(L, smem_root(op, into)) &&
+	    !L->t->fence(L, op, LOWER_FENCE_ASYNC_SHARED))
 		return false;
 	L->last_barrier = NULL;
 	return lower_group_barrier(L, op);
