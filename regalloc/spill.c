@@ -10,7 +10,9 @@
  *
  * The stretch is found in the block that defines the tile: between the last op before the peak
  * that defines or reads it and the first op after the peak that reads it, where the op holding
- * the peak reads nothing of it. Each thread writes and reads back only the elements it holds
+ * the peak reads nothing of it (or is an ave.if whose branch holding the peak reads nothing of
+ * it: the other branches read it back themselves). Each thread writes and reads back only the
+ * elements it holds
  * (the lowering gives the reload the stored tile's layout), and the buffer is the tile's own: the
  * program computes what it computed. */
 #include <stdlib.h>
