@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../regalloc/regalloc.h"
 #include "rt.h"
 
 static AveArgKind
@@ -52,6 +53,44 @@ rt_kernel_load_quiet(RtCtx *c, uint8_t *data, size_t size, RtKernel **out)
 			rt_error(c, __VA_ARGS__);  \
 	} while (0)
 
+/* Whether the binary (a cubin or an AMDGPU code object) records for kernel `name` registers or
+ * a stack frame other than the metadata's; `why` says which. A binary that records neither
+ * (host: the .ave text) has nothing to disagree with. */
+static bool
+binary_disagrees(RtKernel *k, const char *name, int64_t regs, int64_t frame, char *why,
+                 size_t n)
+{
+	const uint8_t *b = k->bundle.binary;
+	size_t len = k->bundle.binary_len;
+	if (!name || len < 4 || memcmp(b, "\177ELF", 4))
+		return false;
+	int64_t br = ra_cubin_regcount(b, len, name), bf = ra_cubin_frame(b, len, name);
+	if (br < 0) {
+		RaHsacoKernel hk[64];
+		int nk = ra_hsaco_read(b, len, hk, 64);
+		for (int i = 0; i < nk; i++)
+			if (!strcmp(hk[i].name, name)) {
+				br = hk[i].vgpr;
+				bf = hk[i].scratch;
+			}
+	}
+	if (br >= 0 && br != regs) {
+		snprintf(why, n,
+		         "its binary's kernel '%s' uses %lld registers per thread, but its "
+		         "metadata says %lld (the binary is not the one compiled)",
+		         name, (long long)br, (long long)regs);
+		return true;
+	}
+	if (bf >= 0 && bf != frame) {
+		snprintf(why, n,
+		         "its binary's kernel '%s' has a %lld-byte stack frame, but its metadata "
+		         "says %lld (the binary is not the one compiled)",
+		         name, (long long)bf, (long long)frame);
+		return true;
+	}
+	return false;
+}
+
 static AveResult
 kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool quiet)
 {
@@ -98,6 +137,17 @@ kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool qu
 	    sps > ((int64_t)1 << 40) || spl > ((int64_t)1 << 40)) {
 		FAIL("bundle metadata has a count out of range (threads, shared_bytes, registers, "
 		     "spills or persistent)");
+		rt_kernel_free(k);
+		return AVE_ERROR_IO;
+	}
+	/* The binary's own account of the kernel's registers and stack frame must be the
+	 * metadata's, which the register plan was validated against: a binary swapped or edited
+	 * after the compile (a bundle is checksummed, not signed) would launch with resources no
+	 * plan holds. */
+	char why[256];
+	if (binary_disagrees(k, rt_json_str(rec, "name"), regs, rt_json_int(rec, "stack_frame", 0),
+	                     why, sizeof why)) {
+		FAIL("bundle: %s", why);
 		rt_kernel_free(k);
 		return AVE_ERROR_IO;
 	}
