@@ -91,6 +91,28 @@ binary_disagrees(RtKernel *k, const char *name, int64_t regs, int64_t frame, cha
 	return false;
 }
 
+/* Whether the kernel uses more registers than its register plan's largest budget allows (the
+ * plan the compile validated; a bundle without one has nothing to hold them to). */
+static bool
+over_plan(RtJson *rec, int64_t regs, char *why, size_t n)
+{
+	RtJson *ra = rt_json_get(rec, "regalloc");
+	RtJson *groups = ra ? rt_json_get(ra, "groups") : NULL;
+	int64_t most = -1;
+	for (int i = 0; groups && groups->kind == RT_JSON_ARRAY && i < groups->n; i++) {
+		int64_t b = rt_json_int(groups->items[i], "budget", -1);
+		if (b > most)
+			most = b;
+	}
+	if (most < 0 || regs <= most)
+		return false;
+	snprintf(why, n,
+	         "its kernel uses %lld registers per thread, over its register plan's largest "
+	         "budget, %lld",
+	         (long long)regs, (long long)most);
+	return true;
+}
+
 static AveResult
 kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool quiet)
 {
@@ -146,7 +168,8 @@ kernel_from_bundle(RtCtx *c, uint8_t *data, size_t size, RtKernel **out, bool qu
 	 * plan holds. */
 	char why[256];
 	if (binary_disagrees(k, rt_json_str(rec, "name"), regs, rt_json_int(rec, "stack_frame", 0),
-	                     why, sizeof why)) {
+	                     why, sizeof why) ||
+	    over_plan(rec, regs, why, sizeof why)) {
 		FAIL("bundle: %s", why);
 		rt_kernel_free(k);
 		return AVE_ERROR_IO;

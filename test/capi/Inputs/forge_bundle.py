@@ -1,17 +1,19 @@
 """Rewrites one figure inside a bundle's binary and seals the bundle again (its checksums are
 integrity, not authenticity), to show that a loaded binary must agree with its metadata.
 
-  forge_bundle.py IN OUT regs|frame KERNEL VALUE
+  forge_bundle.py IN OUT regs|frame|regs+meta KERNEL VALUE
 
 regs/frame: the cubin's EIATTR_REGCOUNT / EIATTR_FRAME_SIZE record for KERNEL (.nv.info), or the
 AMDGPU code object's `.vgpr_count` / `.private_segment_fixed_size` (its metadata note, msgpack:
-the value is rewritten in place, so VALUE must fit the encoding the note used).
+the value is rewritten in place, so VALUE must fit the encoding the note used). regs+meta: the
+registers in the binary and in the bundle's metadata alike.
 """
+import json
 import hashlib
 import struct
 import sys
 
-HDR, ENTRY, BINARY = 16, 56, 2
+HDR, ENTRY, META, BINARY = 16, 56, 1, 2
 
 
 def sections(b):
@@ -78,23 +80,44 @@ def patch_hsaco(elf, key, value):
     return True
 
 
+def encode(sects):
+    """The bundle of sections [(kind, bytes)], as rt_bundle_encode writes it."""
+    align8 = lambda n: (n + 7) & ~7
+    off = align8(HDR + len(sects) * ENTRY)
+    total = off + sum(align8(len(d)) for _, d in sects) + 32
+    b = bytearray(total)
+    b[0:8] = b"AVEBNDL1"
+    struct.pack_into("<II", b, 8, 1, len(sects))
+    for i, (kind, d) in enumerate(sects):
+        e = HDR + i * ENTRY
+        struct.pack_into("<IIQQ", b, e, kind, 0, off, len(d))
+        b[e + 24:e + 56] = hashlib.sha256(d).digest()
+        b[off:off + len(d)] = d
+        off += align8(len(d))
+    b[-32:] = hashlib.sha256(bytes(b[:-32])).digest()
+    return bytes(b)
+
+
 def main():
     src, dst, what, kernel, value = sys.argv[1:6]
     value = int(value)
-    b = bytearray(open(src, "rb").read())
+    b = open(src, "rb").read()
+    sects = []
     for e, kind, off, ln in sections(b):
-        if kind != BINARY:
-            continue
-        elf = bytearray(b[off:off + ln])
-        if patch_cubin(elf, kernel, 0x2f if what == "regs" else 0x11, value):
-            pass
-        elif not patch_hsaco(elf, ".vgpr_count" if what == "regs"
-                             else ".private_segment_fixed_size", value):
-            sys.exit("forge_bundle.py: no %s record for %s" % (what, kernel))
-        b[off:off + ln] = elf
-        b[e + 24:e + 56] = hashlib.sha256(bytes(elf)).digest()
-    b[-32:] = hashlib.sha256(bytes(b[:-32])).digest()
-    open(dst, "wb").write(bytes(b))
+        d = bytearray(b[off:off + ln])
+        if kind == BINARY:
+            if not patch_cubin(d, kernel, 0x11 if what == "frame" else 0x2f, value) and \
+               not patch_hsaco(d, ".private_segment_fixed_size" if what == "frame"
+                               else ".vgpr_count", value):
+                sys.exit("forge_bundle.py: no %s record for %s" % (what, kernel))
+        elif kind == META and what == "regs+meta":
+            meta = json.loads(bytes(d))
+            for k in meta["kernels"]:
+                if k["name"] == kernel:
+                    k["registers"] = value
+            d = bytearray(json.dumps(meta, indent=2).encode())
+        sects.append((kind, bytes(d)))
+    open(dst, "wb").write(encode(sects))
 
 
 if __name__ == "__main__":
