@@ -12,6 +12,31 @@ ir_diag_set_handler(IrCtx *c, IrDiagHandler h, void *ud)
 	c->handler_ud = h ? ud : c;
 }
 
+static void
+drop(void *ud, const IrDiag *d)
+{
+	(void)ud;
+	(void)d;
+}
+
+void
+ir_diag_hold(IrCtx *c, IrDiagHold *s, IrDiagHandler h, void *ud)
+{
+	*s = (IrDiagHold){c->handler, c->handler_ud, c->nerrors, c->nwarnings, c->last_code};
+	c->handler = h ? h : drop;
+	c->handler_ud = ud;
+}
+
+void
+ir_diag_release(IrCtx *c, const IrDiagHold *s)
+{
+	c->handler = s->h;
+	c->handler_ud = s->ud;
+	c->nerrors = s->nerrors;
+	c->nwarnings = s->nwarnings;
+	c->last_code = s->last_code;
+}
+
 char *
 ir_ctx_strdup(IrCtx *c, const char *s)
 {

@@ -178,6 +178,17 @@ const IrFile *ir_ctx_file(IrCtx *c, uint32_t id);
 /* ---- diag.c: diagnostics engine ---- */
 
 void ir_diag_set_handler(IrCtx *c, IrDiagHandler h, void *ud);
+/* Diagnostics held back while a tool asks a question whose failure is not the user's (a trial
+ * plan, a proof of a rewrite it may undo): ir_diag_hold hands them to h (NULL: drops them) and
+ * remembers the handler and counts; ir_diag_release puts those back as they were. */
+typedef struct IrDiagHold {
+	IrDiagHandler h;
+	void *ud;
+	int nerrors, nwarnings;
+	const char *last_code;
+} IrDiagHold;
+void ir_diag_hold(IrCtx *c, IrDiagHold *s, IrDiagHandler h, void *ud);
+void ir_diag_release(IrCtx *c, const IrDiagHold *s);
 IrDiag *ir_diag_begin(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 IrDiag *ir_diag_beginv(IrCtx *c, IrSeverity sev, IrLoc loc, const char *fmt, va_list ap);
@@ -257,6 +268,8 @@ bool ir_type_is_reg_tile(const IrType *t);
 bool ir_type_is_smem(const IrType *t);     /* smem TILE or RING */
 IrType *ir_type_elem(IrType *t);           /* scalar: itself; tile/tensor: element */
 int64_t ir_type_numel(const IrType *t);    /* static tiles; -1 if dynamic */
+/* Bytes of a static tile (a ring: all its slots), elements packed; -1 if dynamic. */
+int64_t ir_type_bytes(const IrType *t);
 int ir_type_elem_bits(const IrType *t);
 const char *ir_float_name(IrFloatKind fk);
 const char *ir_space_name(IrSpace s);

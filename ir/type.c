@@ -196,6 +196,16 @@ ir_type_numel(const IrType *t)
 	return n;
 }
 
+int64_t
+ir_type_bytes(const IrType *t)
+{
+	const IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
+	int64_t n = ir_type_numel(tile);
+	if (n < 0)
+		return -1;
+	return (t->kind == IR_TY_RING ? t->n : 1) * n * ir_type_elem_bits(tile) / 8;
+}
+
 int
 ir_type_elem_bits(const IrType *t)
 {

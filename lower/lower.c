@@ -543,13 +543,6 @@ plan_registers(Lower *L)
 	return ok;
 }
 
-static void
-quiet(void *ud, const IrDiag *d)
-{
-	(void)ud;
-	(void)d;
-}
-
 bool
 lower_tile_regs(IrCtx *c, IrOp *kernel, const LowerTarget *t, int32_t *regs)
 {
@@ -570,20 +563,13 @@ lower_tile_regs(IrCtx *c, IrOp *kernel, const LowerTarget *t, int32_t *regs)
 	L.plans = ir_arena_alloc(&L.arena, sizeof(LowerMmaPlan *) * (L.nops + 1));
 	L.has_plan = ir_arena_alloc(&L.arena, L.nops + 1);
 	/* What fails here is the lowering's to report, if it compiles this kernel: say nothing. */
-	IrDiagHandler h = c->handler;
-	void *hud = c->handler_ud;
-	int nerr = c->nerrors, nwarn = c->nwarnings;
-	const char *last = c->last_code;
-	c->handler = quiet;
+	IrDiagHold held;
+	ir_diag_hold(c, &held, NULL, NULL);
 	bool ok = L.info.threads > 0 && L.info.threads % t->info->warp == 0 &&
 		  lower_assign_layouts(&L);
 	if (ok)
 		ir_walk_op(kernel, tile_sizes, &(TileSizes){&L, regs});
-	c->handler = h;
-	c->handler_ud = hud;
-	c->nerrors = nerr;
-	c->nwarnings = nwarn;
-	c->last_code = last;
+	ir_diag_release(c, &held);
 	ir_arena_free(&L.arena);
 	return ok;
 }

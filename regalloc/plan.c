@@ -823,30 +823,15 @@ set_role_regs(IrModule *m, IrOp *role, int regs)
 	role->ngroup++;
 }
 
-static void
-quiet(void *ud, const IrDiag *d)
-{
-	(void)ud;
-	(void)d;
-}
-
 /* ra_check_roles on the budgets the roles state, reporting nothing. */
 static bool
 quietly_check_roles(RaPlan *p, IrOp *ws)
 {
-	IrCtx *c = p->c;
-	IrDiagHandler h = c->handler;
-	void *hud = c->handler_ud;
-	int nerr = c->nerrors, nwarn = c->nwarnings;
-	const char *last = c->last_code;
-	c->handler = quiet;
+	IrDiagHold held;
+	ir_diag_hold(p->c, &held, NULL, NULL);
 	RaRoles rr;
-	bool ok = ra_check_roles(c, p->t, p->threads, ws, false, &rr);
-	c->handler = h;
-	c->handler_ud = hud;
-	c->nerrors = nerr;
-	c->nwarnings = nwarn;
-	c->last_code = last;
+	bool ok = ra_check_roles(p->c, p->t, p->threads, ws, false, &rr);
+	ir_diag_release(p->c, &held);
 	return ok;
 }
 
@@ -1054,10 +1039,7 @@ spill_json(IrOp *op, void *ud)
 	if (!ir_spill_buffer(p->c, buf))
 		return true;
 	IrValue *v = ir_item_value(op, &op->item[0]);
-	IrType *t = buf->type;
-	IrType *tile = t->kind == IR_TY_RING ? t->elem : t;
-	int64_t bytes = (t->kind == IR_TY_RING ? t->n : 1) * ir_type_numel(tile) *
-	                ir_type_elem_bits(tile) / 8;
+	int64_t bytes = ir_type_bytes(buf->type);
 	unsigned to = 0;
 	for (IrUse *u = buf->uses; u; u = u->next)
 		if (u->user->code == IR_OP_SMEM_LOAD && (!to || u->user->loc.line < to))

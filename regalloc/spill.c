@@ -286,25 +286,15 @@ reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *
 	if (!out->load || ld->loc.line < out->load->loc.line)
 		out->load = ld;
 	out->nload++;
-	for (bool more = true; more;) {
-		IrUse *later[64];
-		int n = 0;
-		more = false;
-		for (IrUse *u = v->uses; u; u = u->next) {
-			IrOp *a = in_block(u->user, b);
-			bool after = false;
-			for (IrOp *q = first; a && q && !after; q = q->next)
-				after = q == a;
-			if (!after)
-				continue;
-			if (n == 64) {
-				more = true;
-				break;
-			}
-			later[n++] = u;
-		}
-		for (int i = 0; i < n; i++)
-			ir_use_set(later[i], &ld->res[0]);
+	/* Re-pointing a use unlinks it from v's list alone: the next one is kept first. */
+	for (IrUse *u = v->uses, *next; u; u = next) {
+		next = u->next;
+		IrOp *a = in_block(u->user, b);
+		bool after = false;
+		for (IrOp *q = first; a && q && !after; q = q->next)
+			after = q == a;
+		if (after)
+			ir_use_set(u, &ld->res[0]);
 	}
 }
 
@@ -371,7 +361,7 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	out->buffer = buf;
 	out->regs = t->regs;
 	out->group = t->group;
-	out->bytes = ir_type_numel(sty) * (ir_type_elem_bits(sty) / 8) * g->replicas;
+	out->bytes = ir_type_bytes(bty);
 }
 
 bool
