@@ -266,12 +266,20 @@ typedef struct Ck {
 	IrMap reported;  /* IrOp* -> that op already carries an error */
 	Z3_ast pid[3], npid[3], rank, world;
 	IrValue *pid_val[3];
+	/* A persistent kernel that walks its tiles itself: ave.cta_id and ave.num_ctas are pid[0]
+	 * and npid[0], ave.num_programs the logical grid lgrid[d] (the same in every CTA). */
+	bool walks;
+	Z3_ast lgrid[3];
 	int64_t mods[32]; /* floordiv/mod constants met by the evaluator since the last reset */
 	int nmods;
 	int hops, max_hops; /* barrier hops in happens-before chains: now, at most */
 	int depth;        /* evaluation nesting */
 	int nopaque;      /* values made unknown so far (the solver knows nothing of them) */
 	const char *opaque_name; /* the last of them */
+	/* Within the global-store check: products, quotients and remainders of values met (the
+	 * solver knows only some of their arithmetic: a proof holds, a counterexample may not). */
+	int npartial;
+	const char *partial_name;
 	/* The global-store check: loops stepping by ave.num_programs from ave.program_id along one
 	 * grid dimension (grid-stride loops) get their loop variable as a fresh term; each one
 	 * made is listed with that dimension. */

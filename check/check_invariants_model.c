@@ -68,6 +68,7 @@ void
 pass_ck_begin(Ck *k, IrOp *kernel)
 {
 	k->kernel = kernel;
+	k->walks = ir_op_attr(kernel, k->c->kw.persistent) && ir_kernel_walks(kernel);
 	ir_arena_init(&k->arena, k->c->al);
 	ir_map_init(&k->loopforms, k->c->al);
 	ir_map_init(&k->reported, k->c->al);
@@ -165,6 +166,8 @@ item_term(Ck *k, CkEnv *e, IrOp *op, const IrItem *it)
 	}
 }
 
+static Z3_ast congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, const char *name);
+
 Z3_ast
 pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x)
 {
@@ -200,8 +203,11 @@ pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x)
 		return opaque(k, NULL, "mul");
 	case IR_EX_FLOORDIV:
 	case IR_EX_MOD:
-		if (!pass_ck_is_num(S, b, &c) || c <= 0)
+		if (pass_ck_is_num(S, b, &c) && c <= 0)
 			return opaque(k, NULL, "div");
+		if (!pass_ck_is_num(S, b, &c))
+			return congruent(k, x->kind == IR_EX_MOD ? "mod" : "floordiv", a, b,
+			                 x->kind == IR_EX_MOD ? "mod" : "floordiv");
 		note_mod(k, c);
 		return x->kind == IR_EX_MOD ? pass_ck_mod(S, a, c) : pass_ck_floordiv(S, a, c);
 	case IR_EX_EQ:
@@ -298,8 +304,11 @@ grid_stride_dim(Ck *k, IrOp *loop)
 	if (lb->kind != IR_EX_VAL || st->kind != IR_EX_VAL)
 		return -1;
 	IrValue *a = ir_op_value(loop, lb->opnd), *b = ir_op_value(loop, st->opnd);
-	if (a->kind != IR_VAL_RESULT || b->kind != IR_VAL_RESULT ||
-	    a->op->code != IR_OP_PROGRAM_ID || b->op->code != IR_OP_NUM_PROGRAMS)
+	if (a->kind != IR_VAL_RESULT || b->kind != IR_VAL_RESULT)
+		return -1;
+	if (a->op->code == IR_OP_CTA_ID && b->op->code == IR_OP_NUM_CTAS)
+		return 0; /* a walking persistent kernel's CTAs, along x */
+	if (a->op->code != IR_OP_PROGRAM_ID || b->op->code != IR_OP_NUM_PROGRAMS)
 		return -1;
 	int64_t da, db;
 	IrGroup *ga = ir_op_group(a->op, k->c->kw.dim), *gb = ir_op_group(b->op, k->c->kw.dim);
@@ -689,11 +698,55 @@ tdiv(Ck *k, Z3_ast a, int64_t c)
  * operation on the same operands in two roles is the same value: an uninterpreted function of
  * its operands (tags built from it agree across roles). */
 static Z3_ast
-congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, IrValue *v)
+congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, const char *name)
 {
-	k->nopaque++;
-	k->opaque_name = v->name;
-	return pass_ck_uf(S, op, 2, (Z3_ast[]){a, b});
+	bool dv = strcmp(op, "mul") != 0;
+	if (k->gstride) {
+		k->npartial++;
+		k->partial_name = name;
+	} else {
+		k->nopaque++;
+		k->opaque_name = name;
+	}
+	Z3_ast r = pass_ck_uf(S, op, 2, (Z3_ast[]){a, b});
+	Z3_ast zero = pass_ck_num(S, 0);
+	if (!dv) {
+		/* A product's sign, and a product by zero (a loop bound %nm * %nn of an empty
+		 * grid is no trip). */
+		Z3_ast az = pass_ck_le(S, zero, a), bz = pass_ck_le(S, zero, b);
+		Z3_ast an = pass_ck_le(S, a, zero), bn = pass_ck_le(S, b, zero);
+		Z3_ast rz = pass_ck_le(S, zero, r), rn = pass_ck_le(S, r, zero);
+		Z3_ast f[5] = {
+		    pass_ck_or2(S, pass_ck_not(S, pass_ck_and2(S, az, bz)), rz),
+		    pass_ck_or2(S, pass_ck_not(S, pass_ck_and2(S, an, bn)), rz),
+		    pass_ck_or2(S, pass_ck_not(S, pass_ck_and2(S, az, bn)), rn),
+		    pass_ck_or2(S, pass_ck_not(S, pass_ck_and2(S, an, bz)), rn),
+		    pass_ck_or2(S,
+		                pass_ck_not(S, pass_ck_or2(S, pass_ck_eq(S, a, zero),
+		                                           pass_ck_eq(S, b, zero))),
+		                pass_ck_eq(S, r, zero)),
+		};
+		pass_ck_side(S, r, pass_ck_and(S, 5, f));
+		return r;
+	}
+	/* What the solver may know of a quotient q and remainder r of a by b != 0: a is a
+	 * function of (q, r, b) (a = b q + r), so two dividends with the same quotient and
+	 * remainder are equal -- what tells the tiles of a raster apart; and for a >= 0 < b,
+	 * 0 <= r < b and q >= 0 (truncating and floor division agree there). */
+	bool fl = strcmp(op, "floordiv") == 0 || strcmp(op, "mod") == 0;
+	Z3_ast q = pass_ck_uf(S, fl ? "floordiv" : "div", 2, (Z3_ast[]){a, b});
+	Z3_ast m = pass_ck_uf(S, fl ? "mod" : "rem", 2, (Z3_ast[]){a, b});
+	Z3_ast nz = pass_ck_not(S, pass_ck_eq(S, b, zero));
+	Z3_ast inv = pass_ck_eq(S, a, pass_ck_uf(S, fl ? "unfloordiv" : "undiv", 3,
+	                                          (Z3_ast[]){q, m, b}));
+	Z3_ast pos = pass_ck_and2(S, pass_ck_le(S, zero, a), pass_ck_lt(S, zero, b));
+	Z3_ast rng = pass_ck_and(S, 3,
+	                         (Z3_ast[]){pass_ck_le(S, zero, m), pass_ck_lt(S, m, b),
+	                                    pass_ck_le(S, zero, q)});
+	Z3_ast ax = pass_ck_and2(S, pass_ck_or2(S, pass_ck_not(S, nz), inv),
+	                         pass_ck_or2(S, pass_ck_not(S, pos), rng));
+	pass_ck_side(S, r, ax);
+	return r;
 }
 
 static Z3_ast
@@ -759,9 +812,26 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		           : opaque(k, ty, v->name);
 	case IR_OP_INDEX:
 		return pass_ck_expr(k, e, op, op->item[0].e);
+	case IR_OP_CTA_ID:
+	case IR_OP_NUM_CTAS: {
+		Z3_ast t = program_id(k, 0, op->code == IR_OP_NUM_CTAS);
+		if (op->code == IR_OP_CTA_ID)
+			k->pid_val[0] = v;
+		return t;
+	}
 	case IR_OP_PROGRAM_ID:
 	case IR_OP_NUM_PROGRAMS: {
 		IrGroup *g = ir_op_group(op, k->c->kw.dim);
+		if (k->walks && op->code == IR_OP_NUM_PROGRAMS && g &&
+		    ir_expr_eval_const(g->item[0].e, &c) && c >= 0 && c <= 2) {
+			/* the logical grid a walking kernel walks: one launch, every CTA's */
+			if (!k->lgrid[c]) {
+				k->lgrid[c] = pass_ck_fresh(S, v->name ? v->name : "grid");
+				pass_ck_side(S, k->lgrid[c],
+				             pass_ck_le(S, pass_ck_num(S, 1), k->lgrid[c]));
+			}
+			return k->lgrid[c];
+		}
 		if (g && ir_expr_eval_const(g->item[0].e, &c)) {
 			Z3_ast t = program_id(k, c, op->code == IR_OP_NUM_PROGRAMS);
 			if (t && op->code == IR_OP_PROGRAM_ID)
@@ -772,7 +842,11 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		return opaque(k, ty, v->name);
 	}
 	case IR_OP_REPLICA_ID:
-		return e->rep ? e->rep : pass_ck_num(S, 0);
+		/* the role's replica, also where the id is read inside one of its loops */
+		for (CkEnv *x = e; x; x = x->parent)
+			if (x->rep)
+				return x->rep;
+		return pass_ck_num(S, 0);
 	case IR_OP_RANK:
 		pass_ck_world(k);
 		return k->rank;
@@ -831,19 +905,19 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		if (a && b && pass_ck_is_num(S, a, &c))
 			return pass_ck_mulc(S, b, c);
 		if (a && b && !i1)
-			return congruent(k, "mul", a, b, v);
+			return congruent(k, "mul", a, b, v->name);
 		break;
 	case IR_OP_DIV:
 		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
 			return tdiv(k, a, c);
 		if (a && b && !i1)
-			return congruent(k, "div", a, b, v);
+			return congruent(k, "div", a, b, v->name);
 		break;
 	case IR_OP_REM:
 		if (a && b && pass_ck_is_num(S, b, &c) && c > 0)
 			return pass_ck_sub(S, a, pass_ck_mulc(S, tdiv(k, a, c), c));
 		if (a && b && !i1)
-			return congruent(k, "rem", a, b, v);
+			return congruent(k, "rem", a, b, v->name);
 		break;
 	case IR_OP_MAX:
 		if (a && b)

@@ -337,6 +337,8 @@ reg_label(Ck *k, CkEnv *e, IrValue *v, int depth)
 	case IR_OP_INDEX:
 	case IR_OP_PROGRAM_ID:
 	case IR_OP_NUM_PROGRAMS:
+	case IR_OP_CTA_ID:
+	case IR_OP_NUM_CTAS:
 	case IR_OP_REPLICA_ID:
 	case IR_OP_RANK:
 	case IR_OP_WORLD_SIZE:
@@ -2740,6 +2742,12 @@ note_dim(Ck *k, IrOp *op, bool *used)
 {
 	int64_t d;
 	IrGroup *g;
+	if (op->code == IR_OP_CTA_ID || op->code == IR_OP_NUM_CTAS) {
+		used[0] = true; /* a walking kernel's CTAs are along x */
+		return;
+	}
+	if (k->walks && op->code == IR_OP_NUM_PROGRAMS)
+		return; /* the logical grid, not the CTAs */
 	if ((op->code == IR_OP_PROGRAM_ID || op->code == IR_OP_NUM_PROGRAMS) &&
 	    (g = ir_op_group(op, k->c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 &&
 	    d < 3)
@@ -3352,6 +3360,7 @@ typedef struct GWrite {
 	Z3_ast on;
 	bool known;
 	const char *unknown; /* the name of a value it depends on that the solver cannot express */
+	const char *partial; /* a quotient or remainder by a value it depends on, or NULL */
 	Z3_ast gs_x[8];      /* the variables of its grid-stride loops, and their grid dimension */
 	int gs_dim[8], ngs;
 } GWrite;
@@ -3385,7 +3394,7 @@ gwrite(Ck *k, CkSite *s)
 	memset(&w, 0, sizeof w);
 	CkCta save;
 	pass_ck_cta_enter(k, &save, w.pid);
-	int before = k->nopaque;
+	int before = k->nopaque, pbefore = k->npartial;
 	k->opaque_name = NULL;
 	k->gstride = true;
 	k->ngs = 0;
@@ -3413,6 +3422,7 @@ gwrite(Ck *k, CkSite *s)
 	}
 	w.known = k->nopaque == before;
 	w.unknown = k->opaque_name;
+	w.partial = k->npartial != pbefore ? k->partial_name : NULL;
 	w.ngs = k->ngs;
 	for (int i = 0; i < k->ngs; i++) {
 		w.gs_x[i] = k->gs_x[i];
@@ -3435,6 +3445,24 @@ gstore_cannot(Ck *k, IrOp *op, const char *why)
 	else
 		ir_warning(k->c, op->loc,
 		           "cannot check this store for data races on global memory: %s", why);
+}
+
+/* A counterexample that rests on a product, quotient or remainder of values may not be real
+ * (the solver knows only some of their arithmetic): "cannot check", not a race. */
+static bool
+gstore_partial(Ck *k, IrOp *op, const GWrite *a, const GWrite *b)
+{
+	const char *p = a->partial ? a->partial : b->partial;
+	if (!p)
+		return false;
+	gstore_cannot(k, op,
+	              ir_ctx_printf(k->c,
+	                            "its coordinates or guard depend on '%%%s', a product, "
+	                            "quotient or remainder of values, whose arithmetic the "
+	                            "solver knows only in part: it found no proof, and a "
+	                            "counterexample may not be real",
+	                            p));
+	return true;
 }
 
 /* Whether a role orders its replicas with ave.barrier (then two of them may write in turn). */
@@ -3640,7 +3668,8 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 	Z3_ast fail = pass_ck_and2(S, both, cta);
 	bool proven;
 	if (attempt(k, ob, fail, "that no two CTAs write the same element", &proven) && !proven) {
-		gstore_report(k, fail, &a, &b, dst, pt, rank, true, used, by_addr);
+		if (!gstore_partial(k, ob, &a, &b))
+			gstore_report(k, fail, &a, &b, dst, pt, rank, true, used, by_addr);
 		return;
 	}
 	if (sa->role != sb->role || sa->role->nrep < 2)
@@ -3662,7 +3691,8 @@ gstore_pair(Ck *k, CkSite *sa, CkSite *sb, IrValue *dst, const bool *kernel_dims
 		                            sa->role->name));
 		return;
 	}
-	gstore_report(k, fail, &a, &b, dst, pt, rank, false, used, by_addr);
+	if (!gstore_partial(k, ob, &a, &b))
+		gstore_report(k, fail, &a, &b, dst, pt, rank, false, used, by_addr);
 }
 
 /* The kernel's checked global stores (as sites of their roles) and the grid dimensions it reads

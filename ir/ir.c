@@ -621,6 +621,22 @@ ir_kernel_of(IrOp *op)
 	return NULL;
 }
 
+static bool
+reads_cta(IrOp *op, void *ud)
+{
+	*(bool *)ud |= op->code == IR_OP_CTA_ID || op->code == IR_OP_NUM_CTAS;
+	return !*(bool *)ud;
+}
+
+bool
+ir_kernel_walks(IrOp *kernel)
+{
+	bool walks = false;
+	if (kernel && kernel->code == IR_OP_KERNEL)
+		ir_walk_op(kernel, reads_cta, &walks);
+	return walks;
+}
+
 IrOp *
 ir_role_of(IrOp *op)
 {

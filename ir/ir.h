@@ -612,6 +612,9 @@ IrAttr *ir_op_attr(const IrOp *op, IrStr name);
 void ir_op_set_attr(IrModule *m, IrOp *op, IrStr name, IrAttr *a);
 uint32_t ir_number_values(IrOp *root); /* numbers values and ops below root; returns the count */
 IrOp *ir_kernel_of(IrOp *op);       /* the enclosing ave.kernel */
+/* Whether a persistent kernel walks its tiles itself: it reads ave.cta_id or ave.num_ctas, and
+ * runs once per CTA (docs/language.md, "Kernel attributes"). */
+bool ir_kernel_walks(IrOp *kernel);
 IrOp *ir_role_of(IrOp *op);         /* the enclosing ave.role or NULL */
 /* A value name `base.suffix` (or `base.suffixN`) that no value of `kernel` (its arguments
  * included) has. */

@@ -542,6 +542,12 @@ v_program_id(IrCtx *c, IrOp *op)
 	if (!ir_type_is_int(rtype(op)))
 		return ERR(op->loc, "'%s' result must be an integer or index, found '%s'", opname(op),
 			   ts(c, rtype(op)));
+	IrOp *k = ir_kernel_of(op);
+	if (op->code == IR_OP_PROGRAM_ID && k && ir_op_attr(k, c->kw.persistent) &&
+	    ir_kernel_walks(k))
+		return ERR(op->loc, "'ave.program_id' in a persistent kernel that walks its tiles "
+			   "itself (it reads 'ave.cta_id' or 'ave.num_ctas'): the tile's coordinates "
+			   "come from the walk's variable");
 	return true;
 }
 
@@ -552,6 +558,18 @@ v_index_result(IrCtx *c, IrOp *op)
 		return ERR(op->loc, "'%s' result must be an integer or index, found '%s'", opname(op),
 			   ts(c, rtype(op)));
 	return true;
+}
+
+/* ave.cta_id / ave.num_ctas: the CTA and the CTAs launched of a persistent kernel, which then
+ * walks the logical grid's tiles itself. */
+bool
+v_cta_id(IrCtx *c, IrOp *op)
+{
+	IrOp *k = ir_kernel_of(op);
+	if (k && !ir_op_attr(k, c->kw.persistent))
+		return ERR(op->loc, "'%s' is only in a persistent kernel ('persistent = N'); "
+			   "elsewhere a CTA is 'ave.program_id'", opname(op));
+	return v_index_result(c, op);
 }
 
 bool

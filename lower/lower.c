@@ -660,11 +660,13 @@ lower_kernel(Lower *L)
 	bool ok = !L->t->entry || L->t->entry(L);
 	LLVMBasicBlockRef tile_head = NULL, tile_exit = NULL;
 	LLVMValueRef tile = NULL, tile_next = NULL;
-	if (ok && L->info.persistent)
+	/* A kernel that walks its tiles itself (ave.cta_id) runs its body once per CTA. */
+	bool wrap = L->info.persistent && !ir_kernel_walks(k);
+	if (ok && wrap)
 		persistent_begin(L, &tile_head, &tile, &tile_exit);
 
 	ok = ok && lower_ops(L, k->reg[0].block);
-	if (ok && L->info.persistent)
+	if (ok && wrap)
 		ok = persistent_end(L, tile_head, tile, tile_exit, &tile_next);
 	if (ok && !k->reg[0].block->last)
 		LLVMBuildRetVoid(L->b);

@@ -466,6 +466,17 @@ lower_op_program_id(Lower *L, IrOp *op)
 	return true;
 }
 
+/* A walking persistent kernel's CTA and the CTAs launched (along x). */
+bool
+lower_op_cta_id(Lower *L, IrOp *op)
+{
+	LLVMValueRef v = op->code == IR_OP_CTA_ID ? L->t->block_id(L, 0) : L->t->num_blocks(L, 0);
+	LowerVal *x = lower_val(L, &op->res[0]);
+	x->kind = LOWER_V_SCALAR;
+	x->v = fit(L, LLVMBuildZExt(L->b, v, L->i64, ""), op->res[0].type);
+	return true;
+}
+
 bool
 lower_op_cdiv(Lower *L, IrOp *op)
 {

@@ -42,6 +42,10 @@ void
 interp_cta_name(Run *r, int32_t gid, char *buf, size_t n)
 {
 	int64_t k = gid % r->ncta;
+	if (r->walk) {
+		snprintf(buf, n, "rank %d CTA %lld", rank_of(r, gid), (long long)k);
+		return;
+	}
 	snprintf(buf, n, "rank %d CTA (%lld, %lld, %lld)", rank_of(r, gid),
 		 (long long)(k % r->grid[0]), (long long)(k / r->grid[0] % r->grid[1]),
 		 (long long)(k / (r->grid[0] * r->grid[1])));

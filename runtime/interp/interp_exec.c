@@ -166,6 +166,15 @@ ex_program_id(Run *r, Task *t, IOp *o)
 	return EX_OK;
 }
 
+/* A walking persistent kernel's CTA (along x) and the CTAs launched. */
+static int
+ex_cta_id(Run *r, Task *t, IOp *o)
+{
+	int64_t v = o->op->code == IR_OP_CTA_ID ? r->cta->pid[0] : r->ncta;
+	set_res(r, t, o, 0, scalar_of(rtype(o), true, v, 0));
+	return EX_OK;
+}
+
 static int64_t
 int_item(Run *r, Task *t, IOp *o, int i)
 {
@@ -780,6 +789,8 @@ ex_warp_specialize(Run *r, Task *t, IOp *o)
 	X(FENCE, interp_fence, 1)                                                                  \
 	X(WARP_SPECIALIZE, ex_warp_specialize, 1)                                                  \
 	X(ROLE, ex_nop, 0) /* runs as tasks started by ave.warp_specialize */                      \
+	X(CTA_ID, ex_cta_id, 0)                                                                    \
+	X(NUM_CTAS, ex_cta_id, 0)                                                                  \
 	X(REPLICA_ID, ex_replica_id, 0)                                                            \
 	X(TAG_FUNC, ex_nop, 0)                                                                     \
 	X(TAG, interp_tag, 0)                                                                      \

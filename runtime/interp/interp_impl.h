@@ -285,6 +285,8 @@ struct Run {
 	Cta **act;        /* the CTAs started and not finished (multi-rank runs) */
 	int nact, capact;
 	int64_t ncta;     /* CTAs per rank */
+	bool walk;        /* a persistent kernel that walks its tiles itself: ncta CTAs along x,
+	                   * grid[] the logical grid it walks */
 };
 
 enum { EX_OK, EX_JUMP, EX_BLOCK, EX_DONE, EX_ERR };

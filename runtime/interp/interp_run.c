@@ -403,7 +403,7 @@ cta_init(Run *r, Cta *c, int rank, const int64_t pid[3])
 	memset(c, 0, sizeof *c);
 	memcpy(c->pid, pid, sizeof c->pid);
 	c->rank = rank;
-	int64_t lin = pid[0] + r->grid[0] * (pid[1] + r->grid[1] * pid[2]);
+	int64_t lin = r->walk ? pid[0] : pid[0] + r->grid[0] * (pid[1] + r->grid[1] * pid[2]);
 	c->gid = r->ncta * r->world < INT32_MAX ? (int32_t)(rank * r->ncta + lin) : 0;
 	c->stat = ir_xalloc(r->al, sizeof(void *) * (size_t)(r->p->nops + 1));
 	memset(c->stat, 0, sizeof(void *) * (size_t)(r->p->nops + 1));
@@ -657,6 +657,11 @@ perm_pid(Run *r, const Perm *p, uint64_t i, int64_t pid[3])
 		y >>= 1;
 	}
 	k = (k + p->b) % n;
+	if (r->walk) {
+		pid[0] = (int64_t)k;
+		pid[1] = pid[2] = 0;
+		return;
+	}
 	pid[0] = (int64_t)k % r->grid[0];
 	pid[1] = ((int64_t)k / r->grid[0]) % r->grid[1];
 	pid[2] = (int64_t)k / (r->grid[0] * r->grid[1]);
@@ -1108,6 +1113,11 @@ interp_run_world(IrModule *m, const InterpLaunch *ls, int world, const InterpOpt
 	r.l = l;
 	r.o = o;
 	r.world = world;
+	/* A persistent kernel that walks its tiles itself runs on min(N, tiles) CTAs along x. */
+	IrAttr *pers = ir_op_attr(l->kernel, c->kw.persistent);
+	r.walk = pers && pers->kind == IR_ATTR_INT && ir_kernel_walks(l->kernel);
+	if (r.walk && pers->i < ncta)
+		ncta = pers->i;
 	r.ncta = ncta;
 	r.epoch = l->epoch > 0 ? l->epoch : 1;
 	memcpy(r.grid, l->grid, sizeof r.grid);
