@@ -49,6 +49,21 @@ typedef struct WsOpts {
 	IrModule *orig; /* the input as written, copied before the first rewrite */
 } WsOpts;
 
+/* A persistent kernel's tile walk (`persistent = N`): each role walks the logical grid itself,
+ *
+ *   ave.for %t = %cta to %tiles step %nctas iter_args(%base = 0) { program ids from %t;
+ *     the role's k-loop, its ring position carried from %base; ave.yield the position after }
+ *
+ * so barriers are set up once, phases go on across tiles and the producer fills the next
+ * tile's slots while the consumers run this tile's epilogue. */
+typedef struct Walk {
+	bool on;
+	IrValue *cta, *nctas, *grid[3], *tiles; /* at the kernel's top */
+	bool dim[3];                            /* grid dimensions the kernel reads */
+	IrOp *dep[64];                          /* top-level ops computed from program ids */
+	int ndep;
+} Walk;
+
 /* Marks which ops after loop f depend on its results (`dep`, by op number in the kernel's top
  * block) and says why they cannot move into the consumers with their rows split, or NULL. */
 typedef struct Epi {
@@ -369,6 +384,32 @@ loop_state(IrModule *m, const RingPlan *p, IrRegion **reg, IrValue **u, const ch
 	return s;
 }
 
+/* The ring position of the loop's iteration: u itself, or (in a tile walk) a value the loop
+ * carries from `base`, the position at the tile's start, added last to its state. */
+static IrValue *
+loop_pos(IrModule *m, IrOpState *ls, IrBlock *lb, IrValue *base, const RingPlan *p)
+{
+	if (!base)
+		return lb->arg[0];
+	IrCtx *c = m->ctx;
+	ir_state_value(m, ls, base);
+	ir_state_result(m, ls, c->t_index, NULL);
+	return ir_block_add_arg(m, lb, c->t_index, ring_fresh(c, p->kernel, p->iv->name, "pos"),
+	                        p->loop->loc);
+}
+
+/* The loop's ave.yield of vals, and of pos + 1 when it carries a position. */
+static IrOp *
+pos_yield(IrBuilder *b, int n, IrValue *const *vals, IrValue *base, IrValue *pos)
+{
+	IrValue *v[RING_MAX_LOADS + 64];
+	for (int i = 0; i < n; i++)
+		v[i] = vals[i];
+	if (base)
+		v[n++] = ir_b_index(b, ring_B(b->m, IR_EX_ADD, ring_V(b->m, pos), ring_C(b->m, 1)));
+	return ir_b_yield(b, n, v, true);
+}
+
 /* %k = lb + u * step, or u itself. */
 static IrValue *
 loop_k(IrBuilder *b, const RingPlan *p, IrValue *u)
@@ -419,29 +460,235 @@ arrive_if(IrBuilder *b, IrValue *cond, IrValue *bar, IrExpr *slot)
 	ir_b_insert(b, ir_op_build(m, &s));
 }
 
+/* ---- the tile walk of a persistent kernel ---- */
+
+static bool
+dep_of(const Walk *w, const IrValue *v)
+{
+	for (int i = 0; v->kind == IR_VAL_RESULT && i < w->ndep; i++)
+		if (w->dep[i] == v->op)
+			return true;
+	return false;
+}
+
+static bool
+moves(IrOp *const *mv, int n, const IrOp *op)
+{
+	for (int i = 0; i < n; i++)
+		if (ir_op_is_ancestor(mv[i], op))
+			return true;
+	return false;
+}
+
+/* Plans the walk of a persistent kernel whose loop and the ops `mv` (the loop, its epilogue,
+ * the consumers' prologue) move into the roles: the ops at the kernel's top computed from
+ * program ids must be scalars the roles can compute again per tile, used by nothing else.
+ * Returns why the kernel cannot walk (w->on stays false), or NULL. */
+static const char *
+walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
+{
+	memset(w, 0, sizeof *w);
+	if (!ir_op_attr(kernel, c->kw.persistent))
+		return NULL;
+	for (IrOp *op = kernel->reg[0].block->first; op; op = op->next) {
+		if (moves(mv, nmv, op))
+			continue;
+		bool d = op->code == IR_OP_PROGRAM_ID;
+		for (int i = 0; i < op->nopnd && !d; i++)
+			d = dep_of(w, op->opnd[i].val);
+		if (!d)
+			continue;
+		int64_t x;
+		if (op->code == IR_OP_PROGRAM_ID &&
+		    ir_expr_eval_const(ir_op_group(op, c->kw.dim)->item[0].e, &x) && x >= 0 && x < 3)
+			w->dim[x] = true;
+		if (op->nres == 0)
+			return ir_ctx_printf(c, "'%s' uses a program id and stays outside the roles",
+					     ir_op_name(op->code));
+		if (op->nres != 1 || op->nreg || !ir_op_has_trait(c, op, IR_TRAIT_PURE) ||
+		    !ir_type_is_int(op->res[0].type))
+			return ir_ctx_printf(c, "'%%%s' is computed from a program id before the loop "
+					     "and is not a scalar each role can compute per tile",
+					     op->nres && op->res[0].name ? op->res[0].name : "?");
+		if (w->ndep == (int)(sizeof w->dep / sizeof w->dep[0]))
+			return "too many values are computed from the program ids";
+		w->dep[w->ndep++] = op;
+	}
+	for (int i = 0; i < w->ndep; i++)
+		for (IrUse *u = w->dep[i]->res[0].uses; u; u = u->next)
+			if (!dep_of(w, &u->user->res[0]) && !moves(mv, nmv, u->user))
+				return ir_ctx_printf(c, "'%%%s', computed from a program id, is used "
+						     "outside the loop and its epilogue",
+						     w->dep[i]->res[0].name ? w->dep[i]->res[0].name : "?");
+	if (!w->dim[0] && !w->dim[1] && !w->dim[2])
+		w->dim[0] = true;
+	w->on = true;
+	return NULL;
+}
+
+static IrValue *
+scalar_op(IrBuilder *b, IrOpcode code, int dim, const char *name, IrOp *kernel)
+{
+	IrModule *m = b->m;
+	IrOpState s;
+	ir_state_init(&s, code, b->loc);
+	if (dim >= 0)
+		ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.dim), ring_C(m, dim));
+	ir_state_result(m, &s, m->ctx->t_index, NULL);
+	IrValue *v = &ir_b_insert(b, ir_op_build(m, &s))->res[0];
+	return ring_named(v, ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, name), "w"));
+}
+
+/* The CTA, the CTAs launched, the logical grid along the dimensions read and its tiles, at the
+ * kernel's top before `at`. */
+static void
+walk_top(IrModule *m, IrOp *kernel, IrOp *at, Walk *w)
+{
+	IrBuilder b;
+	ir_builder_before(&b, m, at);
+	w->cta = scalar_op(&b, IR_OP_CTA_ID, -1, "cta", kernel);
+	w->nctas = scalar_op(&b, IR_OP_NUM_CTAS, -1, "nctas", kernel);
+	w->tiles = NULL;
+	static const char *gn[3] = {"gridx", "gridy", "gridz"};
+	for (int d = 0; d < 3; d++) {
+		if (!w->dim[d])
+			continue;
+		w->grid[d] = scalar_op(&b, IR_OP_NUM_PROGRAMS, d, gn[d], kernel);
+		if (!w->tiles) {
+			w->tiles = w->grid[d];
+			continue;
+		}
+		IrType *ity = m->ctx->t_index;
+		IrValue *v[2] = {w->tiles, w->grid[d]};
+		w->tiles = ring_named(&ir_b_op(&b, IR_OP_MUL, 1, &ity, 2, v)->res[0],
+		                      ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, "tiles"), "w"));
+	}
+}
+
+/* Opens a role's walk: its region (the loop's body), the tile %t, the ring position %base at the
+ * tile's start, and the program ids and the values computed from them, again from %t (the
+ * dimensions read, x fastest: the tile's id along one is the quotient by the ones before
+ * (ave.div), modulo its own size (ave.rem) unless it is the last). Uses inside the role are
+ * re-pointed by walk_close. */
+static IrRegion *
+walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue **base, IrMap *vmap, IrLoc loc)
+{
+	IrCtx *c = m->ctx;
+	IrRegion *r = ir_region_new(m);
+	IrValue *t = ir_block_add_arg(m, r->block, c->t_index,
+	                              ring_fresh(c, kernel, ir_intern_cstr(c, "tile"), "w"), loc);
+	*base = ir_block_add_arg(m, r->block, c->t_index,
+	                         ring_fresh(c, kernel, ir_intern_cstr(c, "pos"), "w"), loc);
+	IrBuilder b;
+	ir_builder_at_end(&b, m, r->block, loc);
+	int last = 2;
+	while (!w->dim[last])
+		last--;
+	IrValue *pid[3] = {NULL, NULL, NULL}, *q = t;
+	IrType *ity = c->t_index;
+	static const char *pn[3] = {"pidx", "pidy", "pidz"};
+	for (int d = 0; d <= last; d++) {
+		if (!w->dim[d])
+			continue;
+		IrValue *v[2] = {q, w->grid[d]};
+		pid[d] = d == last ? q : &ir_b_op(&b, IR_OP_REM, 1, &ity, 2, v)->res[0];
+		if (d != last)
+			q = &ir_b_op(&b, IR_OP_DIV, 1, &ity, 2, v)->res[0];
+		if (pid[d] != t)
+			ring_named(pid[d], ring_fresh(c, kernel, ir_intern_cstr(c, pn[d]), "w"));
+	}
+	for (int i = 0; i < w->ndep; i++) {
+		IrOp *op = w->dep[i];
+		IrValue *nv;
+		if (op->code == IR_OP_PROGRAM_ID) {
+			int64_t d = 0;
+			ir_expr_eval_const(ir_op_group(op, c->kw.dim)->item[0].e, &d);
+			nv = pid[d];
+			if (op->res[0].type != c->t_index) {
+				IrType *ty = op->res[0].type;
+				IrOpState s;
+				ir_state_init(&s, IR_OP_INDEX, loc);
+				ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, nv);
+				ir_state_result(m, &s, ty, NULL);
+				nv = &ir_b_insert(&b, ir_op_build(m, &s))->res[0];
+			}
+		} else {
+			nv = &ir_b_insert(&b, ir_op_clone(m, op, vmap))->res[0];
+		}
+		ring_named(nv, ring_fresh(c, kernel, op->res[0].name ? op->res[0].name
+		                                                     : ir_intern_cstr(c, "v"), "w"));
+		ir_map_put(vmap, ir_hash_ptr(&op->res[0]), &op->res[0], nv, NULL);
+	}
+	return r;
+}
+
+/* Closes a role's walk into `into`: yields the position after the tile, re-points the role's
+ * uses of the values computed from program ids to the walk's own. */
+static void
+walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, IrBlock *into,
+	   IrLoc loc)
+{
+	IrBuilder b;
+	ir_builder_at_end(&b, m, r->block, loc);
+	ir_b_yield(&b, 1, &end, true);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_FOR, loc);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->cta);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->tiles);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->nctas);
+	IrBuilder kb;
+	ir_builder_at_end(&kb, m, into, loc);
+	IrValue *zero = ir_b_index(&kb, ring_C(m, 0));
+	ir_state_value(m, &s, zero);
+	ir_state_result(m, &s, m->ctx->t_index, NULL);
+	ir_state_region(m, &s, r);
+	IrOp *loop = ir_b_insert(&kb, ir_op_build(m, &s));
+	for (int i = 0; i < w->ndep; i++) {
+		IrValue *v = &w->dep[i]->res[0];
+		IrValue *nv = ir_map_get(vmap, ir_hash_ptr(v), v, NULL);
+		for (IrUse *u = v->uses, *next; u; u = next) {
+			next = u->next;
+			if (ir_op_is_ancestor(loop, u->user))
+				ir_use_set(u, nv);
+		}
+	}
+}
+
 /* The producer role into ws: for each tile, wait for its slot to be empty, expect its bytes,
  * issue the tagged copies. */
 static void
 producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue *empty,
-	 IrStr *tags, IrRegion *wsr)
+	 IrStr *tags, IrRegion *wsr, const Walk *w)
 {
 	IrCtx *c = m->ctx;
 	IrOp *f = p->loop, *kernel = p->kernel;
 	int64_t N = p->stages;
+	IrRegion *pr = ir_region_new(m), *wr = NULL;
+	IrValue *base = NULL;
+	IrMap vmap;
+	if (w) {
+		ir_map_init(&vmap, c->al);
+		wr = walk_open(m, kernel, w, &base, &vmap, f->loc);
+	}
 	IrRegion *lr;
 	IrValue *u;
 	IrOpState ls = loop_state(m, p, &lr, &u, "p");
+	IrValue *pos = loop_pos(m, &ls, lr->block, base, p);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, lr->block, f->loc);
-	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
 	                        ring_fresh(c, kernel, p->iv->name, "ps"));
-	ring_wait(&b, empty, s, parity(m, u, N, 1));
+	ring_wait(&b, empty, s, parity(m, pos, N, 1));
 	ring_expect_tx(&b, full, s, p->bytes);
 	ring_copies(&b, p, loop_k(&b, p, u), ring, full, s, tags);
-	ir_b_yield(&b, 0, NULL, false);
+	pos_yield(&b, 0, NULL, base, pos);
 	ir_state_region(m, &ls, lr);
-	IrRegion *pr = ir_region_new(m);
-	ir_block_append(pr->block, ir_op_build(m, &ls));
+	IrOp *loop = ir_op_build(m, &ls);
+	ir_block_append(w ? wr->block : pr->block, loop);
+	if (w) {
+		walk_close(m, w, wr, &loop->res[0], &vmap, pr->block, f->loc);
+		ir_map_free(&vmap);
+	}
 	role(m, wsr->block, "producer", PRODUCER_REGS, 1, 1, pr, f->loc);
 }
 
@@ -653,7 +900,7 @@ slot_rows(IrBuilder *b, IrValue *ring, IrValue *slot, IrValue *wg, int64_t R)
 /* The consumers' loop: the body of f on each consumer's rows, over slots of the rings. */
 static IrOp *
 rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue *empty,
-	  IrStr *tags, IrValue *wg, int64_t R)
+	  IrStr *tags, IrValue *wg, int64_t R, IrValue *base)
 {
 	IrCtx *c = m->ctx;
 	IrOp *f = p->loop;
@@ -672,11 +919,12 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 		                              body->arg[i]->loc);
 		ir_replace_all_uses(body->arg[i], a);
 	}
+	IrValue *pos = loop_pos(m, &ls, lb, base, p);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, lb, f->loc);
-	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
 	                        ring_fresh(c, p->kernel, p->iv->name, "cs"));
-	ring_wait(&b, full, s, parity(m, u, N, 0));
+	ring_wait(&b, full, s, parity(m, pos, N, 0));
 	IrValue *k = loop_k(&b, p, u);
 	for (int i = 0; i < p->nload; i++)
 		ring_holds(&b, p, i, k, ring[i], s, tags[i]);
@@ -703,8 +951,18 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 	}
 	/* The MMAs that read the slots have completed: give them back. */
 	ring_arrive(&b, empty, s);
-	ir_op_unlink(y);
-	ir_block_append(lb, y);
+	if (base) {
+		/* the body's yield, and the position after it */
+		IrValue *v[64];
+		int n = y->nitem < 64 ? y->nitem : 64;
+		for (int i = 0; i < n; i++)
+			v[i] = ir_item_value(y, &y->item[i]);
+		pos_yield(&b, n, v, base, pos);
+		ir_op_erase(y);
+	} else {
+		ir_op_unlink(y);
+		ir_block_append(lb, y);
+	}
 	ir_state_region(m, &ls, lr);
 	return ir_op_build(m, &ls);
 }
@@ -718,20 +976,35 @@ typedef struct Roles {
 	IrBuilder cb;   /* at the end of the consumers' region */
 	IrValue *wg;    /* ave.replica_id, NULL for one consumer */
 	IrExpr *off;    /* wg * rows: the consumer's first row; NULL for one consumer */
+	Walk *walk;     /* NULL: no tile walk */
+	IrRegion *cwalk; /* the consumers' walk body (its block holds rs->cb) */
+	IrValue *cbase; /* the consumers' ring position at the tile's start */
+	IrValue *cend;  /* ... and after the tile's k-loop */
+	IrMap vmap;     /* values computed from program ids -> the consumers' walk's */
 } Roles;
 
 static void
-roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Roles *rs)
+roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles *rs)
 {
 	IrCtx *c = m->ctx;
 	ring_alloc(m, p, rs->ring);
 	rs->full = ring_mbar(m, p, 1, "full");
 	rs->empty = ring_mbar(m, p, C, "empty");
 	ring_tag_funcs(m, p, rs->tags);
+	rs->walk = w && w->on ? w : NULL;
+	if (rs->walk)
+		walk_top(m, p->kernel, p->loop, w);
 	rs->ws = ir_region_new(m);
-	producer(m, p, rs->ring, rs->full, rs->empty, rs->tags, rs->ws);
+	producer(m, p, rs->ring, rs->full, rs->empty, rs->tags, rs->ws, rs->walk);
 	rs->consumer = ir_region_new(m);
-	ir_builder_at_end(&rs->cb, m, rs->consumer->block, p->loop->loc);
+	rs->cwalk = NULL;
+	rs->cbase = rs->cend = NULL;
+	if (rs->walk) {
+		ir_map_init(&rs->vmap, c->al);
+		rs->cwalk = walk_open(m, p->kernel, w, &rs->cbase, &rs->vmap, p->loop->loc);
+	}
+	ir_builder_at_end(&rs->cb, m, rs->walk ? rs->cwalk->block : rs->consumer->block,
+	                  p->loop->loc);
 	rs->wg = NULL;
 	rs->off = NULL;
 	if (C > 1) {
@@ -749,6 +1022,11 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 {
 	IrCtx *c = m->ctx;
 	IrOp *f = p->loop;
+	Walk *w = rs->walk;
+	if (w) {
+		walk_close(m, w, rs->cwalk, rs->cend, &rs->vmap, rs->consumer->block, f->loc);
+		ir_map_free(&rs->vmap);
+	}
 	role(m, rs->ws->block, "consumer", regs, 0, C, rs->consumer, f->loc);
 	IrOpState ws;
 	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
@@ -756,18 +1034,22 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 	ir_op_insert_before(f, ir_op_build(m, &ws));
 	ir_op_erase(f);
 	ir_op_set_attr(m, p->kernel, c->kw.threads, ir_attr_int(c, 128 * (C + 1)));
+	/* The roles compute the program ids and what depends on them per tile now. */
+	for (int i = w ? w->ndep - 1 : -1; i >= 0; i--)
+		if (!ir_value_has_uses(&w->dep[i]->res[0]))
+			ir_op_erase(w->dep[i]);
 }
 
 static bool
-specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows *r)
+specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows *r, Walk *w)
 {
 	IrCtx *c = m->ctx;
 	IrOp *f = p->loop;
 	int64_t N = p->stages, C = r->consumers, R = r->rows;
 	int64_t regs = consumer_regs(t, C);
 	Roles rs;
-	roles_begin(m, p, C, R, &rs);
-	IrBlock *cb = rs.consumer->block;
+	roles_begin(m, p, C, R, w, &rs);
+	IrBlock *cb = rs.cb.block;
 	for (int i = 0; i < r->npro; i++) {
 		IrOp *op = r->pro[i];
 		ir_op_unlink(op);
@@ -775,8 +1057,9 @@ specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows 
 		if (op->code == IR_OP_LOAD && rs.off)
 			shift_rows(m, op, ir_expr_clone(m, rs.off));
 	}
-	IrOp *nl = rows_loop(m, p, rs.ring, rs.full, rs.empty, rs.tags, rs.wg, R);
+	IrOp *nl = rows_loop(m, p, rs.ring, rs.full, rs.empty, rs.tags, rs.wg, R, rs.cbase);
 	ir_block_append(cb, nl);
+	rs.cend = rs.cbase ? &nl->res[nl->nres - 1] : NULL;
 	for (int i = 0; i < f->nres; i++)
 		ir_replace_all_uses(&f->res[i], &nl->res[i]);
 	for (int i = 0; i < r->epi.n; i++) {
@@ -861,13 +1144,41 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	 * compared with (pass_warp_specialize). */
 	if (!o->orig)
 		o->orig = ir_module_clone(m);
+	/* A persistent kernel: the roles walk its tiles (walk_plan says when they cannot). */
+	Walk walk;
+	{
+		IrOp *mv[1 + 64 + 256];
+		int nmv = 0;
+		mv[nmv++] = f;
+		if (general) {
+			for (int i = 0; i < rows.npro; i++)
+				mv[nmv++] = rows.pro[i];
+			for (int i = 0; i < rows.epi.n; i++)
+				mv[nmv++] = rows.epi.op[i];
+		} else {
+			mv[nmv++] = sh.init;
+			for (int i = 0; i < sh.epi.n; i++)
+				mv[nmv++] = sh.epi.op[i];
+		}
+		const char *wwhy = walk_plan(c, p.kernel, mv, nmv, &walk);
+		if (!wwhy && walk.on && o->inflight) {
+			walk.on = false;
+			wwhy = "with inflight=1 each tile gives its last slot back after its k-loop, "
+			       "an arrival between the k-loops the checker does not follow across tiles";
+		}
+		if (wwhy)
+			ir_remark(c, p.kernel->loc,
+			          "warp-specialize: the roles do not walk the persistent kernel's "
+			          "tiles themselves: %s; each tile runs the kernel's body in turn, "
+			          "its barriers set up again", wwhy);
+	}
 	if (general)
-		return specialize_rows(m, &p, t, &rows);
+		return specialize_rows(m, &p, t, &rows, &walk);
 	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
 	int64_t regs = consumer_regs(t, C);
 	IrOp *kernel = p.kernel;
 	Roles rs;
-	roles_begin(m, &p, C, R, &rs);
+	roles_begin(m, &p, C, R, &walk, &rs);
 	IrValue **ring = rs.ring, *full = rs.full, *empty = rs.empty, *wg = rs.wg;
 	IrStr *tags = rs.tags;
 	IrBuilder cb = rs.cb;
@@ -884,11 +1195,12 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		IrValue *cacc = ir_block_add_arg(m, lb, racc, f->reg[0].block->arg[1]->name, f->loc);
 		ir_state_value(m, &ls, z);
 		ir_state_result(m, &ls, racc, f->res[0].name);
+		IrValue *pos = loop_pos(m, &ls, lb, rs.cbase, &p);
 		IrBuilder b;
 		ir_builder_at_end(&b, m, lb, f->loc);
-		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, u), ring_C(m, N))),
+		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
 		                        ring_fresh(c, kernel, p.iv->name, "cs"));
-		ring_wait(&b, full, s, parity(m, u, N, o->fault ? 1 : 0));
+		ring_wait(&b, full, s, parity(m, pos, N, o->fault ? 1 : 0));
 		IrValue *k = loop_k(&b, &p, u);
 		for (int i = 0; i < p.nload; i++)
 			ring_holds(&b, &p, i, k, ring[i], s, tags[i]);
@@ -935,18 +1247,20 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			IrValue *prev = ring_pred(&b, ir_expr_bin(m, IR_EX_GT, ring_V(m, u), ring_C(m, 0)),
 			                          ring_fresh(c, kernel, p.iv->name, "prev"));
 			arrive_if(&b, prev, empty,
-			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, u), ring_C(m, 1)),
+			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, pos), ring_C(m, 1)),
 			                 ring_C(m, N)));
 		}
-		ir_b_yield(&b, 1, &nd, true);
+		pos_yield(&b, 1, &nd, rs.cbase, pos);
 		ir_state_region(m, &ls, lr);
-		d = &ir_b_insert(&cb, ir_op_build(m, &ls))->res[0];
+		IrOp *cl = ir_b_insert(&cb, ir_op_build(m, &ls));
+		d = &cl->res[0];
+		rs.cend = rs.cbase ? &cl->res[1] : NULL;
 		if (o->inflight) {
 			IrValue *ran = ring_pred(&cb, ir_expr_bin(m, IR_EX_GT, trip, ring_C(m, 0)),
 			                         ring_fresh(c, kernel, p.iv->name, "ran"));
+			IrExpr *end = rs.cend ? ring_V(m, rs.cend) : ring_trip(m, &p);
 			arrive_if(&cb, ran, empty,
-			          ring_B(m, IR_EX_MOD,
-			                 ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1)),
+			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, end, ring_C(m, 1)),
 			                 ring_C(m, N)));
 		}
 	}
@@ -955,11 +1269,11 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	for (int i = 0; i < sh.epi.n; i++) {
 		IrOp *op = sh.epi.op[i];
 		ir_op_unlink(op);
-		ir_block_append(rs.consumer->block, op);
+		ir_block_append(rs.cb.block, op);
 		shift_epilogue(m, op, acc->dims[0], rs.off);
 	}
 	Retype rt = {c, acc->dims[0], R};
-	ir_walk(rs.consumer->block, retype_op, &rt);
+	ir_walk(rs.cb.block, retype_op, &rt);
 	roles_end(m, &p, C, regs, &rs);
 	if (!ir_value_has_uses(&sh.init->res[0]))
 		ir_op_erase(sh.init);

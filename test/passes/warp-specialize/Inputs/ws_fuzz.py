@@ -2,7 +2,8 @@
 64), stages 2 to 5, transpose_b or not, lower bound 0 or 3, step 1 or 2, consumers 1 or 2,
 inflight 0 or 1, with or without an epilogue (scale by a scalar, convert to f16), with or
 without the general form's shapes (an elementwise op after the MMA, C loaded as the start), ragged
-M, N, K (K from 0 to 6 tiles). Each specialized kernel must prove (the pass checks it; ave check
+M, N, K (K from 0 to 6 tiles), persistent on 1 to 3 CTAs or not (with inflight=0 the roles
+must then walk the tiles themselves). Each specialized kernel must prove (the pass checks it; ave check
 again), agree with the kernel as written in the interpreter element for element over 8
 schedules, and, with --compile, compile for sm_90a with no spill and no ptxas diagnostic.
 Prints one line per case for FileCheck.
@@ -16,7 +17,7 @@ import subprocess
 import sys
 
 KERNEL = """ave.kernel @g(%A: !ave.tensor<?x?xbf16, global, [?, 1]>, %B: !ave.tensor<?x?xbf16, global, [?, 1]>,
-             %C: !ave.tensor<?x?x{ct}, global, [?, 1]>, %K: index) {{threads = {threads}}} {{
+             %C: !ave.tensor<?x?x{ct}, global, [?, 1]>, %K: index) {{threads = {threads}{pers}}} {{
   %pm = ave.program_id dim(0) : index
   %pn = ave.program_id dim(1) : index
   %nk = ave.cdiv %K, {bk} : index
@@ -65,15 +66,18 @@ def case(work, name, r, compile_too):
     warm = inflight == 0 and not epi and r.random() < 0.3
     k = r.choice([0, r.randint(1, bk), r.randint(1, 6 * bk)])
     m, n = r.randint(1, 2 * bm), r.randint(1, 2 * bn)
+    persist = r.choice([0, 0, 1, 2, 3])
     desc = "bm=%d bn=%d bk=%d trans=%d stages=%d lb=%d step=%d consumers=%d inflight=%d epi=%d " \
-           "bodyew=%d warm=%d m=%d n=%d k=%d" % (bm, bn, bk, trans, stages, lb, step, cons,
-                                                 inflight, epi, bodyew, warm, m, n, k)
+           "bodyew=%d warm=%d m=%d n=%d k=%d persistent=%d" % (
+               bm, bn, bk, trans, stages, lb, step, cons, inflight, epi, bodyew, warm, m, n, k,
+               persist)
     if trans:
         bcoord, btile = "%%pn * %d, (%%k - %d) * %d" % (bn, lb, bk), "%dx%d" % (bn, bk)
     else:
         bcoord, btile = "(%%k - %d) * %d, %%pn * %d" % (lb, bk, bn), "%dx%d" % (bk, bn)
     src = KERNEL.format(bm=bm, bn=bn, bk=bk, lb=lb, step=step, stages=stages, bcoord=bcoord,
                         btile=btile, tb=" transpose_b" if trans else "", threads=128 * cons,
+                        pers=", persistent = %d" % persist if persist else "",
                         ct="f16" if epi else "f32", epi=EPI.format(bm=bm, bn=bn) if epi else "",
                         out="%h" if epi else "%acc",
                         bodyew="    %%e = ave.mul %%d, %%two : !ave.tile<%dx%dxf32, reg>\n" %
@@ -89,6 +93,8 @@ def case(work, name, r, compile_too):
                    "--passes=warp-specialize{consumers=%d inflight=%d}" % (cons, inflight)])
     if rc or "ave.warp_specialize" not in open(ws).read():
         return "FAIL %s: warp-specialize did not apply: %s (%s)" % (name, out.strip(), desc)
+    if persist and inflight == 0 and "ave.cta_id" not in open(ws).read():
+        return "FAIL %s: the roles do not walk the tiles: %s (%s)" % (name, out.strip(), desc)
     rc, out = run(["ave", "check", ws])
     if rc:
         return "FAIL %s: ave check: %s (%s)" % (name, out.strip(), desc)
