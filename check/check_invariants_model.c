@@ -703,7 +703,8 @@ congruent(Ck *k, const char *op, Z3_ast a, Z3_ast b, const char *name)
 	bool dv = strcmp(op, "mul") != 0;
 	if (k->gstride) {
 		k->npartial++;
-		k->partial_name = name;
+		if (name || !k->partial_name)
+			k->partial_name = name ? name : "?";
 	} else {
 		k->nopaque++;
 		k->opaque_name = name;

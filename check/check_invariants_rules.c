@@ -3396,6 +3396,7 @@ gwrite(Ck *k, CkSite *s)
 	pass_ck_cta_enter(k, &save, w.pid);
 	int before = k->nopaque, pbefore = k->npartial;
 	k->opaque_name = NULL;
+	k->partial_name = NULL;
 	k->gstride = true;
 	k->ngs = 0;
 	w.in = pass_ck_inst(k, s, "t");

@@ -43,6 +43,7 @@ typedef struct WsOpts {
 	int64_t consumers; /* 0: the kernel's threads / 128 */
 	int64_t inflight;  /* async MMAs left in flight across an iteration: 0 or 1 */
 	int64_t fault;     /* tests only: 1 builds the consumers' waits with the wrong parity */
+	int64_t group;     /* a persistent walk's tiles: rows of tiles per group (1: row order) */
 	const TargetInfo *target;
 	bool changed;
 	bool failed;
@@ -62,6 +63,7 @@ typedef struct Walk {
 	bool dim[3];                            /* grid dimensions the kernel reads */
 	IrOp *dep[64];                          /* top-level ops computed from program ids */
 	int ndep;
+	int64_t group; /* tiles in groups of this many rows (x) for L2 reuse; 1: x fastest */
 } Walk;
 
 /* Marks which ops after loop f depend on its results (`dep`, by op number in the kernel's top
@@ -522,6 +524,7 @@ walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
 						     w->dep[i]->res[0].name ? w->dep[i]->res[0].name : "?");
 	if (!w->dim[0] && !w->dim[1] && !w->dim[2])
 		w->dim[0] = true;
+	w->group = 1;
 	w->on = true;
 	return NULL;
 }
@@ -565,6 +568,38 @@ walk_top(IrModule *m, IrOp *kernel, IrOp *at, Walk *w)
 	}
 }
 
+/* The tiles of a 2-D grid in groups of G rows of x for L2 reuse (the order Triton's matmul
+ * tutorial and CUTLASS's rasterization use): with n = G * gy tiles per group, tile t is in group
+ * t / n, whose first row is f = (t / n) * G and which has s = max(min(gx - f, G), 1) rows; its
+ * row is f + (t rem n) rem s and its column (t rem n) / s. Consecutive tiles share a column of B
+ * and G rows of A. */
+static void
+grouped(IrBuilder *b, IrOp *kernel, const Walk *w, IrValue *t, IrValue *pid[3])
+{
+	IrModule *m = b->m;
+	IrCtx *c = m->ctx;
+	IrType *ity = c->t_index;
+	int64_t G = w->group;
+#define NAMED(v, n) ring_named((v), ring_fresh(c, kernel, ir_intern_cstr(c, n), "w"))
+	IrValue *n = NAMED(ir_b_index(b, ring_B(m, IR_EX_MUL, ring_V(m, w->grid[1]), ring_C(m, G))),
+	                   "group");
+	IrValue *tn[2] = {t, n};
+	IrValue *g = NAMED(&ir_b_op(b, IR_OP_DIV, 1, &ity, 2, tn)->res[0], "gid");
+	IrValue *u = NAMED(&ir_b_op(b, IR_OP_REM, 1, &ity, 2, tn)->res[0], "gpos");
+	IrValue *f = NAMED(ir_b_index(b, ring_B(m, IR_EX_MUL, ring_V(m, g), ring_C(m, G))), "first");
+	IrValue *left = ir_b_index(b, ring_B(m, IR_EX_SUB, ring_V(m, w->grid[0]), ring_V(m, f)));
+	IrValue *gc = ir_b_index(b, ring_C(m, G)), *one = ir_b_index(b, ring_C(m, 1));
+	IrValue *lg[2] = {left, gc};
+	IrValue *s0 = &ir_b_op(b, IR_OP_MIN, 1, &ity, 2, lg)->res[0];
+	IrValue *so[2] = {s0, one};
+	IrValue *s = NAMED(&ir_b_op(b, IR_OP_MAX, 1, &ity, 2, so)->res[0], "rows");
+	IrValue *us[2] = {u, s};
+	IrValue *r = &ir_b_op(b, IR_OP_REM, 1, &ity, 2, us)->res[0];
+	pid[0] = NAMED(ir_b_index(b, ring_B(m, IR_EX_ADD, ring_V(m, f), ring_V(m, r))), "pidx");
+	pid[1] = NAMED(&ir_b_op(b, IR_OP_DIV, 1, &ity, 2, us)->res[0], "pidy");
+#undef NAMED
+}
+
 /* Opens a role's walk: its region (the loop's body), the tile %t, the ring position %base at the
  * tile's start, and the program ids and the values computed from them, again from %t (the
  * dimensions read, x fastest: the tile's id along one is the quotient by the ones before
@@ -587,7 +622,10 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue **base, IrMap *vmap,
 	IrValue *pid[3] = {NULL, NULL, NULL}, *q = t;
 	IrType *ity = c->t_index;
 	static const char *pn[3] = {"pidx", "pidy", "pidz"};
-	for (int d = 0; d <= last; d++) {
+	bool group = w->group > 1 && w->dim[0] && w->dim[1] && !w->dim[2];
+	if (group)
+		grouped(&b, kernel, w, t, pid);
+	for (int d = 0; d <= last && !group; d++) {
 		if (!w->dim[d])
 			continue;
 		IrValue *v[2] = {q, w->grid[d]};
@@ -1161,6 +1199,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 				mv[nmv++] = sh.epi.op[i];
 		}
 		const char *wwhy = walk_plan(c, p.kernel, mv, nmv, &walk);
+		walk.group = o->group;
 		if (!wwhy && walk.on && o->inflight) {
 			walk.on = false;
 			wwhy = "with inflight=1 each tile gives its last slot back after its k-loop, "
@@ -1323,7 +1362,7 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 0, 0, o ? o->target : NULL, false, false, NULL};
+	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, NULL};
 	const char *mode = ir_pass_arg(o, "mode");
 	if (mode && strcmp(mode, "cooperative") != 0) {
 		if (strcmp(mode, "pingpong") == 0)
@@ -1337,7 +1376,8 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 	}
 	if (!ir_pass_arg_int(c, o, "warp-specialize", "consumers", 0, 1, 7, &w.consumers) ||
 	    !ir_pass_arg_int(c, o, "warp-specialize", "inflight", 0, 0, 1, &w.inflight) ||
-	    !ir_pass_arg_int(c, o, "warp-specialize", "fault", 0, 0, 1, &w.fault))
+	    !ir_pass_arg_int(c, o, "warp-specialize", "fault", 0, 0, 1, &w.fault) ||
+	    !ir_pass_arg_int(c, o, "warp-specialize", "group", 8, 1, 64, &w.group))
 		return false;
 	pass_for_each_loop(m, w.target, visit, &w);
 	bool ok = true;
