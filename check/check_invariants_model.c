@@ -471,8 +471,12 @@ loop_forms(Ck *k, IrOp *loop)
 	if (lf)
 		return lf;
 	IrBlock *b = loop->reg[0].block;
-	/* The probes below are placeholders, not unknowns of the kernel: they do not count. */
-	int nopaque = k->nopaque;
+	/* The probes below are placeholders, not unknowns of the kernel: they do not count. They
+	 * see a grid-stride variable as its closed form in the probe's iteration (the global-store
+	 * check's fresh variable per instance would make `%acc + %t` look like a constant step). */
+	int nopaque = k->nopaque, npartial = k->npartial;
+	bool gstride = k->gstride;
+	k->gstride = false;
 	lf = ir_arena_alloc(&k->arena, sizeof *lf);
 	lf->n = b->narg - 1;
 	lf->kind = ir_arena_alloc(&k->arena, sizeof *lf->kind * (size_t)(lf->n + 1));
@@ -557,6 +561,8 @@ loop_forms(Ck *k, IrOp *loop)
 			}
 		}
 	}
+	k->gstride = gstride;
+	k->npartial = npartial;
 	k->nopaque = nopaque;
 	return lf;
 }
@@ -1331,6 +1337,11 @@ collect_op(IrOp *op, void *ud)
 		s->bytes = tile_bytes(ir_item_value(op, into)->type);
 		break;
 	}
+	case IR_OP_STORE:
+		/* A store into global memory: the global-store check has something to prove, also
+		 * in a kernel without synchronization. */
+		cl->any = true;
+		return true;
 	case IR_OP_SMEM_STORE:
 		s = site_new(k, CK_STORE, op, cl->role);
 		pass_ck_mem(k, s, op, &ir_op_group(op, k->c->kw.into)->item[0]);

@@ -47,6 +47,7 @@ typedef struct WsOpts {
 	const TargetInfo *target;
 	bool changed;
 	bool failed;
+	bool walked;    /* some kernel's roles walk its tiles */
 	IrModule *orig; /* the input as written, copied before the first rewrite */
 } WsOpts;
 
@@ -492,6 +493,8 @@ walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
 	memset(w, 0, sizeof *w);
 	if (!ir_op_attr(kernel, c->kw.persistent))
 		return NULL;
+	if (ir_kernel_walks(kernel))
+		return "the kernel walks its tiles itself already (it reads 'ave.cta_id')";
 	for (IrOp *op = kernel->reg[0].block->first; op; op = op->next) {
 		if (moves(mv, nmv, op))
 			continue;
@@ -516,9 +519,19 @@ walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
 			return "too many values are computed from the program ids";
 		w->dep[w->ndep++] = op;
 	}
+	/* The k-loop's bounds: a trip count that changes from tile to tile is beyond the
+	 * checker's tile loops. */
+	IrOp *f = mv[0];
+	for (int i = 0; i < f->nopnd; i++)
+		if (dep_of(w, f->opnd[i].val) && f->opnd[i].val->kind == IR_VAL_RESULT)
+			return ir_ctx_printf(c, "the loop's bounds or starting values depend on a "
+					     "program id ('%%%s'), and a k-loop whose trip count changes "
+					     "from tile to tile is beyond the checker's tile walks",
+					     f->opnd[i].val->name ? f->opnd[i].val->name : "?");
 	for (int i = 0; i < w->ndep; i++)
 		for (IrUse *u = w->dep[i]->res[0].uses; u; u = u->next)
-			if (!dep_of(w, &u->user->res[0]) && !moves(mv, nmv, u->user))
+			if (!(u->user->nres && dep_of(w, &u->user->res[0])) &&
+			    !moves(mv, nmv, u->user))
 				return ir_ctx_printf(c, "'%%%s', computed from a program id, is used "
 						     "outside the loop and its epilogue",
 						     w->dep[i]->res[0].name ? w->dep[i]->res[0].name : "?");
@@ -1205,6 +1218,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			wwhy = "with inflight=1 each tile gives its last slot back after its k-loop, "
 			       "an arrival between the k-loops the checker does not follow across tiles";
 		}
+		o->walked |= walk.on;
 		if (wwhy)
 			ir_remark(c, p.kernel->loc,
 			          "warp-specialize: the roles do not walk the persistent kernel's "
@@ -1362,7 +1376,7 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, NULL};
+	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, false, NULL};
 	const char *mode = ir_pass_arg(o, "mode");
 	if (mode && strcmp(mode, "cooperative") != 0) {
 		if (strcmp(mode, "pingpong") == 0)
@@ -1396,6 +1410,17 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 				ir_error(c, (IrLoc){0}, "internal error: warp-specialize built a kernel "
 					 "that check-invariants does not prove (%d errors above); please "
 					 "report it with the input", c->nerrors - before);
+			ok = false;
+		}
+		/* A walk's stores are proved disjoint with arithmetic the solver knows in part: where
+		 * it cannot decide it warns, where the kernel as written got a verdict. That verdict
+		 * stands: a race in the input is not let through as a warning. */
+		if (ok && w.walked && !proves_quietly(w.orig)) {
+			int before = c->nerrors;
+			pass_check_invariants_with(w.orig, &(PassCkOpts){0});
+			ir_error(c, (IrLoc){0}, "warp-specialize: the kernel as written does not prove "
+				 "(the %d errors above); its persistent walk is not built over them",
+				 c->nerrors - before);
 			ok = false;
 		}
 	}

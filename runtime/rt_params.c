@@ -176,8 +176,15 @@ rt_build_params(RtKernel *k, RtDevice *d, const RtArgs *args, const uint32_t gri
 		RtLaunchParams *lp, RtMapEncoder encode, const RtWorldRank *w)
 {
 	memset(lp, 0, sizeof *lp);
+	/* A persistent kernel runs on min(N, tiles) CTAs along x (a kernel that walks its tiles
+	 * itself reads that count as ave.num_ctas, as the interpreter gives it). */
+	uint64_t tiles = (uint64_t)grid[0] * grid[1] * grid[2];
 	for (int i = 0; i < 3; i++)
-		lp->grid[i] = k->persistent > 0 ? (i ? 1 : (uint32_t)k->persistent) : grid[i];
+		lp->grid[i] = k->persistent > 0
+		                  ? (i ? 1
+		                       : (uint32_t)((uint64_t)k->persistent < tiles ? (uint64_t)k->persistent
+		                                                                   : (tiles ? tiles : 1)))
+		                  : grid[i];
 	int cap = 0;
 	RtJson *params = rt_json_get(k->rec, "params");
 	int n = params && params->kind == RT_JSON_ARRAY ? params->n : 0;

@@ -49,7 +49,7 @@ def case(work, name, r, targets):
         bcoord, btile = "(%%k - %d) * %d, %%pn * %d" % (lb, bk, bn), "%dx%d" % (bk, bn)
     src = ws_fuzz.KERNEL.format(
         bm=bm, bn=bn, bk=bk, lb=lb, step=step, stages=stages, bcoord=bcoord, btile=btile,
-        tb=" transpose_b" if trans else "", threads=256 if bm == 128 else 128,
+        tb=" transpose_b" if trans else "", threads=256 if bm == 128 else 128, pers="",
         ct="f16" if epi else "f32", epi=ws_fuzz.EPI.format(bm=bm, bn=bn) if epi else "",
         out="%h" if epi else "%acc",
         bodyew="    %%e = ave.mul %%d, %%two : !ave.tile<%dx%dxf32, reg>\n" % (bm, bn)
