@@ -183,6 +183,7 @@ typedef struct CkSite {
 	 * barrier (its guard is exactly t >= shift); after the loop (tail), the loop's last use. */
 	int64_t shift;
 	bool tail;
+	bool tail_in;   /* a tail inside the loop: under 'ave.if' on its last iteration */
 	/* barrier (WAIT, ARRIVE, EXPECT, COPY) */
 	IrValue *bar;
 	int bar_item;   /* item index (or -1: the group item `arrive`) */

@@ -107,6 +107,20 @@ first_after(Ck *k, CkSite *c, const CkPoint *a, CkInst *out, Z3_ast *ok)
 	 * after the point whose guard holds. */
 	if (c->role != a->role || c->nested || (c->cond && !c->group))
 		return false;
+	if (c->tail_in && (c->seg > a->seg || (c->seg == a->seg && a->t))) {
+		/* A release on the loop's last iteration: that iteration, when it comes after a. */
+		Z3_ast tl = pass_ck_fresh(S, "tl");
+		CkInst nx = pass_ck_inst_at(k, c, a->r, pass_ck_add(S, tl, pass_ck_num(S, 1)));
+		*out = pass_ck_inst_at(k, c, a->r, tl);
+		Z3_ast from = c->seg > a->seg       ? pass_ck_num(S, 0)
+		              : c->pos > a->pos     ? a->t
+		                                    : pass_ck_add(S, a->t, pass_ck_num(S, 1));
+		bool known = true;
+		Z3_ast parts[4] = {pass_ck_inst_exists(k, out), pass_ck_not(S, pass_ck_inst_exists(k, &nx)),
+		                   pass_ck_le(S, from, tl), pass_ck_guard(k, out, &known)};
+		*ok = known ? pass_ck_and(S, 4, parts) : Z3_mk_false(S->z);
+		return true;
+	}
 	if (c->seg > a->seg) {
 		Z3_ast t0 = c->loop ? pass_ck_num(S, c->shift) : NULL;
 		*out = pass_ck_inst_at(k, c, a->r, t0);

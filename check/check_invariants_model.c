@@ -1999,7 +1999,9 @@ same_index(Ck *k, CkSite *a, CkSite *b)
 static Z3_ast exists_at(Ck *k, CkSite *s, Z3_ast r, Z3_ast t);
 
 /* A plain arrival under `ave.if` in the loop: its guard must be exactly "t >= d" for some
- * 1 <= d <= 8 (k > 0, k >= 2, ...); it then releases use t - d. */
+ * 1 <= d <= 8 (k > 0, k >= 2, ...); it then releases use t - d. Or exactly "t is the loop's
+ * last iteration" (k == nk - 1): it then releases the loop's last use, as a release after the
+ * loop would (in_loop_tail). */
 static bool
 arrival_shift(Ck *k, CkSite *s)
 {
@@ -2014,10 +2016,22 @@ arrival_shift(Ck *k, CkSite *s)
 				s->shift = d;
 				return true;
 			}
+	if (known) {
+		/* Where iteration t exists: the guard holds exactly when t + 1 does not. */
+		CkInst nx = pass_ck_inst_at(k, s, in.r, pass_ck_add(S, in.t, pass_ck_num(S, 1)));
+		Z3_ast last = pass_ck_not(S, pass_ck_inst_exists(k, &nx));
+		Z3_ast claim = pass_ck_or2(S, pass_ck_not(S, pass_ck_inst_exists(k, &in)),
+		                           pass_ck_eq(S, g, last));
+		if (valid(k, claim)) {
+			s->tail = s->tail_in = true;
+			return true;
+		}
+	}
 	return beyond(k, s->op,
-	              "an arrival under 'ave.if' whose condition is not 'the loop is at least d "
-	              "iterations in' (k > 0, k >= 2, ...; d <= 8): the checker releases use "
-	              "k - d of the barrier there");
+	              "an arrival under 'ave.if' whose condition is neither 'the loop is at least "
+	              "d iterations in' (k > 0, k >= 2, ...; d <= 8: the checker releases use "
+	              "k - d of the barrier there) nor 'this is the loop's last iteration' (k == "
+	              "nk - 1: the release of its last use)");
 }
 
 /* A release after the loop of its last use: the barrier it names is the one the loop's
@@ -2036,14 +2050,17 @@ tail_index_ok(Ck *k, CkGroup *g, CkSite *s)
 	                           pass_ck_not(S, exists_at(k, s0, in0.r,
 	                                                    pass_ck_add(S, tl, pass_ck_num(S, 1)))));
 	CkInst at = pass_ck_inst_at(k, s0, in0.r, pass_ck_add(S, tl, pass_ck_num(S, s0->shift)));
-	CkInst ti = pass_ck_inst_at(k, s, in0.r, NULL);
+	CkInst ti = pass_ck_inst_at(k, s, in0.r, s->tail_in ? tl : NULL);
 	Z3_ast bad = pass_ck_and2(
 	    S, last, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &at), pass_ck_bar_index(k, &ti))));
 	if (pass_ck_check(S, bad, NULL) == CK_UNSAT)
 		return true;
 	return beyond(k, s->op,
-	              "an arrival after the loop on a barrier array whose loop arrivals release "
-	              "the previous iteration's use, but not on the barrier of the loop's last use");
+	              s->tail_in ? "a release on the loop's last iteration, not on the barrier of "
+	                           "that iteration's use (the loop's last use)"
+	                         : "an arrival after the loop on a barrier array whose loop "
+	                           "arrivals release the previous iteration's use, but not on "
+	                           "the barrier of the loop's last use");
 }
 
 /* The group of arrival site s: same role, barrier array and loop, and the same barrier in every
@@ -2162,6 +2179,19 @@ pass_ck_phases(Ck *k)
 		if (s->cond && s->loop && !arrival_shift(k, s))
 			return false;
 		CkGroup *tail_of = NULL;
+		/* In the loop, on its last iteration: the release of the last use of the group the
+		 * loop's other arrivals (releasing a use late) make, which come first. */
+		for (int j = 0; j < i && s->tail_in && !tail_of; j++) {
+			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
+			if (o->group && o->role == s->role && o->bar == s->bar && o->loop == s->loop &&
+			    !o->tail && o->group->shift > 0)
+				tail_of = o->group;
+		}
+		if (s->tail_in && !tail_of)
+			return beyond(k, s->op,
+			              "a release on the loop's last iteration where no arrival before "
+			              "it in the loop releases a use late (under 'ave.if' k > 0): the "
+			              "last use is released by the loop's own arrivals");
 		for (int j = 0; j < i; j++) {
 			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
 			if (!o->group || o->role != s->role || o->bar != s->bar || o->loop == s->loop)
@@ -2186,6 +2216,11 @@ pass_ck_phases(Ck *k)
 				return beyond(k, s->op,
 				              "a release after the loop of the last use, where the loop's "
 				              "arrivals release the use of 2 or more iterations ago");
+			for (int j = 0; j < tail_of->nsite; j++)
+				if (tail_of->site[j]->tail)
+					return beyond(k, s->op,
+					              "a second release of the loop's last use (after "
+					              "the loop or on its last iteration)");
 			s->tail = true;
 			s->shift = 1;
 			g = tail_of;
@@ -2206,6 +2241,34 @@ pass_ck_phases(Ck *k)
 			g->copy_bytes += s->bytes;
 		else
 			g->arrivals += s->count;
+	}
+	/* A release of the last use arrives as often as the loop's late releases of a use do
+	 * (fewer leaves its phase open, more completes one no use accounts for). */
+	for (int i = 0; i < k->groups.len && !k->broken; i++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
+		int64_t late = 0;
+		CkSite *tl = NULL;
+		for (int j = 0; j < g->nsite; j++) {
+			CkSite *s = g->site[j];
+			if (s->tail)
+				tl = s;
+			else if (s->shift > 0)
+				late += s->count;
+		}
+		if (tl && tl->count != late) {
+			if (pass_ck_error_once(k, tl->op))
+				ir_error(k->c, tl->op->loc,
+				         "this release of the loop's last use of '%%%s' arrives %lld "
+				         "time%s, where the loop's late releases of each use arrive %lld "
+				         "time%s: %s",
+				         pass_ck_vname(tl->bar), (long long)tl->count,
+				         tl->count == 1 ? "" : "s", (long long)late, late == 1 ? "" : "s",
+				         tl->count < late ? "the last use's phase never completes"
+				                          : "the extra arrivals complete a phase no use "
+				                            "accounts for");
+			k->broken = true;
+			return false;
+		}
 	}
 	for (int i = 0; i < k->groups.len && !k->broken; i++) {
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
@@ -2412,6 +2475,8 @@ pass_ck_phase(Ck *k, const CkInst *in)
 	CkGroup *g = in->site->group;
 	if (!g || !g->loop)
 		return pass_ck_num(S, 0);
+	if (in->site->tail_in) /* on the last iteration, of its own use */
+		return pass_ck_floordiv(S, in->t, g->period);
 	if (in->site->tail) {
 		/* The last use: the last iteration of the loop (-1 when it runs none). */
 		CkSite *s0 = g->site[0];
@@ -2488,10 +2553,11 @@ pass_ck_group_site(Ck *k, CkSite *s, Z3_ast r, Z3_ast u, Z3_ast *ok)
 		return in;
 	}
 	if (s->tail) {
-		/* The loop's last use: iteration u exists, u + 1 does not. */
+		/* The loop's last use: iteration u exists, u + 1 does not (an in-loop tail runs
+		 * on that iteration). */
 		CkSite *s0 = g->site[0];
 		Z3_ast u0 = u;
-		CkInst in = pass_ck_inst_at(k, s, r, NULL);
+		CkInst in = pass_ck_inst_at(k, s, r, s->tail_in ? u : NULL);
 		bool known = true;
 		Z3_ast gd = pass_ck_guard(k, &in, &known);
 		Z3_ast c[3] = {exists_at(k, s0, r, u0),
