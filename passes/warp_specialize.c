@@ -1381,8 +1381,10 @@ pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 	if (mode && strcmp(mode, "cooperative") != 0) {
 		if (strcmp(mode, "pingpong") == 0)
 			ir_error(c, (IrLoc){0}, "warp-specialize{mode=pingpong}: ping-pong consumers "
-				 "take alternate tiles of a persistent tile loop, which this pass does "
-				 "not build yet; use mode=cooperative");
+				 "(two consumer warpgroups taking alternate tiles of a persistent "
+				 "walk, their main loops ordered by barriers) are not built; use "
+				 "mode=cooperative (a persistent kernel's cooperative consumers walk "
+				 "its tiles)");
 		else
 			ir_error(c, (IrLoc){0}, "warp-specialize: unknown mode '%s' (cooperative, "
 				 "pingpong)", mode);
