@@ -112,6 +112,15 @@ first_after(Ck *k, CkSite *c, const CkPoint *a, CkInst *out, Z3_ast *ok)
 		Z3_ast tl = pass_ck_fresh(S, "tl");
 		CkInst nx = pass_ck_inst_at(k, c, a->r, pass_ck_add(S, tl, pass_ck_num(S, 1)));
 		*out = pass_ck_inst_at(k, c, a->r, tl);
+		/* tl is the last iteration (-1 when the loop runs none): a function of the loop, not
+		 * a free choice under a negation. */
+		CkInst i0 = pass_ck_inst_at(k, c, a->r, pass_ck_num(S, 0));
+		pass_ck_side(S, tl,
+		             pass_ck_or2(S,
+		                         pass_ck_and2(S, pass_ck_inst_exists(k, out),
+		                                      pass_ck_not(S, pass_ck_inst_exists(k, &nx))),
+		                         pass_ck_and2(S, pass_ck_not(S, pass_ck_inst_exists(k, &i0)),
+		                                      pass_ck_eq(S, tl, pass_ck_num(S, -1)))));
 		Z3_ast from = c->seg > a->seg       ? pass_ck_num(S, 0)
 		              : c->pos > a->pos     ? a->t
 		                                    : pass_ck_add(S, a->t, pass_ck_num(S, 1));

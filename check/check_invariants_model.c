@@ -817,8 +817,15 @@ value_in(Ck *k, CkEnv *e, IrValue *v)
 		return op->item[0].kind == IR_IT_INT
 		           ? pass_ck_num(S, i1 ? (op->item[0].i & 1) : op->item[0].i)
 		           : opaque(k, ty, v->name);
-	case IR_OP_INDEX:
-		return pass_ck_expr(k, e, op, op->item[0].e);
+	case IR_OP_INDEX: {
+		/* An i1 result wraps the expression to one bit: a comparison is 0 or 1 already,
+		 * anything else (`%nk - %k - 1 : i1`) is its value mod 2. */
+		const IrExpr *x = op->item[0].e;
+		Z3_ast r = pass_ck_expr(k, e, op, x);
+		if (i1 && r && (x->kind < IR_EX_EQ || x->kind > IR_EX_GE))
+			r = pass_ck_mod(S, r, 2);
+		return r;
+	}
 	case IR_OP_CTA_ID:
 	case IR_OP_NUM_CTAS: {
 		Z3_ast t = program_id(k, 0, op->code == IR_OP_NUM_CTAS);

@@ -970,10 +970,14 @@ check_no_overflow(Ck *k)
 				}
 				Z3_ast ordered = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 				ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
+				/* A release on the loop's last iteration runs only there. */
+				bool known = true;
+				Z3_ast runs = c->tail_in ? pass_ck_guard(k, &in, &known)
+				                         : Z3_mk_true(S->z);
 				fail =
-				    pass_ck_and(S, 3,
+				    pass_ck_and(S, 4,
 				                (Z3_ast[]){pass_ck_le(S, pass_ck_num(S, 1), n),
-				                           live(k, &in), pass_ck_not(S, ordered)});
+				                           live(k, &in), pass_ck_not(S, ordered), runs});
 				if (attempt(k, c->op, fail,
 				            "that this arrival waits for the previous phase",
 				            &proven))
@@ -1136,6 +1140,9 @@ static Z3_ast
 rank_t(Ck *k, const CkInst *in)
 {
 	CkSite *s = in->site;
+	if (s->loop && s->tail_in) /* in the loop: before what follows it */
+		return pass_ck_ite(S, pass_ck_lt(S, in->t, pass_ck_num(S, ((int64_t)1 << 40) - 1)),
+		                   in->t, pass_ck_num(S, ((int64_t)1 << 40) - 1));
 	if (s->loop)
 		return in->t;
 	if (!s->role->sync_loop)
@@ -1155,10 +1162,17 @@ dependency(Ck *k, CkSite *w, CkGroup *g, int64_t q, bool tail, CkInst *in, CkIns
 	Z3_ast ok, oks;
 	Z3_ast u = pass_ck_group_iter(k, g, pass_ck_num(S, q), i,
 	                              pass_ck_sub(S, gg, pass_ck_num(S, 1)), &ok);
-	/* The last (plain, if any) arrival of the use: in the loop, or the release after it. */
+	/* The last (plain, if any) arrival of the use: in the loop, or the release after it. In
+	 * the loop, the one that releases the use latest (the largest shift), then the last in
+	 * program order. */
 	CkSite *c = NULL;
+	int64_t late = 0;
 	for (int s = 0; s < g->nsite; s++)
-		if (g->site[s]->tail == tail && (!c || g->site[s]->kind != CK_COPY))
+		if (g->site[s]->tail == tail && g->site[s]->shift > late)
+			late = g->site[s]->shift;
+	for (int s = 0; s < g->nsite; s++)
+		if (g->site[s]->tail == tail && (tail || g->site[s]->shift == late) &&
+		    (!c || g->site[s]->kind != CK_COPY))
 			c = g->site[s];
 	*ci = pass_ck_group_site(k, c, pass_ck_num(S, q), u, &oks);
 	return pass_ck_and(S, 3, (Z3_ast[]){pass_ck_wait_advances(k, in), ok, oks});
