@@ -401,17 +401,6 @@ op0(IrBuilder *b, IrOpcode code, IrType *t)
 }
 
 static IrValue *
-pid_op(IrBuilder *b, IrOpcode code, int dim)
-{
-	IrModule *m = b->m;
-	IrOpState s;
-	ir_state_init(&s, code, b->loc);
-	ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.dim), ring_C(m, dim));
-	ir_state_result(m, &s, m->ctx->t_index, NULL);
-	return &ir_b_insert(b, ir_op_build(m, &s))->res[0];
-}
-
-static IrValue *
 sel(IrBuilder *b, IrValue *cond, IrValue *x, IrValue *y)
 {
 	IrValue *v[3] = {cond, x, y};
@@ -659,8 +648,8 @@ wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp)
 	/* The world is the module's (ave.world_size equals it at run time): a constant here, so
 	 * the ranks' arithmetic stays linear for the proof. */
 	IrValue *r = named(o, op0(b, IR_OP_RANK, c->t_index), "rank");
-	IrValue *pid = named(o, pid_op(b, IR_OP_PROGRAM_ID, o->dim), "pid");
-	IrValue *np = named(o, pid_op(b, IR_OP_NUM_PROGRAMS, o->dim), "np");
+	IrValue *pid = named(o, ring_grid_op(b, IR_OP_PROGRAM_ID, o->dim), "pid");
+	IrValue *np = named(o, ring_grid_op(b, IR_OP_NUM_PROGRAMS, o->dim), "np");
 	IrValue *wave = named(o, ir_b_index(b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
 	                                              ring_C(m, P))), "wave");
 	/* ring: r - w; swizzle1d: r + w; reduce_scatter.ring: r - w - 1 (own chunk last); a
@@ -709,7 +698,7 @@ rewrite(Ov *o)
 	IrExpr *zero = ring_V(m, pid);
 	for (int d = 0; d < o->ndims; d++)
 		if (d != o->dim)
-			zero = ring_B(m, IR_EX_ADD, zero, ring_V(m, pid_op(&b, IR_OP_PROGRAM_ID, d)));
+			zero = ring_B(m, IR_EX_ADD, zero, ring_V(m, ring_grid_op(&b, IR_OP_PROGRAM_ID, d)));
 	IrValue *snd = named(o, ring_pred(&b, ring_B(m, IR_EX_EQ, zero, ring_C(m, 0)), NULL), "sender");
 	IrBuilder sb;
 	IrRegion *sr = if_begin(&b, &sb);

@@ -531,6 +531,18 @@ ring_pred(IrBuilder *b, IrExpr *e, IrStr name)
 	return &ir_b_insert(b, ir_op_build(b->m, &s))->res[0];
 }
 
+IrValue *
+ring_grid_op(IrBuilder *b, IrOpcode code, int d)
+{
+	IrModule *m = b->m;
+	IrOpState s;
+	ir_state_init(&s, code, b->loc);
+	if (d >= 0)
+		ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.dim), ring_C(m, d));
+	ir_state_result(m, &s, m->ctx->t_index, NULL);
+	return &ir_b_insert(b, ir_op_build(m, &s))->res[0];
+}
+
 void
 ring_tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags)
 {

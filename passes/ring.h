@@ -88,5 +88,8 @@ void ring_holds(IrBuilder *b, const RingPlan *p, int i, IrValue *k, IrValue *rin
 		IrStr tag);
 /* `ave.index e : i1` (a predicate). */
 IrValue *ring_pred(IrBuilder *b, IrExpr *e, IrStr name);
+/* An index-typed grid query: `code dim(d)` (ave.program_id, ave.num_programs), or with d < 0
+ * one without a dimension (ave.cta_id, ave.num_ctas). */
+IrValue *ring_grid_op(IrBuilder *b, IrOpcode code, int d);
 
 #endif

@@ -401,16 +401,24 @@ loop_pos(IrModule *m, IrOpState *ls, IrBlock *lb, IrValue *base, const RingPlan 
 	                        p->loop->loc);
 }
 
-/* The loop's ave.yield of vals, and of pos + 1 when it carries a position. */
-static IrOp *
-pos_yield(IrBuilder *b, int n, IrValue *const *vals, IrValue *base, IrValue *pos)
+/* The loop's ave.yield of the n values vals[], or of the values the yield `y` yields (then
+ * erased), and of pos + 1 when it carries a position. */
+static void
+pos_yield(IrBuilder *b, int n, IrValue *const *vals, IrOp *y, IrValue *base, IrValue *pos)
 {
-	IrValue *v[RING_MAX_LOADS + 64];
+	const IrAllocator *al = b->m->ctx->al;
+	if (y)
+		n = y->nitem;
+	IrValue **v = ir_xalloc(al, sizeof *v * (size_t)(n + 1));
 	for (int i = 0; i < n; i++)
-		v[i] = vals[i];
+		v[i] = y ? ir_item_value(y, &y->item[i]) : vals[i];
+	int nv = n;
 	if (base)
-		v[n++] = ir_b_index(b, ring_B(b->m, IR_EX_ADD, ring_V(b->m, pos), ring_C(b->m, 1)));
-	return ir_b_yield(b, n, v, true);
+		v[nv++] = ir_b_index(b, ring_B(b->m, IR_EX_ADD, ring_V(b->m, pos), ring_C(b->m, 1)));
+	ir_b_yield(b, nv, v, true);
+	ir_xfree(al, v, sizeof *v * (size_t)(n + 1));
+	if (y)
+		ir_op_erase(y);
 }
 
 /* %k = lb + u * step, or u itself. */
@@ -545,14 +553,9 @@ walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
 static IrValue *
 scalar_op(IrBuilder *b, IrOpcode code, int dim, const char *name, IrOp *kernel)
 {
-	IrModule *m = b->m;
-	IrOpState s;
-	ir_state_init(&s, code, b->loc);
-	if (dim >= 0)
-		ir_group_add_expr(m, ir_state_group(m, &s, m->ctx->kw.dim), ring_C(m, dim));
-	ir_state_result(m, &s, m->ctx->t_index, NULL);
-	IrValue *v = &ir_b_insert(b, ir_op_build(m, &s))->res[0];
-	return ring_named(v, ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, name), "w"));
+	IrCtx *c = b->m->ctx;
+	return ring_named(ring_grid_op(b, code, dim),
+	                  ring_fresh(c, kernel, ir_intern_cstr(c, name), "w"));
 }
 
 /* The CTA, the CTAs launched, the logical grid along the dimensions read and its tiles, at the
@@ -732,7 +735,7 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	ring_wait(&b, empty, s, parity(m, pos, N, 1));
 	ring_expect_tx(&b, full, s, p->bytes);
 	ring_copies(&b, p, loop_k(&b, p, u), ring, full, s, tags);
-	pos_yield(&b, 0, NULL, base, pos);
+	pos_yield(&b, 0, NULL, NULL, base, pos);
 	ir_state_region(m, &ls, lr);
 	IrOp *loop = ir_op_build(m, &ls);
 	ir_block_append(w ? wr->block : pr->block, loop);
@@ -1003,13 +1006,7 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 	/* The MMAs that read the slots have completed: give them back. */
 	ring_arrive(&b, empty, s);
 	if (base) {
-		/* the body's yield, and the position after it */
-		IrValue *v[64];
-		int n = y->nitem < 64 ? y->nitem : 64;
-		for (int i = 0; i < n; i++)
-			v[i] = ir_item_value(y, &y->item[i]);
-		pos_yield(&b, n, v, base, pos);
-		ir_op_erase(y);
+		pos_yield(&b, 0, NULL, y, base, pos); /* the body's yield, and the position after */
 	} else {
 		ir_op_unlink(y);
 		ir_block_append(lb, y);
@@ -1303,7 +1300,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, pos), ring_C(m, 1)),
 			                 ring_C(m, N)));
 		}
-		pos_yield(&b, 1, &nd, rs.cbase, pos);
+		pos_yield(&b, 1, &nd, NULL, rs.cbase, pos);
 		ir_state_region(m, &ls, lr);
 		IrOp *cl = ir_b_insert(&cb, ir_op_build(m, &ls));
 		d = &cl->res[0];
