@@ -1134,22 +1134,42 @@ typedef struct Edge {
 	bool tail;
 } Edge;
 
-/* Rank of an instance for the deadlock check: the iteration of its role's synchronization loop
- * (-1 before that loop, "infinity" after it, 0 in a role without one). */
-static Z3_ast
-rank_t(Ck *k, const CkInst *in)
+/* Rank of an instance for the deadlock check: before its role's synchronization loop, an
+ * iteration of it, or after it (a role without one: iteration 0, or after every iteration from
+ * a lifted wait on). Ordered by stage, then by iteration: no iteration, however large, ranks
+ * with what follows the loop. */
+typedef struct Rank {
+	int stage; /* 0 before the loop, 1 in it (iteration t), 2 after it */
+	Z3_ast t;
+} Rank;
+
+static Rank
+rank_of(Ck *k, const CkInst *in)
 {
 	CkSite *s = in->site;
-	if (s->loop && s->tail_in) /* in the loop: before what follows it */
-		return pass_ck_ite(S, pass_ck_lt(S, in->t, pass_ck_num(S, ((int64_t)1 << 40) - 1)),
-		                   in->t, pass_ck_num(S, ((int64_t)1 << 40) - 1));
 	if (s->loop)
-		return in->t;
+		return (Rank){1, in->t};
 	if (!s->role->sync_loop)
-		return pass_ck_num(S, s->role->lift_seg && s->seg >= s->role->lift_seg - 1
-		                          ? (int64_t)1 << 40
-		                          : 0);
-	return pass_ck_num(S, s->seg < s->role->sync_seg ? -1 : (int64_t)1 << 40);
+		return s->role->lift_seg && s->seg >= s->role->lift_seg - 1
+		           ? (Rank){2, NULL}
+		           : (Rank){1, pass_ck_num(S, 0)};
+	return (Rank){s->seg < s->role->sync_seg ? 0 : 2, NULL};
+}
+
+static Z3_ast
+rank_lt(Ck *k, Rank a, Rank b)
+{
+	if (a.stage != b.stage)
+		return a.stage < b.stage ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
+	return a.stage == 1 ? pass_ck_lt(S, a.t, b.t) : Z3_mk_false(S->z);
+}
+
+static Z3_ast
+rank_eq(Ck *k, Rank a, Rank b)
+{
+	if (a.stage != b.stage)
+		return Z3_mk_false(S->z);
+	return a.stage == 1 ? pass_ck_eq(S, a.t, b.t) : Z3_mk_true(S->z);
 }
 
 /* The dependency of wait `w` on group `g`'s replica q: the contributing instance `ci` for the
@@ -1231,7 +1251,7 @@ same_rank_before(const CkSite *a, const CkSite *b)
 	return l < 0 || (a->seg < l) == (b->seg < l);
 }
 
-/* No wait waits for an arrival that can only come after it. Every instance gets a rank (rank_t,
+/* No wait waits for an arrival that can only come after it. Every instance gets a rank (rank_of,
  * then its place in its thread); a wait must only need arrivals of lower rank, or of the same
  * rank without a cycle of waits and arrivals through program order, so by induction every wait
  * returns. Within a thread that is program order; across roles an arrival from a later
@@ -1260,9 +1280,8 @@ lift_loop_free_roles(Ck *k)
 						continue;
 					CkInst in, ci;
 					Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
-					Z3_ast late = pass_ck_eq(S, rank_t(k, &ci),
-					                         pass_ck_num(S, (int64_t)1 << 40));
-					if (pass_ck_check(S, pass_ck_and2(S, need, late), NULL) != CK_UNSAT)
+					if (rank_of(k, &ci).stage == 2 &&
+					    pass_ck_check(S, need, NULL) != CK_UNSAT)
 						ro->lift_seg = w->seg + 1;
 				}
 			}
@@ -1299,7 +1318,7 @@ check_deadlock_order(Ck *k)
 					continue;
 				CkInst in, ci;
 				Z3_ast need = dependency(k, w, g, q, tail, &in, &ci);
-				Z3_ast tw = rank_t(k, &in), tc = rank_t(k, &ci);
+				Rank tw = rank_of(k, &in), tc = rank_of(k, &ci);
 				Z3_ast later;
 				bool same_role = g->role == w->role;
 				CkSite *c = ci.site;
@@ -1314,12 +1333,12 @@ check_deadlock_order(Ck *k)
 					               (c->seg == w->seg && c->pos >= w->pos);
 					Z3_ast other = pass_ck_and2(
 					    S, pass_ck_not(S, pass_ck_eq(S, in.r, ci.r)),
-					    pass_ck_or2(S, pass_ck_lt(S, tw, tc),
-					                c_after ? pass_ck_eq(S, tw, tc)
+					    pass_ck_or2(S, rank_lt(k, tw, tc),
+					                c_after ? rank_eq(k, tw, tc)
 					                        : Z3_mk_false(S->z)));
 					later = pass_ck_or2(S, later, other);
 				} else {
-					later = pass_ck_lt(S, tw, tc);
+					later = rank_lt(k, tw, tc);
 				}
 				Z3_ast fail = pass_ck_and2(S, need, later);
 				if (!holds_query(k, w->op, fail,
@@ -1331,7 +1350,7 @@ check_deadlock_order(Ck *k)
 				}
 				if (same_role)
 					continue;
-				Z3_ast tie = pass_ck_and2(S, need, pass_ck_eq(S, tw, tc));
+				Z3_ast tie = pass_ck_and2(S, need, rank_eq(k, tw, tc));
 				if (pass_ck_check(S, tie, NULL) == CK_UNSAT)
 					continue;
 				for (int s = 0; s < g->nsite; s++) {
@@ -1384,7 +1403,7 @@ check_deadlock_order(Ck *k)
 			CkInst in, ci;
 			Z3_ast need = dependency(k, at->wait, at->group, at->q, at->tail, &in, &ci);
 			Z3_ast tie =
-			    pass_ck_and2(S, need, pass_ck_eq(S, rank_t(k, &in), rank_t(k, &ci)));
+			    pass_ck_and2(S, need, rank_eq(k, rank_of(k, &in), rank_of(k, &ci)));
 			deadlock_report(
 			    k, &in, &ci, tie,
 			    "that itself waits, directly or through other roles, for this wait to "
@@ -1430,16 +1449,23 @@ check_ambiguity(Ck *k)
 						CkInst ci = pass_ck_group_site(k, gr->site[s],
 						                               pass_ck_num(S, q), t, &oks);
 						CkPoint cp = pass_ck_point(&ci);
-						Z3_ast bad = pass_ck_and(
-						    S, 3,
-						    (Z3_ast[]){ok, oks,
-						               pass_ck_not(S, pass_ck_hb(k, &wp, &cp))});
+						/* An arrival that does not exist orders nothing. */
+						Z3_ast bad = pass_ck_or2(
+						    S, pass_ck_not(S, pass_ck_and2(S, ok, oks)),
+						    pass_ck_not(S, pass_ck_hb(k, &wp, &cp)));
 						ir_vec_push(k->c->al, &all, &bad, sizeof bad);
 					}
 				}
 			}
 			Z3_ast alive = live(k, &in);
 			ir_vec_push(k->c->al, &all, &alive, sizeof alive);
+			/* ... and phase g gets all it needs to complete. */
+			Z3_ast arr, exp, cp;
+			phase_totals(k, w->bar, i, g, &arr, &exp, &cp);
+			Z3_ast done = pass_ck_and2(
+			    S, pass_ck_le(S, pass_ck_num(S, bar_count(k, w->bar)), arr),
+			    pass_ck_le(S, exp, cp));
+			ir_vec_push(k->c->al, &all, &done, sizeof done);
 			fail = ngroups ? pass_ck_and(S, all.len, (Z3_ast *)all.data)
 			               : Z3_mk_false(S->z);
 			ir_vec_free(k->c->al, &all, sizeof(Z3_ast));

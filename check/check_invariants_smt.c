@@ -1187,6 +1187,26 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		int64_t hi, lo = 0;
 		if (!pass_ck_eval(s, m, abs, &hi))
 			continue;
+		/* Small bounds first: a solver that cannot place the midpoint of a range of 2^40
+		 * usually finds a model under 8 at once, and a counterexample reads best small. */
+		static const int64_t probe[] = {0, 1, 8, 64, 1024, 1 << 16, 1 << 24};
+		for (size_t j = 0; j < sizeof probe / sizeof *probe && probe[j] < hi; j++) {
+			if (probe[j] < lo)
+				continue;
+			Z3_solver_push(s->z, sv);
+			Z3_solver_assert(s->z, sv, Z3_mk_le(s->z, abs, pass_ck_num(s, probe[j])));
+			CkRes r = timed_check(s, sv);
+			if (r == CK_SAT) {
+				m = take_model(s, sv, m);
+				if (!pass_ck_eval(s, m, abs, &hi))
+					hi = probe[j];
+			} else if (r == CK_UNSAT) {
+				lo = probe[j] + 1;
+			}
+			Z3_solver_pop(s->z, sv, 1);
+			if (r == CK_SAT)
+				break;
+		}
 		for (int steps = 0; lo < hi && steps < 24; steps++) {
 			int64_t mid = lo + (hi - lo) / 2;
 			Z3_solver_push(s->z, sv);
