@@ -57,7 +57,9 @@ typedef struct WsOpts {
  *     the role's k-loop, its ring position carried from %base; ave.yield the position after }
  *
  * so barriers are set up once, phases go on across tiles and the producer fills the next
- * tile's slots while the consumers run this tile's epilogue. */
+ * tile's slots while the consumers run this tile's epilogue. With inflight=1 the consumers'
+ * `u > 0` release is by the position (`pos > 0`: a tile's first k gives back the previous
+ * tile's last slot) and the one after the k-loop moves after the walk, on its last position. */
 typedef struct Walk {
 	bool on;
 	IrValue *cta, *nctas, *grid[3], *tiles; /* at the kernel's top */
@@ -677,8 +679,9 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue **base, IrMap *vmap,
 }
 
 /* Closes a role's walk into `into`: yields the position after the tile, re-points the role's
- * uses of the values computed from program ids to the walk's own. */
-static void
+ * uses of the values computed from program ids to the walk's own. Returns the tile loop, whose
+ * result is the ring position after the role's last tile. */
+static IrOp *
 walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, IrBlock *into,
 	   IrLoc loc)
 {
@@ -706,6 +709,7 @@ walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, I
 				ir_use_set(u, nv);
 		}
 	}
+	return loop;
 }
 
 /* The producer role into ws: for each tile, wait for its slot to be empty, expect its bytes,
@@ -1029,6 +1033,7 @@ typedef struct Roles {
 	IrValue *cbase; /* the consumers' ring position at the tile's start */
 	IrValue *cend;  /* ... and after the tile's k-loop */
 	IrMap vmap;     /* values computed from program ids -> the consumers' walk's */
+	bool tail;      /* inflight=1 in a walk: the walk's last slot is released after it */
 } Roles;
 
 static void
@@ -1047,6 +1052,7 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->consumer = ir_region_new(m);
 	rs->cwalk = NULL;
 	rs->cbase = rs->cend = NULL;
+	rs->tail = false;
 	if (rs->walk) {
 		ir_map_init(&rs->vmap, c->al);
 		rs->cwalk = walk_open(m, p->kernel, w, &rs->cbase, &rs->vmap, p->loop->loc);
@@ -1072,8 +1078,21 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 	IrOp *f = p->loop;
 	Walk *w = rs->walk;
 	if (w) {
-		walk_close(m, w, rs->cwalk, rs->cend, &rs->vmap, rs->consumer->block, f->loc);
+		IrOp *wl =
+		    walk_close(m, w, rs->cwalk, rs->cend, &rs->vmap, rs->consumer->block, f->loc);
 		ir_map_free(&rs->vmap);
+		if (rs->tail) {
+			/* inflight=1: each k-loop released the slot of the position before its
+			 * first, across tiles; the last position the walk used goes back here. */
+			IrBuilder b;
+			ir_builder_at_end(&b, m, rs->consumer->block, f->loc);
+			IrValue *end = &wl->res[0];
+			IrValue *ran = ring_pred(&b, ir_expr_bin(m, IR_EX_GT, ring_V(m, end), ring_C(m, 0)),
+			                         ring_fresh(c, p->kernel, p->iv->name, "ran"));
+			arrive_if(&b, ran, rs->empty,
+			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, end), ring_C(m, 1)),
+			                 ring_C(m, p->stages)));
+		}
 	}
 	role(m, rs->ws->block, "consumer", regs, 0, C, rs->consumer, f->loc);
 	IrOpState ws;
@@ -1210,11 +1229,6 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		}
 		const char *wwhy = walk_plan(c, p.kernel, mv, nmv, &walk);
 		walk.group = o->group;
-		if (!wwhy && walk.on && o->inflight) {
-			walk.on = false;
-			wwhy = "with inflight=1 each tile gives its last slot back after its k-loop, "
-			       "an arrival between the k-loops the checker does not follow across tiles";
-		}
 		o->walked |= walk.on;
 		if (wwhy)
 			ir_remark(c, p.kernel->loc,
@@ -1294,8 +1308,11 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 				ir_state_region(m, &is, r);
 			}
 			nd = &ir_b_insert(&b, ir_op_build(m, &is))->res[0];
-			IrValue *prev = ring_pred(&b, ir_expr_bin(m, IR_EX_GT, ring_V(m, u), ring_C(m, 0)),
-			                          ring_fresh(c, kernel, p.iv->name, "prev"));
+			/* In a walk, by the position: the first k of a tile gives back the last
+			 * slot of the tile before (its MMA retired with pending(0)). */
+			IrValue *prev = ring_pred(
+			    &b, ir_expr_bin(m, IR_EX_GT, ring_V(m, rs.cbase ? pos : u), ring_C(m, 0)),
+			    ring_fresh(c, kernel, p.iv->name, "prev"));
 			arrive_if(&b, prev, empty,
 			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, pos), ring_C(m, 1)),
 			                 ring_C(m, N)));
@@ -1305,12 +1322,13 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		IrOp *cl = ir_b_insert(&cb, ir_op_build(m, &ls));
 		d = &cl->res[0];
 		rs.cend = rs.cbase ? &cl->res[1] : NULL;
-		if (o->inflight) {
+		if (o->inflight && rs.walk) {
+			rs.tail = true;
+		} else if (o->inflight) {
 			IrValue *ran = ring_pred(&cb, ir_expr_bin(m, IR_EX_GT, trip, ring_C(m, 0)),
 			                         ring_fresh(c, kernel, p.iv->name, "ran"));
-			IrExpr *end = rs.cend ? ring_V(m, rs.cend) : ring_trip(m, &p);
 			arrive_if(&cb, ran, empty,
-			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, end, ring_C(m, 1)),
+			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1)),
 			                 ring_C(m, N)));
 		}
 	}
