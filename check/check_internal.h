@@ -305,6 +305,9 @@ CkInst pass_ck_inst_at(Ck *k, CkSite *site, Z3_ast r, Z3_ast t);
 /* The condition that iteration t of `loop` exists in env `parent` (0 <= t < trip count). */
 Z3_ast pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);
 Z3_ast pass_ck_inst_exists(Ck *k, const CkInst *in);
+/* The number of uses of the loop a site sits in (its role's loop, or the uses a tile loop's
+ * k-loop numbers across tiles), replica r; NULL outside loops. */
+Z3_ast pass_ck_site_trip(Ck *k, CkSite *s, Z3_ast r);
 Z3_ast pass_ck_value(Ck *k, CkEnv *e, IrValue *v);
 Z3_ast pass_ck_expr(Ck *k, CkEnv *e, IrOp *op, const IrExpr *x);
 Z3_ast pass_ck_bar_index(Ck *k, const CkInst *in);

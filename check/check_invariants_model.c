@@ -2325,6 +2325,15 @@ loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 	return pass_ck_ite(S, has, pass_ck_wait_g(k, &last), pass_ck_num(S, 0));
 }
 
+Z3_ast
+pass_ck_site_trip(Ck *k, CkSite *s, Z3_ast r)
+{
+	if (!s->loop)
+		return NULL;
+	CkEnv *renv = pass_ck_role_env(k, s->role, r);
+	return pass_ck_is_flat(s) ? flat_trip(k, s->role, renv) : trip_count(k, renv, s->loop);
+}
+
 /* As loop_wait_final_at; an index not known is split into the barriers of the array (each a
  * known residue class when the loop's index depends on the iteration only), kept per barrier. */
 static Z3_ast

@@ -624,6 +624,47 @@ contributors(Ck *k, IrValue *bar)
 	return n ? ir_ctx_strdup(k->c, buf) : "no arrivals at all";
 }
 
+/* A phase short of arrivals because a contributing loop stops before the use that phase
+ * needs: notes at that loop and at the waiting one, with their trip counts in the model (a
+ * producer and a consumer whose loops do not run alike: the cause is one of the two bounds). */
+static void
+trip_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w, Z3_ast i, Z3_ast n)
+{
+	CkSite *ws = w->site;
+	Z3_ast tw = pass_ck_site_trip(k, ws, w->r);
+	int64_t nw = 0;
+	bool known_w = tw && pass_ck_eval(S, m, tw, &nw);
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (g->bar != ws->bar || !g->loop || g->role == ws->role)
+			continue;
+		CkSite *s0 = g->site[0];
+		Z3_ast r = pass_ck_num(S, 0), ok;
+		Z3_ast u = pass_ck_group_iter(k, g, r, i, n, &ok);
+		Z3_ast tg = pass_ck_site_trip(k, s0, r);
+		int64_t uv, ng, rho;
+		if (!u || !tg || !pass_ck_eval(S, m, u, &uv) || !pass_ck_eval(S, m, tg, &ng) ||
+		    uv < ng || uv < 0)
+			continue;
+		/* The use would be iteration uv of the group's loop (when the barrier is one the
+		 * loop names at all: its residue within the period). */
+		if (!pass_ck_eval(S, m, pass_ck_sub(S, u, pass_ck_mulc(S, n, g->period)), &rho) ||
+		    rho >= g->period)
+			continue;
+		ir_diag_note(k->c, d, g->loop->loc,
+		             "%s arrives on '%%%s' for that phase in iteration %lld of this loop, "
+		             "which runs %lld iteration%s here",
+		             g->role->name, pass_ck_vname(ws->bar), (long long)uv, (long long)ng,
+		             ng == 1 ? "" : "s");
+		if (known_w && ws->loop && nw != ng)
+			ir_diag_note(k->c, d, ws->loop->loc,
+			             "while the waiting loop of %s runs %lld iteration%s: one of the "
+			             "two bounds is wrong",
+			             ws->role->name, (long long)nw, nw == 1 ? "" : "s");
+		return;
+	}
+}
+
 /* Every wait that waits returns: the phase it needs gets its arrivals and its bytes. */
 static void
 check_waits_complete(Ck *k)
@@ -677,6 +718,8 @@ check_waits_complete(Ck *k)
 		                       : ir_ctx_printf(k->c, "%lld bytes", (long long)e);
 		ir_diag_note(k->c, d, w->bar->op->loc, "'%%%s' is allocated here with count(%lld)",
 		             pass_ck_vname(w->bar), (long long)cnt);
+		if (a < cnt)
+			trip_notes(k, d, m, &in, i, n);
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
 	}
