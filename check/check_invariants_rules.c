@@ -1540,6 +1540,87 @@ check_ambiguity(Ck *k)
 
 /* ---- races on shared memory ---- */
 
+/* Does op a come before op b in b's block (a, or the op holding it there)? */
+static bool
+before_in_block(IrOp *a, IrOp *b)
+{
+	while (a && a->parent != b->parent)
+		a = ir_block_parent_op(a->parent);
+	if (!a || a == b)
+		return false;
+	for (IrOp *o = a->next; o; o = o->next)
+		if (o == b)
+			return true;
+	return false;
+}
+
+/* A write that may overwrite what a role still reads: when that role releases the slot (an
+ * arrival, in the read's iteration, on a barrier the writer waits on) before the read ends (its
+ * 'ave.mma.wait' for an async MMA, else the read), the release is the likely cause. */
+static void
+early_release_note(Ck *k, IrDiag *d, CkSite *w, CkSite *x)
+{
+	if (w->role == x->role || !x->loop)
+		return;
+	IrOp *end = x->end_op ? x->end_op : x->op;
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *a = site_at(k, i);
+		if (a->kind != CK_ARRIVE || a->role != x->role || a->loop != x->loop || a->shift ||
+		    a->tail || !before_in_block(a->op, end))
+			continue;
+		bool waited = false;
+		for (int j = 0; j < k->sites.len && !waited; j++) {
+			CkSite *o = site_at(k, j);
+			waited = o->kind == CK_WAIT && o->role == w->role && o->bar == a->bar;
+		}
+		if (!waited)
+			continue;
+		if (x->end_op)
+			ir_diag_note(k->c, d, a->op->loc,
+			             "this release lets %s reuse the slot before the async MMA reading "
+			             "it (line %d) is retired by its 'ave.mma.wait' (line %d): release "
+			             "after that wait",
+			             w->role->name, line_of(x->op), line_of(x->end_op));
+		else
+			ir_diag_note(k->c, d, a->op->loc,
+			             "this release lets %s reuse the slot before %s (line %d): release "
+			             "after it",
+			             w->role->name,
+			             x->op->code == IR_OP_TAG_ASSERT ? "the assertion on it"
+			                                             : "the read of it",
+			             line_of(x->op));
+		return;
+	}
+}
+
+/* A read that may see a write before it lands: when the writer signals the slot (an arrival,
+ * in the write's iteration, on a barrier the reader waits on) before the write, the signal is
+ * the likely cause. */
+static void
+early_publish_note(Ck *k, IrDiag *d, CkSite *w, CkSite *x)
+{
+	if (w->role == x->role || w->kind == CK_COPY)
+		return;
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *a = site_at(k, i);
+		if (a->kind != CK_ARRIVE || a->role != w->role || a->loop != w->loop || a->shift ||
+		    a->tail || !before_in_block(a->op, w->op))
+			continue;
+		bool waited = false;
+		for (int j = 0; j < k->sites.len && !waited; j++) {
+			CkSite *o = site_at(k, j);
+			waited = o->kind == CK_WAIT && o->role == x->role && o->bar == a->bar;
+		}
+		if (!waited)
+			continue;
+		ir_diag_note(k->c, d, a->op->loc,
+		             "this arrival tells %s the slot is ready before the write into it (line "
+		             "%d): arrive after the write",
+		             x->role->name, line_of(w->op));
+		return;
+	}
+}
+
 static void
 race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 {
@@ -1605,6 +1686,10 @@ race_report(Ck *k, Z3_ast fail, CkInst *w, CkInst *x, bool waw)
 		    "flight until the wait of the next iteration",
 		    cx->culprit, line_of(xs->end_op));
 	cx->culprit_loc = cul->loc;
+	if (overwrite && !waw)
+		early_release_note(k, d, w->site, x->site);
+	else if (!waw)
+		early_publish_note(k, d, w->site, x->site);
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
 }
@@ -1809,6 +1894,8 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			                  ir_op_name(v->site->op->code), line_of(v->site->op),
 			                  role_it(k, m, v), label_str(k, m, want));
 			cx->culprit_loc = v->site->op->loc;
+			if (!d->nnote)
+				early_release_note(k, d, v->site, rd->in.site);
 			break;
 		}
 	}
