@@ -83,6 +83,8 @@ Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
 CkRes pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model);
 /* A substitution of terms (a case of a query: conditions and values put in). */
 #define CK_SUBST_MAX 64
+/* Replicas of one role the checks enumerate one by one (a kernel has at most 32 warps). */
+#define CK_MAX_REPLICAS 32
 typedef struct CkSubst {
 	unsigned n;
 	Z3_ast from[CK_SUBST_MAX], to[CK_SUBST_MAX];

@@ -1454,6 +1454,8 @@ pass_ck_collect(Ck *k)
 			ro->index = i++;
 			ro->name = ir_ctx_printf(k->c, "@%s", r->item[0].s);
 			ro->nrep = role_replicas(k, r);
+			if (ro->nrep > CK_MAX_REPLICAS)
+				return beyond(k, r, "a role of more than 32 replicas");
 			ro->body = r->reg[0].block;
 			ro->ws_seg = -1;
 			ir_walk(ro->body, find_replica_id, &ro->rep_val);

@@ -738,7 +738,7 @@ in_flight_from(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n)
 			          site_at(k, o)->role == w->role);
 		if (!first)
 			continue;
-		for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+		for (int64_t q = 0; q < w->role->nrep && q < CK_MAX_REPLICAS; q++) {
 			Z3_ast g =
 			    pass_ck_waited_before(k, w->role, bar, NULL, pass_ck_num(S, q), i);
 			Z3_ast ge = pass_ck_le(S, g, n);
@@ -791,7 +791,7 @@ check_in_flight_at_exit(Ck *k)
 				CkGroup *h = IR_VEC_AT(k->groups, CkGroup *, hi);
 				if (h->bar != g->bar || !h->copy_bytes)
 					continue;
-				for (int64_t q = 0; q < h->role->nrep && q < 8; q++) {
+				for (int64_t q = 0; q < h->role->nrep && q < CK_MAX_REPLICAS; q++) {
 					Z3_ast ok;
 					pass_ck_group_iter(k, h, pass_ck_num(S, q), bi, n, &ok);
 					ir_vec_push(k->c->al, &alts, &ok, sizeof ok);
@@ -999,7 +999,7 @@ check_no_overflow(Ck *k)
 					CkSite *u = site_at(k, wi);
 					if (u->kind != CK_WAIT || u->bar != c->bar)
 						continue;
-					for (int64_t q = 0; q < u->role->nrep && q < 8; q++) {
+					for (int64_t q = 0; q < u->role->nrep && q < CK_MAX_REPLICAS; q++) {
 						Z3_ast ok;
 						Z3_ast t = pass_ck_wait_iter(
 						    k, u, pass_ck_num(S, q), i, n, &ok);
@@ -1192,10 +1192,18 @@ rank_of(Ck *k, const CkInst *in)
 	CkSite *s = in->site;
 	if (s->loop)
 		return (Rank){1, in->t};
-	if (!s->role->sync_loop)
-		return s->role->lift_seg && s->seg >= s->role->lift_seg - 1
-		           ? (Rank){2, NULL}
-		           : (Rank){1, pass_ck_num(S, 0)};
+	if (!s->role->sync_loop) {
+		if (s->role->lift_seg && s->seg >= s->role->lift_seg - 1)
+			return (Rank){2, NULL};
+		/* An arrival no wait of its thread precedes always runs: before every loop. */
+		bool waited = s->kind == CK_WAIT;
+		for (int i = 0; i < k->sites.len && !waited; i++) {
+			CkSite *o = site_at(k, i);
+			waited = o->kind == CK_WAIT && o->role == s->role &&
+			         (o->seg < s->seg || (o->seg == s->seg && o->pos < s->pos));
+		}
+		return waited ? (Rank){1, pass_ck_num(S, 0)} : (Rank){0, NULL};
+	}
 	return (Rank){s->seg < s->role->sync_seg ? 0 : 2, NULL};
 }
 
@@ -1303,29 +1311,47 @@ same_rank_before(const CkSite *a, const CkSite *b)
 /* A role without a synchronization loop (an epilogue) that waits for an arrival another role
  * sends after its loop: from that wait on, its ops rank after every loop iteration (they run
  * after it in program order), so that wait ties with the arrival instead of preceding it. */
+/* Can wait w (of a role without a loop) need an arrival ranked after every loop iteration? */
+static bool
+lift_needs_late(Ck *k, CkRole *ro, CkSite *w)
+{
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (g->bar != w->bar || g->role == ro || (!g->role->sync_loop && !g->role->lift_seg))
+			continue;
+		for (int t = 0; t < 2 * g->role->nrep && t < 2 * CK_MAX_REPLICAS; t++) {
+			if ((t & 1) && !group_has_tail(g))
+				continue;
+			CkInst in, ci;
+			Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
+			if (rank_of(k, &ci).stage == 2 && pass_ck_check(S, need, NULL) != CK_UNSAT)
+				return true;
+		}
+	}
+	return false;
+}
+
 static void
 lift_loop_free_roles(Ck *k)
 {
-	for (int ri = 1; ri < k->nroles; ri++) {
-		CkRole *ro = &k->roles[ri];
-		if (ro->sync_loop)
-			continue;
-		for (int si = 0; si < k->sites.len && !ro->lift_seg; si++) {
-			CkSite *w = site_at(k, si);
-			if (w->kind != CK_WAIT || w->role != ro)
+	/* To a fixpoint: a role lifted from some wait on sends what it sends after that late too,
+	 * so a role waiting for it is lifted in turn (an epilogue chain); a lift only moves
+	 * earlier. */
+	for (bool again = true; again;) {
+		again = false;
+		for (int ri = 1; ri < k->nroles; ri++) {
+			CkRole *ro = &k->roles[ri];
+			if (ro->sync_loop)
 				continue;
-			for (int gi = 0; gi < k->groups.len && !ro->lift_seg; gi++) {
-				CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
-				if (g->bar != w->bar || g->role == ro || !g->role->sync_loop)
+			for (int si = 0; si < k->sites.len; si++) {
+				CkSite *w = site_at(k, si);
+				if (w->kind != CK_WAIT || w->role != ro ||
+				    (ro->lift_seg && w->seg + 1 >= ro->lift_seg))
 					continue;
-				for (int t = 0; t < 2 * g->role->nrep && t < 16 && !ro->lift_seg; t++) {
-					if ((t & 1) && !group_has_tail(g))
-						continue;
-					CkInst in, ci;
-					Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
-					if (rank_of(k, &ci).stage == 2 &&
-					    pass_ck_check(S, need, NULL) != CK_UNSAT)
-						ro->lift_seg = w->seg + 1;
+				if (lift_needs_late(k, ro, w)) {
+					ro->lift_seg = w->seg + 1;
+					again = true;
+					break;
 				}
 			}
 		}
@@ -1354,10 +1380,10 @@ check_deadlock_order(Ck *k)
 			CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 			if (g->bar != w->bar)
 				continue;
-			for (int64_t qt = 0; qt < 2 * g->role->nrep && qt < 16; qt++) {
+			for (int64_t qt = 0; qt < 2 * g->role->nrep && qt < 2 * CK_MAX_REPLICAS; qt++) {
 				int64_t q = qt >> 1;
 				bool tail = qt & 1;
-				if (q >= 8 || (tail && !group_has_tail(g)))
+				if (tail && !group_has_tail(g))
 					continue;
 				CkInst in, ci;
 				Z3_ast need = dependency(k, w, g, q, tail, &in, &ci);
@@ -1483,7 +1509,7 @@ check_ambiguity(Ck *k)
 				if (gr->bar != w->bar)
 					continue;
 				ngroups++;
-				for (int64_t q = 0; q < gr->role->nrep && q < 8; q++) {
+				for (int64_t q = 0; q < gr->role->nrep && q < CK_MAX_REPLICAS; q++) {
 					Z3_ast ok;
 					Z3_ast t =
 					    pass_ck_group_iter(k, gr, pass_ck_num(S, q), i, g, &ok);
@@ -1940,7 +1966,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 						rel = gr->site[s];
 				if (w->kind == CK_STORE && !rel)
 					continue;
-				for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+				for (int64_t q = 0; q < w->role->nrep && q < CK_MAX_REPLICAS; q++) {
 					Z3_ast okg;
 					Z3_ast r = pass_ck_num(S, q);
 					Z3_ast t = pass_ck_group_iter(k, gr, r, i, n, &okg);
@@ -1987,7 +2013,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			CkSite *w = site_at(k, wi);
 			if (w->mem != rd->mem || w->kind != CK_STORE || w->role != b->role)
 				continue;
-			for (int64_t q = 0; q < w->role->nrep && q < 8; q++) {
+			for (int64_t q = 0; q < w->role->nrep && q < CK_MAX_REPLICAS; q++) {
 				CkPoint bp = pass_ck_point(&B);
 				bp.r = pass_ck_num(S, q);
 				Cand c = {NULL, {0}, NULL, {0}};
