@@ -146,8 +146,9 @@ typedef struct CkRole {
 	int ws_seg;      /* the kernel pseudo-role: position of ave.warp_specialize, or -1 */
 	IrOp *sync_loop; /* the role-level loop holding its waits and arrivals, if any */
 	int sync_seg;
-	int lift_seg;    /* no sync loop: its sync ops from this role-body op on rank after every
-	                  * loop (0: none; see check_deadlock_order) */
+	int lift_seg;    /* its sync ops from role-body op lift_seg - 1 on rank late (0: none;
+	                  * see rank_of in check_invariants_rules.c) */
+	int lift_epoch;  /* ... in this epoch */
 	/* A tile loop around the k-loop: the role's waits and arrivals sit in `flat_inner`, a
 	 * loop directly in the body of `flat_outer`, itself in the role body. The sites of
 	 * flat_inner then count their iterations across tiles: use u = t1 * n2 + t2 at

@@ -1177,11 +1177,15 @@ typedef struct Edge {
 	bool tail;
 } Edge;
 
-/* Rank of an instance for the deadlock check: before its role's synchronization loop, an
- * iteration of it, or after it (a role without one: iteration 0, or after every iteration from
- * a lifted wait on). Ordered by stage, then by iteration: no iteration, however large, ranks
- * with what follows the loop. */
+/* Rank of an instance for the deadlock check: an epoch, then before its role's synchronization
+ * loop, an iteration of it, or after it (a role without one: iteration 0; its arrivals before
+ * its first wait, before every loop). Ordered by epoch, stage, then iteration: no iteration,
+ * however large, ranks with what follows the loop. A wait outside loops that needs an arrival
+ * ranked late lifts its role from that wait on (lift_roles): a role without a loop, or the part
+ * of a role after its loop, to "after the loops" of the arrival's epoch; a role with a loop,
+ * waiting before it, into the epoch after the arrival's (its loop runs after theirs). */
 typedef struct Rank {
+	int epoch;
 	int stage; /* 0 before the loop, 1 in it (iteration t), 2 after it */
 	Z3_ast t;
 } Rank;
@@ -1190,26 +1194,32 @@ static Rank
 rank_of(Ck *k, const CkInst *in)
 {
 	CkSite *s = in->site;
+	CkRole *ro = s->role;
+	bool lifted = ro->lift_seg && s->seg >= ro->lift_seg - 1;
+	bool before_loop = ro->sync_loop && ro->lift_seg - 1 < ro->sync_seg;
+	if (lifted && (!ro->sync_loop || !before_loop))
+		return (Rank){ro->lift_epoch, 2, NULL};
+	int epoch = lifted ? ro->lift_epoch : 0;
 	if (s->loop)
-		return (Rank){1, in->t};
-	if (!s->role->sync_loop) {
-		if (s->role->lift_seg && s->seg >= s->role->lift_seg - 1)
-			return (Rank){2, NULL};
+		return (Rank){epoch, 1, in->t};
+	if (!ro->sync_loop) {
 		/* An arrival no wait of its thread precedes always runs: before every loop. */
 		bool waited = s->kind == CK_WAIT;
 		for (int i = 0; i < k->sites.len && !waited; i++) {
 			CkSite *o = site_at(k, i);
-			waited = o->kind == CK_WAIT && o->role == s->role &&
+			waited = o->kind == CK_WAIT && o->role == ro &&
 			         (o->seg < s->seg || (o->seg == s->seg && o->pos < s->pos));
 		}
-		return waited ? (Rank){1, pass_ck_num(S, 0)} : (Rank){0, NULL};
+		return waited ? (Rank){0, 1, pass_ck_num(S, 0)} : (Rank){0, 0, NULL};
 	}
-	return (Rank){s->seg < s->role->sync_seg ? 0 : 2, NULL};
+	return (Rank){epoch, s->seg < ro->sync_seg ? 0 : 2, NULL};
 }
 
 static Z3_ast
 rank_lt(Ck *k, Rank a, Rank b)
 {
+	if (a.epoch != b.epoch)
+		return a.epoch < b.epoch ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
 	if (a.stage != b.stage)
 		return a.stage < b.stage ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
 	return a.stage == 1 ? pass_ck_lt(S, a.t, b.t) : Z3_mk_false(S->z);
@@ -1218,7 +1228,7 @@ rank_lt(Ck *k, Rank a, Rank b)
 static Z3_ast
 rank_eq(Ck *k, Rank a, Rank b)
 {
-	if (a.stage != b.stage)
+	if (a.epoch != b.epoch || a.stage != b.stage)
 		return Z3_mk_false(S->z);
 	return a.stage == 1 ? pass_ck_eq(S, a.t, b.t) : Z3_mk_true(S->z);
 }
@@ -1311,57 +1321,79 @@ same_rank_before(const CkSite *a, const CkSite *b)
 /* A role without a synchronization loop (an epilogue) that waits for an arrival another role
  * sends after its loop: from that wait on, its ops rank after every loop iteration (they run
  * after it in program order), so that wait ties with the arrival instead of preceding it. */
-/* Can wait w (of a role without a loop) need an arrival ranked after every loop iteration? */
-static bool
-lift_needs_late(Ck *k, CkRole *ro, CkSite *w)
+#define CK_MAX_EPOCH 3
+
+/* The lift wait w (outside loops) of role ro needs: the epoch its role's ops from w on must
+ * rank in, or -1 when no arrival it may need ranks late (after the loops of an epoch, or in a
+ * later epoch than w's). */
+static int
+lift_target(Ck *k, CkRole *ro, CkSite *w)
 {
+	bool before_loop = ro->sync_loop && w->seg < ro->sync_seg;
+	CkInst wi = pass_ck_inst(k, w, "t");
+	Rank rw = rank_of(k, &wi);
+	int target = -1;
 	for (int gi = 0; gi < k->groups.len; gi++) {
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
-		if (g->bar != w->bar || g->role == ro || (!g->role->sync_loop && !g->role->lift_seg))
+		if (g->bar != w->bar || g->role == ro)
 			continue;
 		for (int t = 0; t < 2 * g->role->nrep && t < 2 * CK_MAX_REPLICAS; t++) {
 			if ((t & 1) && !group_has_tail(g))
 				continue;
 			CkInst in, ci;
 			Z3_ast need = dependency(k, w, g, t >> 1, t & 1, &in, &ci);
-			if (rank_of(k, &ci).stage == 2 && pass_ck_check(S, need, NULL) != CK_UNSAT)
-				return true;
+			Rank rc = rank_of(k, &ci);
+			bool late = rc.stage == 2 || rc.epoch > rw.epoch;
+			if (!late || rc.epoch < rw.epoch)
+				continue;
+			int e = before_loop ? rc.epoch + 1 : rc.epoch;
+			if (e <= target || (e == rw.epoch && rw.stage == 2 && !before_loop))
+				continue; /* no later than it ranks already */
+			if (pass_ck_check(S, need, NULL) != CK_UNSAT)
+				target = e;
 		}
 	}
-	return false;
+	return target > CK_MAX_EPOCH ? -1 : target;
 }
 
 static void
-lift_loop_free_roles(Ck *k)
+lift_roles(Ck *k)
 {
 	/* To a fixpoint: a role lifted from some wait on sends what it sends after that late too,
-	 * so a role waiting for it is lifted in turn (an epilogue chain); a lift only moves
-	 * earlier. */
-	for (bool again = true; again;) {
-		again = false;
+	 * so a role waiting for it is lifted in turn (an epilogue chain). A lift only moves
+	 * earlier in the role or into a later epoch, at most CK_MAX_EPOCH. */
+	for (int rounds = 0; rounds < 4 * k->nroles * (CK_MAX_EPOCH + 1); rounds++) {
+		bool again = false;
 		for (int ri = 1; ri < k->nroles; ri++) {
 			CkRole *ro = &k->roles[ri];
-			if (ro->sync_loop)
-				continue;
 			for (int si = 0; si < k->sites.len; si++) {
 				CkSite *w = site_at(k, si);
-				if (w->kind != CK_WAIT || w->role != ro ||
-				    (ro->lift_seg && w->seg + 1 >= ro->lift_seg))
+				if (w->kind != CK_WAIT || w->role != ro || w->loop ||
+				    (ro->lift_seg && w->seg + 1 > ro->lift_seg))
 					continue;
-				if (lift_needs_late(k, ro, w)) {
-					ro->lift_seg = w->seg + 1;
-					again = true;
-					break;
-				}
+				/* A role with a loop is lifted from one side of it only. */
+				if (ro->lift_seg && ro->sync_loop &&
+				    (w->seg < ro->sync_seg) != (ro->lift_seg - 1 < ro->sync_seg))
+					continue;
+				int e = lift_target(k, ro, w);
+				if (e < 0 || (ro->lift_seg == w->seg + 1 && e <= ro->lift_epoch))
+					continue;
+				ro->lift_seg = w->seg + 1;
+				if (e > ro->lift_epoch)
+					ro->lift_epoch = e;
+				again = true;
+				break;
 			}
 		}
+		if (!again)
+			break;
 	}
 }
 
 static void
 check_deadlock_order(Ck *k)
 {
-	lift_loop_free_roles(k);
+	lift_roles(k);
 	int ns = k->sites.len;
 	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
 	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));
