@@ -107,10 +107,15 @@ step vadd
 for k in gemm gemm_ws gemm_ws1 gemm_p; do
   step $k
   g=2,1; [ $k = gemm ] || [ $k = gemm_p ] && g=2,2
-  ./ave-rt-run $k.avb --device=$dev --grid=$g --arg A=gemm.A.npy --arg B=gemm.B.npy \
+  if ./ave-rt-run $k.avb --device=$dev --grid=$g --arg A=gemm.A.npy --arg B=gemm.B.npy \
     --arg C=zeros:200x136:f32 --arg K=264 --out C=$k.out.npy &&
-    ./ave-interp-ref gemm gemm.A.npy gemm.B.npy $k.out.npy || fail=1
-  cmp -s $k.out.npy $k.ref.npy && echo "$k: bit-identical to the host" || echo "$k: within tolerance of the host (not bit-identical)"
+    ./ave-interp-ref gemm gemm.A.npy gemm.B.npy $k.out.npy; then
+    cmp -s $k.out.npy $k.ref.npy && echo "$k: bit-identical to the host" ||
+      echo "$k: within tolerance of the host (not bit-identical)"
+  else
+    fail=1
+    echo "$k: FAILED (launch or comparison above)"
+  fi
   cmp -s $k.out.npy $k.sim.npy && echo "$k: bit-identical to the simulator" || echo "$k: NOT bit-identical to the simulator (sim-sm_90a)"
 done
 step attention
