@@ -520,6 +520,16 @@ check_ranges(Ck *k)
 			cx->role = s->role->name;
 			cx->found = ir_ctx_printf(k->c, "index %lld", (long long)ev(k, m, x));
 			cx->expected = ir_ctx_printf(k->c, "an index in [0, %lld)", (long long)n);
+			IrOp *at = bar ? s->op : s->slot_op;
+			const IrItem *it = bar ? s->bar_it : s->slot_it;
+			IrValue *iv = at && it && it->suffix && it->ncoord > 0
+			                  ? (it->coord[0].e && it->coord[0].e->kind == IR_EX_VAL
+			                         ? ir_op_value(at, it->coord[0].e->opnd)
+			                         : NULL)
+			                  : NULL;
+			if (iv && iv->kind == IR_VAL_RESULT && line_of(iv->op) != line_of(s->op))
+				ir_diag_note(k->c, d, iv->op->loc, "the index '%%%s' is computed here",
+				             pass_ck_vname(iv));
 			ir_diag_emit(k->c, d);
 			pass_ck_model_free(S, m);
 			k->broken = true;
@@ -572,6 +582,80 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 }
 
 /* The wait instance needs a phase that never gets its arrivals or bytes. */
+/* The value an expression of op reads when it is a single operand, else NULL. */
+static IrValue *
+expr_value(IrOp *op, const IrExpr *e)
+{
+	return e && e->kind == IR_EX_VAL ? ir_op_value(op, e->opnd) : NULL;
+}
+
+/* Where a wait's barrier index and parity come from, with their values in the model: a note at
+ * the op computing the index (`%s = ave.index %k mod 4`), at the loop whose iter_args start
+ * the parity and at the op that changes it each iteration (`ave.phase.next`), and at the index
+ * of the arrivals on that barrier array from other roles. The op most likely wrong is one of
+ * these (a slot or parity mutated there shows at the wait). */
+static void
+provenance_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w)
+{
+	CkSite *ws = w->site;
+	IrOp *op = ws->op;
+	int line = line_of(op);
+	IrValue *iv = ws->bar_it && ws->bar_it->suffix && ws->bar_it->ncoord > 0
+	                  ? expr_value(op, ws->bar_it->coord[0].e)
+	                  : NULL;
+	int64_t v;
+	if (iv && iv->kind == IR_VAL_RESULT && line_of(iv->op) != line &&
+	    pass_ck_eval(S, m, pass_ck_value(k, w->env, iv), &v))
+		ir_diag_note(k->c, d, iv->op->loc, "the wait's barrier index '%%%s' is %lld here",
+		             pass_ck_vname(iv), (long long)v);
+	IrGroup *pg = ir_op_group(op, k->c->kw.parity);
+	IrValue *pv = pg ? expr_value(op, pg->item[0].e) : NULL;
+	if (pv && pv->kind == IR_VAL_ARG) {
+		IrBlock *body = pv->block;
+		IrOp *loop = ir_block_parent_op(body);
+		int ai = pv->index;
+		if (loop && loop->code == IR_OP_FOR && ai > 0) {
+			bool known = pass_ck_eval(S, m, pass_ck_value(k, w->env, pv), &v);
+			v = ir_mod(v, 2); /* an i1: its value modulo 2 */
+			ir_diag_note(k->c, d, loop->loc,
+			             known ? "the wait's parity '%%%s' (%lld here) starts in this loop's "
+			                     "iter_args"
+			                   : "the wait's parity '%%%s' starts in this loop's iter_args",
+			             pass_ck_vname(pv), (long long)(known ? v : 0));
+			IrOp *y = body->last;
+			IrValue *nx = y && y->code == IR_OP_YIELD && ai - 1 < y->nitem
+			                  ? ir_item_value(y, &y->item[ai - 1])
+			                  : NULL;
+			if (nx && nx->kind == IR_VAL_RESULT && nx->op->parent == body)
+				ir_diag_note(k->c, d, nx->op->loc,
+				             "and becomes '%%%s' here for the next iteration",
+				             pass_ck_vname(nx));
+		}
+	} else if (pv && pv->kind == IR_VAL_RESULT && line_of(pv->op) != line &&
+	           pass_ck_eval(S, m, pass_ck_value(k, w->env, pv), &v)) {
+		v = ir_mod(v, 2);
+		ir_diag_note(k->c, d, pv->op->loc, "the wait's parity '%%%s' is %lld here",
+		             pass_ck_vname(pv), (long long)v);
+	}
+	/* The index the other roles' arrivals on that array name. */
+	for (int gi = 0; gi < k->groups.len; gi++) {
+		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
+		if (g->bar != ws->bar || g->role == ws->role || !g->nsite)
+			continue;
+		CkSite *a = g->site[0];
+		IrValue *av = a->bar_it && a->bar_it->suffix && a->bar_it->ncoord > 0
+		                  ? expr_value(a->op, a->bar_it->coord[0].e)
+		                  : NULL;
+		if (av && av->kind == IR_VAL_RESULT && line_of(av->op) != line_of(a->op))
+			ir_diag_note(k->c, d, av->op->loc,
+			             "%s's arrivals on '%%%s' (line %d) name the barrier '%%%s' computed "
+			             "here",
+			             g->role->name, pass_ck_vname(ws->bar), line_of(a->op),
+			             pass_ck_vname(av));
+		break;
+	}
+}
+
 static Z3_ast
 wait_dead(Ck *k, const CkInst *u)
 {
@@ -720,6 +804,7 @@ check_waits_complete(Ck *k)
 		             pass_ck_vname(w->bar), (long long)cnt);
 		if (a < cnt)
 			trip_notes(k, d, m, &in, i, n);
+		provenance_notes(k, d, m, &in);
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
 	}
@@ -1288,6 +1373,7 @@ deadlock_report(Ck *k, CkInst *in, CkInst *ci, Z3_ast fail, const char *why)
 	cx->culprit = ir_ctx_printf(k->c, "'%s' at line %d (%s)", ir_op_name(c->op->code),
 	                            line_of(c->op), role_it(k, m, ci));
 	cx->culprit_loc = c->op->loc;
+	provenance_notes(k, d, m, in);
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
 }
@@ -1591,6 +1677,7 @@ check_ambiguity(Ck *k)
 		cex_show(k, cx, m, "completed phases it relies on", g);
 		cx->role = w->role->name;
 		cx->culprit = "no arrival of that later phase is ordered after this wait";
+		provenance_notes(k, d, m, &in);
 		ir_diag_emit(k->c, d);
 		pass_ck_model_free(S, m);
 	}
@@ -1935,6 +2022,7 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 				    (long long)(gv - 1), label_str(k, m, want));
 			}
 			cx->culprit_loc = why->wait->op->loc;
+			provenance_notes(k, d, m, u);
 		}
 	} else {
 		for (int i = 0; i < bads->len; i++) {

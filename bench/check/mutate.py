@@ -46,6 +46,9 @@ class Mutant:
     def __init__(self, cls, line, what, text):
         self.cls, self.line, self.what, self.text = cls, line, what, text
         self.check = None  # 'rejected', 'accepted', 'invalid'
+        self.cex = False
+        self.names_line = False
+        self.span = 0
         self.run = None  # 'broken', 'same', None
         self.first_error = ""
 
@@ -174,6 +177,7 @@ def main():
         for cls, what, new in mutations_of_line(line):
             text = "\n".join(src[:i] + [new] + src[i + 1:])
             mutants.append(Mutant(cls, i + 1, what, text))
+            mutants[-1].span = new.count("\n")  # lines the mutation adds after its own
 
     rc0, _, err0 = run([a.ave, "check", a.kernel], 120)
     if rc0 != 0:
@@ -201,6 +205,12 @@ def main():
                 m.check = "invalid"
                 m.first_error = next((l for l in err.splitlines() if ": error: " in l), "")
             if m.check == "rejected":
+                # How the rejection reads: a counterexample, and the mutated line named (as
+                # the error's or a note's location, or "line N" in the text).
+                m.cex = "counterexample:" in err
+                m.names_line = any(re.search(r"\.ave:%d:\d+: (error|note)|\(line %d[,)]|line %d\b"
+                                             % (ln, ln, ln), err)
+                                   for ln in range(m.line, m.line + m.span + 1))
                 # Parse/verify errors come first: a mutant rejected by the verifier is invalid.
                 rc2, _, err2 = run([os.path.join(os.path.dirname(a.ave), "ave-opt"), path], 60)
                 if rc2 != 0:
@@ -223,6 +233,8 @@ def main():
         inval = count(lambda m: m.cls == cls and m.check == "invalid")
         print(f"  {cls}: {len(valid)} valid ({inval} invalid), rejected by the checker: {len(rej)}, "
               f"accepted: {len(valid) - len(rej)}")
+        print(f"        of the rejected: {sum(1 for m in rej if m.cex)} with a counterexample, "
+              f"{sum(1 for m in rej if m.names_line)} naming the mutated line")
         if interp:
             broken = [m for m in valid if m.run == "broken"]
             both = [m for m in broken if m.check == "rejected"]
