@@ -1699,6 +1699,25 @@ before_in_block(IrOp *a, IrOp *b)
 	return false;
 }
 
+/* A plain arrival of role `by` in `loop` (of its own iteration's use) before `end` in program
+ * order, on a barrier role `waiter` waits on; NULL if none. */
+static CkSite *
+arrival_before(Ck *k, CkRole *by, IrOp *loop, IrOp *end, CkRole *waiter)
+{
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *a = site_at(k, i);
+		if (a->kind != CK_ARRIVE || a->role != by || a->loop != loop || a->shift || a->tail ||
+		    !before_in_block(a->op, end))
+			continue;
+		for (int j = 0; j < k->sites.len; j++) {
+			CkSite *o = site_at(k, j);
+			if (o->kind == CK_WAIT && o->role == waiter && o->bar == a->bar)
+				return a;
+		}
+	}
+	return NULL;
+}
+
 /* A write that may overwrite what a role still reads: when that role releases the slot (an
  * arrival, in the read's iteration, on a barrier the writer waits on) before the read ends (its
  * 'ave.mma.wait' for an async MMA, else the read), the release is the likely cause. */
@@ -1707,35 +1726,22 @@ early_release_note(Ck *k, IrDiag *d, CkSite *w, CkSite *x)
 {
 	if (w->role == x->role || !x->loop)
 		return;
-	IrOp *end = x->end_op ? x->end_op : x->op;
-	for (int i = 0; i < k->sites.len; i++) {
-		CkSite *a = site_at(k, i);
-		if (a->kind != CK_ARRIVE || a->role != x->role || a->loop != x->loop || a->shift ||
-		    a->tail || !before_in_block(a->op, end))
-			continue;
-		bool waited = false;
-		for (int j = 0; j < k->sites.len && !waited; j++) {
-			CkSite *o = site_at(k, j);
-			waited = o->kind == CK_WAIT && o->role == w->role && o->bar == a->bar;
-		}
-		if (!waited)
-			continue;
-		if (x->end_op)
-			ir_diag_note(k->c, d, a->op->loc,
-			             "this release lets %s reuse the slot before the async MMA reading "
-			             "it (line %d) is retired by its 'ave.mma.wait' (line %d): release "
-			             "after that wait",
-			             w->role->name, line_of(x->op), line_of(x->end_op));
-		else
-			ir_diag_note(k->c, d, a->op->loc,
-			             "this release lets %s reuse the slot before %s (line %d): release "
-			             "after it",
-			             w->role->name,
-			             x->op->code == IR_OP_TAG_ASSERT ? "the assertion on it"
-			                                             : "the read of it",
-			             line_of(x->op));
+	CkSite *a = arrival_before(k, x->role, x->loop, x->end_op ? x->end_op : x->op, w->role);
+	if (!a)
 		return;
-	}
+	if (x->end_op)
+		ir_diag_note(k->c, d, a->op->loc,
+		             "this release lets %s reuse the slot before the async MMA reading it "
+		             "(line %d) is retired by its 'ave.mma.wait' (line %d): release after "
+		             "that wait",
+		             w->role->name, line_of(x->op), line_of(x->end_op));
+	else
+		ir_diag_note(k->c, d, a->op->loc,
+		             "this release lets %s reuse the slot before %s (line %d): release after "
+		             "it",
+		             w->role->name,
+		             x->op->code == IR_OP_TAG_ASSERT ? "the assertion on it" : "the read of it",
+		             line_of(x->op));
 }
 
 /* A read that may see a write before it lands: when the writer signals the slot (an arrival,
@@ -1746,24 +1752,12 @@ early_publish_note(Ck *k, IrDiag *d, CkSite *w, CkSite *x)
 {
 	if (w->role == x->role || w->kind == CK_COPY)
 		return;
-	for (int i = 0; i < k->sites.len; i++) {
-		CkSite *a = site_at(k, i);
-		if (a->kind != CK_ARRIVE || a->role != w->role || a->loop != w->loop || a->shift ||
-		    a->tail || !before_in_block(a->op, w->op))
-			continue;
-		bool waited = false;
-		for (int j = 0; j < k->sites.len && !waited; j++) {
-			CkSite *o = site_at(k, j);
-			waited = o->kind == CK_WAIT && o->role == x->role && o->bar == a->bar;
-		}
-		if (!waited)
-			continue;
+	CkSite *a = arrival_before(k, w->role, w->loop, w->op, x->role);
+	if (a)
 		ir_diag_note(k->c, d, a->op->loc,
 		             "this arrival tells %s the slot is ready before the write into it (line "
 		             "%d): arrive after the write",
 		             x->role->name, line_of(w->op));
-		return;
-	}
 }
 
 static void
