@@ -2062,8 +2062,14 @@ tail_index_ok(Ck *k, CkGroup *g, CkSite *s)
 	CkInst ti = pass_ck_inst_at(k, s, in0.r, s->tail_in ? tl : NULL);
 	Z3_ast bad = pass_ck_and2(
 	    S, last, pass_ck_not(S, pass_ck_eq(S, pass_ck_bar_index(k, &at), pass_ck_bar_index(k, &ti))));
-	if (pass_ck_check(S, bad, NULL) == CK_UNSAT)
+	CkRes r = pass_ck_check(S, bad, NULL);
+	if (r == CK_UNSAT)
 		return true;
+	if (r == CK_UNKNOWN)
+		return beyond(k, s->op,
+		              "a release of the loop's last use whose barrier the solver could not "
+		              "match with that use's within its time limit (an undecided query; "
+		              "--timeout-ms raises the limit)");
 	return beyond(k, s->op,
 	              s->tail_in ? "a release on the loop's last iteration, not on the barrier of "
 	                           "that iteration's use (the loop's last use)"
