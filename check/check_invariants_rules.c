@@ -469,6 +469,20 @@ landing_point(const CkInst *w)
 	return p;
 }
 
+/* The value an expression of op reads when it is a single operand, else NULL. */
+static IrValue *
+expr_value(IrOp *op, const IrExpr *e)
+{
+	return e && e->kind == IR_EX_VAL ? ir_op_value(op, e->opnd) : NULL;
+}
+
+/* The value a barrier or slot index (`%b[%s]`) reads when it is a single operand, else NULL. */
+static IrValue *
+index_value(IrOp *op, const IrItem *it)
+{
+	return op && it && it->suffix && it->ncoord > 0 ? expr_value(op, it->coord[0].e) : NULL;
+}
+
 /* ---- the checks ---- */
 
 static void
@@ -520,13 +534,8 @@ check_ranges(Ck *k)
 			cx->role = s->role->name;
 			cx->found = ir_ctx_printf(k->c, "index %lld", (long long)ev(k, m, x));
 			cx->expected = ir_ctx_printf(k->c, "an index in [0, %lld)", (long long)n);
-			IrOp *at = bar ? s->op : s->slot_op;
-			const IrItem *it = bar ? s->bar_it : s->slot_it;
-			IrValue *iv = at && it && it->suffix && it->ncoord > 0
-			                  ? (it->coord[0].e && it->coord[0].e->kind == IR_EX_VAL
-			                         ? ir_op_value(at, it->coord[0].e->opnd)
-			                         : NULL)
-			                  : NULL;
+			IrValue *iv = bar ? index_value(s->op, s->bar_it)
+			                  : index_value(s->slot_op, s->slot_it);
 			if (iv && iv->kind == IR_VAL_RESULT && line_of(iv->op) != line_of(s->op))
 				ir_diag_note(k->c, d, iv->op->loc, "the index '%%%s' is computed here",
 				             pass_ck_vname(iv));
@@ -581,14 +590,6 @@ phase_totals(Ck *k, IrValue *bar, Z3_ast i, Z3_ast n, Z3_ast *arr, Z3_ast *exp, 
 	}
 }
 
-/* The wait instance needs a phase that never gets its arrivals or bytes. */
-/* The value an expression of op reads when it is a single operand, else NULL. */
-static IrValue *
-expr_value(IrOp *op, const IrExpr *e)
-{
-	return e && e->kind == IR_EX_VAL ? ir_op_value(op, e->opnd) : NULL;
-}
-
 /* Where a wait's barrier index and parity come from, with their values in the model: a note at
  * the op computing the index (`%s = ave.index %k mod 4`), at the loop whose iter_args start
  * the parity and at the op that changes it each iteration (`ave.phase.next`), and at the index
@@ -600,9 +601,7 @@ provenance_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w)
 	CkSite *ws = w->site;
 	IrOp *op = ws->op;
 	int line = line_of(op);
-	IrValue *iv = ws->bar_it && ws->bar_it->suffix && ws->bar_it->ncoord > 0
-	                  ? expr_value(op, ws->bar_it->coord[0].e)
-	                  : NULL;
+	IrValue *iv = index_value(op, ws->bar_it);
 	int64_t v;
 	if (iv && iv->kind == IR_VAL_RESULT && line_of(iv->op) != line &&
 	    pass_ck_eval(S, m, pass_ck_value(k, w->env, iv), &v))
@@ -643,9 +642,7 @@ provenance_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w)
 		if (g->bar != ws->bar || g->role == ws->role || !g->nsite)
 			continue;
 		CkSite *a = g->site[0];
-		IrValue *av = a->bar_it && a->bar_it->suffix && a->bar_it->ncoord > 0
-		                  ? expr_value(a->op, a->bar_it->coord[0].e)
-		                  : NULL;
+		IrValue *av = index_value(a->op, a->bar_it);
 		if (av && av->kind == IR_VAL_RESULT && line_of(av->op) != line_of(a->op))
 			ir_diag_note(k->c, d, av->op->loc,
 			             "%s's arrivals on '%%%s' (line %d) name the barrier '%%%s' computed "
@@ -656,6 +653,7 @@ provenance_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w)
 	}
 }
 
+/* The wait instance needs a phase that never gets its arrivals or bytes. */
 static Z3_ast
 wait_dead(Ck *k, const CkInst *u)
 {
@@ -1967,9 +1965,8 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			Z3_ast par = pass_ck_parity(k, u);
 			int64_t gv = ev(k, m, g);
 			const char *b = bar_str(k, m, why->wait->bar, ui);
-			const IrExpr *pe = ir_op_group(why->wait->op, k->c->kw.parity)->item[0].e;
-			IrValue *pv =
-			    pe->kind == IR_EX_VAL ? ir_op_value(why->wait->op, pe->opnd) : NULL;
+			IrValue *pv = expr_value(
+			    why->wait->op, ir_op_group(why->wait->op, k->c->kw.parity)->item[0].e);
 			cex_show(k, cx, m,
 			         pv && pv->name ? ir_ctx_printf(k->c, "%%%s", pv->name)
 			                        : ir_ctx_printf(k->c, "parity at line %d",
