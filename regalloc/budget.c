@@ -48,11 +48,14 @@ ra_check_roles(IrCtx *c, const TargetInfo *t, int64_t threads, IrOp *ws, bool wa
 		if (r[i].regs > out->max_role_regs)
 			out->max_role_regs = r[i].regs;
 		if (t->setmaxnreg) {
-			if (r[i].regs && (r[i].warps % 4 || r[i].first_warp % 4)) {
+			/* setmaxnreg is executed by every warp of a warpgroup at once: the role's
+			 * warps, all replicas together (two replicas of 2 warps share one), must
+			 * make whole aligned warpgroups; each replica runs it on entry. */
+			if (r[i].regs && ((r[i].warps * r[i].replicas) % 4 || r[i].first_warp % 4)) {
 				ir_error(c, r[i].op->loc, "role '@%s' sets 'regs' on target '%s', so it must cover "
-					 "whole warpgroups (4 warps, aligned); it has %lld warps starting at warp "
-					 "%lld", r[i].name, t->name, (long long)r[i].warps,
-					 (long long)r[i].first_warp);
+					 "whole warpgroups (4 warps, aligned, its replicas together); it has "
+					 "%lld warps starting at warp %lld", r[i].name, t->name,
+					 (long long)(r[i].warps * r[i].replicas), (long long)r[i].first_warp);
 				return false;
 			}
 			out->pool_need += (r[i].regs ? r[i].regs : entry) * t->warp * r[i].warps * r[i].replicas;
