@@ -179,7 +179,7 @@ ring_smem_check(IrModule *m, const RingPlan *p, const TargetInfo *t, int nbars, 
 	 * reductions), which is placed only later (docs/targets.md). */
 	Usage u = {0, 0, skip, nskip};
 	ir_walk(p->kernel->reg[0].block, usage_op, &u);
-	int64_t other = u.bufs + u.scratch, N = p->stages;
+	int64_t other = u.bufs + u.scratch, N = p->stages * p->rings;
 	if (N * p->bytes + nbars * N * t->mbar_bytes + other <= t->smem_limit)
 		return NULL;
 	return ir_ctx_printf(m->ctx,
@@ -367,6 +367,7 @@ ring_plan(IrModule *m, IrOp *f, const TargetInfo *t, int64_t stages, RingPlan *p
 	if (!st || st->kind != IR_ATTR_INT)
 		return false;
 	p->stages = stages > 0 ? stages : st->i;
+	p->rings = 1;
 	if (p->stages < 2)
 		return false;
 	p->loop = f;
@@ -434,7 +435,7 @@ ring_alloc(IrModule *m, const RingPlan *p, IrValue **ring)
 	b.loc = p->loop->loc;
 	for (int i = 0; i < p->nload; i++) {
 		IrType *slot = slot_type(c, p->load[i]->res[0].type, p->direct[i]);
-		IrType *rty = ir_type_ring(c, p->stages, slot);
+		IrType *rty = ir_type_ring(c, p->stages * p->rings, slot);
 		ring[i] = ring_named(&ir_b_op(&b, IR_OP_SMEM_ALLOC, 1, &rty, 0, NULL)->res[0],
 		                     ring_fresh(c, p->kernel, p->load[i]->res[0].name, "ring"));
 	}
@@ -455,7 +456,7 @@ ring_mbar(IrModule *m, const RingPlan *p, int64_t count, const char *suffix)
 	IrOpState s;
 	ir_state_init(&s, IR_OP_MBAR_ALLOC, p->loop->loc);
 	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.count), ring_C(m, count));
-	ir_state_result(m, &s, ir_type_mbar(c, p->stages), NULL);
+	ir_state_result(m, &s, ir_type_mbar(c, p->stages * p->rings), NULL);
 	return ring_named(&ir_b_insert(&b, ir_op_build(m, &s))->res[0],
 	                  ring_fresh(c, p->kernel, p->iv->name, suffix));
 }

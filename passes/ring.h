@@ -15,6 +15,8 @@ typedef struct RingPlan {
 	IrValue *iv;
 	const char *ivname;  /* for messages ("?" for an unnamed one) */
 	int64_t stages;      /* N */
+	int64_t rings;       /* rings of N slots side by side in each allocation (warp-specialize's
+	                      * ping-pong: one per consumer, slot wg * N + pos mod N); 1 */
 	int64_t step;        /* a positive constant */
 	int nload;
 	IrOp *load[RING_MAX_LOADS];
@@ -61,7 +63,8 @@ void ring_slot_item(IrModule *m, IrGroup *g, IrValue *b, IrValue *slot);
 IrItem *ring_slot_state_item(IrModule *m, IrOpState *s, IrValue *b, IrValue *slot);
 
 /* At the kernel's top level (before its first op): the plan's rings, one per load, named after
- * the loads; and an N-barrier array with arrival count `count`, named `<iv>.<suffix>`. */
+ * the loads; and an N-barrier array with arrival count `count`, named `<iv>.<suffix>` (N * rings
+ * slots and barriers each). */
 void ring_alloc(IrModule *m, const RingPlan *p, IrValue **ring);
 IrValue *ring_mbar(IrModule *m, const RingPlan *p, int64_t count, const char *suffix);
 /* ave.mbar.expect_tx %bar[slot] bytes(bytes) */

@@ -31,7 +31,13 @@
  * The budgets are the producer's 40 and what the pool rule leaves each consumer, a multiple of
  * 8 (at most 256). The result is checked at once (check-invariants): a specialized kernel that
  * does not prove is an internal error, never a kernel compiled anyway. A loop it does not take
- * gets a remark saying why, and `pipeline` may still take it. */
+ * gets a remark saying why, and `pipeline` may still take it.
+ *
+ * mode=pingpong (persistent kernels): two consumers, each on whole tiles, take alternate tiles of
+ * the roles' walk over pairs of tiles (tile 2 * pair + wg); each has a ring of its own (slot
+ * wg * N + pos mod N in allocations of 2N, `empty` counting one arrival), filled by replica wg
+ * of a producer of two replicas of two warps (one warpgroup). The epilogue runs under
+ * `tile < tiles`: an odd count's last pair has a second tile that runs and is not stored. */
 #include <string.h>
 
 #include "../regalloc/regalloc.h"
@@ -48,6 +54,7 @@ typedef struct WsOpts {
 	bool changed;
 	bool failed;
 	bool walked;    /* some kernel's roles walk its tiles */
+	bool pingpong;  /* mode=pingpong: two consumers on alternate tiles of the walk */
 	IrModule *orig; /* the input as written, copied before the first rewrite */
 } WsOpts;
 
@@ -62,7 +69,11 @@ typedef struct WsOpts {
  * tile's last slot) and the one after the k-loop moves after the walk, on its last position. */
 typedef struct Walk {
 	bool on;
+	bool pairs; /* ping-pong: the walk goes over pairs of tiles, replica wg of a role takes
+	             * tile 2 * pair + wg of each (a tile past the last of an odd count is run
+	             * but not stored) */
 	IrValue *cta, *nctas, *grid[3], *tiles; /* at the kernel's top */
+	IrValue *npairs;                        /* (tiles + 1) floordiv 2, with pairs */
 	bool dim[3];                            /* grid dimensions the kernel reads */
 	IrOp *dep[64];                          /* top-level ops computed from program ids */
 	int ndep;
@@ -274,6 +285,18 @@ split(IrCtx *c, const RingPlan *p, const WsOpts *o, int64_t M, int64_t *consumer
 	IrAttr *th = ir_op_attr(p->kernel, c->kw.threads);
 	if (th && th->kind == IR_ATTR_INT)
 		threads = th->i;
+	if (o->pingpong) {
+		/* Two consumers, each on whole tiles. */
+		if (o->consumers && o->consumers != 2)
+			return ir_ctx_printf(c, "ping-pong has two consumer warpgroups, not %lld",
+					     (long long)o->consumers);
+		*consumers = 2;
+		*rows = M;
+		if (M % 64)
+			return ir_ctx_printf(c, "its %lld rows are not a multiple of 64 (one consumer "
+					     "warpgroup's tile in ping-pong)", (long long)M);
+		return NULL;
+	}
 	*consumers = o->consumers ? o->consumers : threads / 128;
 	if (!o->consumers && (threads % 128 || !*consumers))
 		return ir_ctx_printf(c, "the kernel's %lld threads are not whole warpgroups",
@@ -354,14 +377,14 @@ consumer_regs(const TargetInfo *t, int64_t consumers)
 }
 
 static IrOp *
-role(IrModule *m, IrBlock *ws, const char *name, int64_t regs, int64_t issue, int64_t replicate,
-     IrRegion *body, IrLoc loc)
+role(IrModule *m, IrBlock *ws, const char *name, int64_t warps, int64_t regs, int64_t issue,
+     int64_t replicate, IrRegion *body, IrLoc loc)
 {
 	IrCtx *c = m->ctx;
 	IrOpState s;
 	ir_state_init(&s, IR_OP_ROLE, loc);
 	ir_state_item(m, &s, IR_IT_SYMBOL)->s = ir_intern_cstr(c, name);
-	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.warps), ring_C(m, 4));
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.warps), ring_C(m, warps));
 	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.regs), ring_C(m, regs));
 	if (issue)
 		ir_group_add_expr(m, ir_state_group(m, &s, c->kw.issue), ring_C(m, issue));
@@ -441,6 +464,17 @@ parity(IrModule *m, IrValue *u, int64_t N, int64_t add)
 	              ring_B(m, IR_EX_ADD,
 	                     ring_B(m, IR_EX_FLOORDIV, ring_V(m, u), ring_C(m, N)), ring_C(m, add)),
 	              ring_C(m, 2));
+}
+
+/* The slot of ring position `pos`: pos mod N, or with a lane (ping-pong: the replica id) the
+ * lane's own ring of N slots, lane * N + pos mod N. */
+static IrExpr *
+slot_of(IrModule *m, IrExpr *pos, int64_t N, IrValue *lane)
+{
+	IrExpr *s = ring_B(m, IR_EX_MOD, pos, ring_C(m, N));
+	if (!lane)
+		return s;
+	return ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, lane), ring_C(m, N)), s);
 }
 
 /* %d = ave.mma.wait %t pending(n) */
@@ -584,6 +618,12 @@ walk_top(IrModule *m, IrOp *kernel, IrOp *at, Walk *w)
 		w->tiles = ring_named(&ir_b_op(&b, IR_OP_MUL, 1, &ity, 2, v)->res[0],
 		                      ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, "tiles"), "w"));
 	}
+	if (w->pairs)
+		w->npairs = ring_named(
+		    ir_b_index(&b, ring_B(m, IR_EX_FLOORDIV,
+		                          ring_B(m, IR_EX_ADD, ring_V(m, w->tiles), ring_C(m, 1)),
+		                          ring_C(m, 2))),
+		    ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, "pairs"), "w"));
 }
 
 /* The tiles of a 2-D grid in groups of G rows of x for L2 reuse (the order Triton's matmul
@@ -622,18 +662,27 @@ grouped(IrBuilder *b, IrOp *kernel, const Walk *w, IrValue *t, IrValue *pid[3])
  * tile's start, and the program ids and the values computed from them, again from %t (the
  * dimensions read, x fastest: the tile's id along one is the quotient by the ones before
  * (ave.div), modulo its own size (ave.rem) unless it is the last). Uses inside the role are
- * re-pointed by walk_close. */
+ * re-pointed by walk_close. A walk over pairs steps through %pair and takes %t = 2 * %pair +
+ * lane (the role's replica id); *tile receives %t. */
 static IrRegion *
-walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue **base, IrMap *vmap, IrLoc loc)
+walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **base, IrValue **tile,
+	  IrMap *vmap, IrLoc loc)
 {
 	IrCtx *c = m->ctx;
 	IrRegion *r = ir_region_new(m);
-	IrValue *t = ir_block_add_arg(m, r->block, c->t_index,
-	                              ring_fresh(c, kernel, ir_intern_cstr(c, "tile"), "w"), loc);
+	IrValue *t = ir_block_add_arg(
+	    m, r->block, c->t_index,
+	    ring_fresh(c, kernel, ir_intern_cstr(c, w->pairs ? "pair" : "tile"), "w"), loc);
 	*base = ir_block_add_arg(m, r->block, c->t_index,
 	                         ring_fresh(c, kernel, ir_intern_cstr(c, "pos"), "w"), loc);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, r->block, loc);
+	if (w->pairs)
+		t = ring_named(ir_b_index(&b, ring_B(m, IR_EX_ADD,
+		                                     ring_B(m, IR_EX_MUL, ring_V(m, t), ring_C(m, 2)),
+		                                     ring_V(m, lane))),
+		               ring_fresh(c, kernel, ir_intern_cstr(c, "tile"), "w"));
+	*tile = t;
 	int last = 2;
 	while (!w->dim[last])
 		last--;
@@ -691,7 +740,7 @@ walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, I
 	IrOpState s;
 	ir_state_init(&s, IR_OP_FOR, loc);
 	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->cta);
-	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->tiles);
+	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->pairs ? w->npairs : w->tiles);
 	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->nctas);
 	IrBuilder kb;
 	ir_builder_at_end(&kb, m, into, loc);
@@ -722,11 +771,19 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	IrOp *f = p->loop, *kernel = p->kernel;
 	int64_t N = p->stages;
 	IrRegion *pr = ir_region_new(m), *wr = NULL;
-	IrValue *base = NULL;
+	IrValue *base = NULL, *lane = NULL, *tile;
 	IrMap vmap;
+	if (w && w->pairs) {
+		/* Ping-pong: replica wg fills ring wg for consumer wg's tiles. */
+		IrBuilder rb;
+		ir_builder_at_end(&rb, m, pr->block, f->loc);
+		IrType *ity = c->t_index;
+		lane = ring_named(&ir_b_op(&rb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+		                  ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "p"));
+	}
 	if (w) {
 		ir_map_init(&vmap, c->al);
-		wr = walk_open(m, kernel, w, &base, &vmap, f->loc);
+		wr = walk_open(m, kernel, w, lane, &base, &tile, &vmap, f->loc);
 	}
 	IrRegion *lr;
 	IrValue *u;
@@ -734,7 +791,7 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	IrValue *pos = loop_pos(m, &ls, lr->block, base, p);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, lr->block, f->loc);
-	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
+	IrValue *s = ring_named(ir_b_index(&b, slot_of(m, ring_V(m, pos), N, lane)),
 	                        ring_fresh(c, kernel, p->iv->name, "ps"));
 	ring_wait(&b, empty, s, parity(m, pos, N, 1));
 	ring_expect_tx(&b, full, s, p->bytes);
@@ -747,7 +804,11 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 		walk_close(m, w, wr, &loop->res[0], &vmap, pr->block, f->loc);
 		ir_map_free(&vmap);
 	}
-	role(m, wsr->block, "producer", PRODUCER_REGS, 1, 1, pr, f->loc);
+	/* Ping-pong: two replicas of two warps, one warpgroup (setmaxnreg's unit) together. */
+	if (lane)
+		role(m, wsr->block, "producer", 2, PRODUCER_REGS, 1, 2, pr, f->loc);
+	else
+		role(m, wsr->block, "producer", 4, PRODUCER_REGS, 1, 1, pr, f->loc);
 }
 
 /* ---- the general form: any body whose ops keep rows apart ----
@@ -958,7 +1019,7 @@ slot_rows(IrBuilder *b, IrValue *ring, IrValue *slot, IrValue *wg, int64_t R)
 /* The consumers' loop: the body of f on each consumer's rows, over slots of the rings. */
 static IrOp *
 rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue *empty,
-	  IrStr *tags, IrValue *wg, int64_t R, IrValue *base)
+	  IrStr *tags, IrValue *wg, int64_t R, IrValue *base, IrValue *lane)
 {
 	IrCtx *c = m->ctx;
 	IrOp *f = p->loop;
@@ -980,7 +1041,7 @@ rows_loop(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue
 	IrValue *pos = loop_pos(m, &ls, lb, base, p);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, lb, f->loc);
-	IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
+	IrValue *s = ring_named(ir_b_index(&b, slot_of(m, ring_V(m, pos), N, lane)),
 	                        ring_fresh(c, p->kernel, p->iv->name, "cs"));
 	ring_wait(&b, full, s, parity(m, pos, N, 0));
 	IrValue *k = loop_k(&b, p, u);
@@ -1026,8 +1087,11 @@ typedef struct Roles {
 	IrStr tags[RING_MAX_LOADS];
 	IrRegion *ws, *consumer;
 	IrBuilder cb;   /* at the end of the consumers' region */
-	IrValue *wg;    /* ave.replica_id, NULL for one consumer */
+	IrValue *wg;    /* ave.replica_id splitting rows, NULL for one consumer and ping-pong */
 	IrExpr *off;    /* wg * rows: the consumer's first row; NULL for one consumer */
+	IrValue *lane;  /* ping-pong: ave.replica_id choosing the consumer's tiles and ring */
+	IrValue *tile;  /* the consumers' tile in a walk */
+	IrRegion *guard; /* ping-pong: the epilogue's region, under `tile < tiles` */
 	Walk *walk;     /* NULL: no tile walk */
 	IrRegion *cwalk; /* the consumers' walk body (its block holds rs->cb) */
 	IrValue *cbase; /* the consumers' ring position at the tile's start */
@@ -1042,7 +1106,8 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	IrCtx *c = m->ctx;
 	ring_alloc(m, p, rs->ring);
 	rs->full = ring_mbar(m, p, 1, "full");
-	rs->empty = ring_mbar(m, p, C, "empty");
+	/* One arrival per consumer, or in ping-pong the one consumer whose ring it is. */
+	rs->empty = ring_mbar(m, p, w && w->on && w->pairs ? 1 : C, "empty");
 	ring_tag_funcs(m, p, rs->tags);
 	rs->walk = w && w->on ? w : NULL;
 	if (rs->walk)
@@ -1053,20 +1118,61 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->cwalk = NULL;
 	rs->cbase = rs->cend = NULL;
 	rs->tail = false;
+	rs->lane = NULL;
+	rs->tile = NULL;
+	rs->guard = NULL;
+	if (rs->walk && w->pairs) {
+		IrBuilder lb;
+		ir_builder_at_end(&lb, m, rs->consumer->block, p->loop->loc);
+		IrType *ity = c->t_index;
+		rs->lane = ring_named(&ir_b_op(&lb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+		                      ring_fresh(c, p->kernel, ir_intern_cstr(c, "wg"), "id"));
+	}
 	if (rs->walk) {
 		ir_map_init(&rs->vmap, c->al);
-		rs->cwalk = walk_open(m, p->kernel, w, &rs->cbase, &rs->vmap, p->loop->loc);
+		rs->cwalk = walk_open(m, p->kernel, w, rs->lane, &rs->cbase, &rs->tile, &rs->vmap,
+		                      p->loop->loc);
 	}
 	ir_builder_at_end(&rs->cb, m, rs->walk ? rs->cwalk->block : rs->consumer->block,
 	                  p->loop->loc);
 	rs->wg = NULL;
 	rs->off = NULL;
-	if (C > 1) {
+	if (C > 1 && !rs->lane) {
 		IrType *ity = c->t_index;
 		rs->wg = ring_named(&ir_b_op(&rs->cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
 		                    ring_fresh(c, p->kernel, ir_intern_cstr(c, "wg"), "id"));
 		rs->off = ring_B(m, IR_EX_MUL, ring_V(m, rs->wg), ring_C(m, R));
 	}
+}
+
+/* The block the epilogue moves into: the consumers' own, or in ping-pong the region of `ave.if
+ * %tile < %tiles` (a pair's second tile past the last is run, not stored), which epi_end closes. */
+static IrBlock *
+epi_begin(IrModule *m, Roles *rs)
+{
+	if (!rs->lane)
+		return rs->cb.block;
+	rs->guard = ir_region_new(m);
+	return rs->guard->block;
+}
+
+static void
+epi_end(IrModule *m, const RingPlan *p, Roles *rs)
+{
+	if (!rs->guard)
+		return;
+	IrCtx *c = m->ctx;
+	IrBuilder gb;
+	ir_builder_at_end(&gb, m, rs->guard->block, p->loop->loc);
+	ir_b_yield(&gb, 0, NULL, false);
+	IrValue *real = ring_pred(&rs->cb, ir_expr_bin(m, IR_EX_LT, ring_V(m, rs->tile),
+	                                               ring_V(m, rs->walk->tiles)),
+	                          ring_fresh(c, p->kernel, ir_intern_cstr(c, "real"), "w"));
+	IrOpState s;
+	ir_state_init(&s, IR_OP_IF, p->loop->loc);
+	ir_state_value(m, &s, real);
+	ir_state_region(m, &s, rs->guard);
+	ir_b_insert(&rs->cb, ir_op_build(m, &s));
 }
 
 /* The consumer role (its budget, C replicas), the ave.warp_specialize in the loop's place, and
@@ -1090,11 +1196,11 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 			IrValue *ran = ring_pred(&b, ir_expr_bin(m, IR_EX_GT, ring_V(m, end), ring_C(m, 0)),
 			                         ring_fresh(c, p->kernel, p->iv->name, "ran"));
 			arrive_if(&b, ran, rs->empty,
-			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, end), ring_C(m, 1)),
-			                 ring_C(m, p->stages)));
+			          slot_of(m, ring_B(m, IR_EX_SUB, ring_V(m, end), ring_C(m, 1)),
+			                  p->stages, rs->lane));
 		}
 	}
-	role(m, rs->ws->block, "consumer", regs, 0, C, rs->consumer, f->loc);
+	role(m, rs->ws->block, "consumer", 4, regs, 0, C, rs->consumer, f->loc);
 	IrOpState ws;
 	ir_state_init(&ws, IR_OP_WARP_SPECIALIZE, f->loc);
 	ir_state_region(m, &ws, rs->ws);
@@ -1105,6 +1211,18 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 	for (int i = w ? w->ndep - 1 : -1; i >= 0; i--)
 		if (!ir_value_has_uses(&w->dep[i]->res[0]))
 			ir_op_erase(w->dep[i]);
+}
+
+/* What a ping-pong specialization built. */
+static void
+remark_pingpong(IrCtx *c, const RingPlan *p, int64_t regs, const char *what)
+{
+	ir_remark(c, p->kernel->loc,
+	          "warp-specialize: loop '%%%s': ping-pong: producer warpgroup (2 replicas of 2 "
+	          "warps, regs %d, issue 1), 2 consumer warpgroups (regs %lld) %s on alternate "
+	          "tiles of the walk, each on a ring of its own, %lld stages each, rings %lld bytes",
+	          p->ivname, PRODUCER_REGS, (long long)regs, what, (long long)p->stages,
+	          (long long)(p->stages * p->rings * p->bytes));
 }
 
 static bool
@@ -1124,27 +1242,45 @@ specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows 
 		if (op->code == IR_OP_LOAD && rs.off)
 			shift_rows(m, op, ir_expr_clone(m, rs.off));
 	}
-	IrOp *nl = rows_loop(m, p, rs.ring, rs.full, rs.empty, rs.tags, rs.wg, R, rs.cbase);
+	IrOp *nl = rows_loop(m, p, rs.ring, rs.full, rs.empty, rs.tags, rs.wg, R, rs.cbase, rs.lane);
 	ir_block_append(cb, nl);
 	rs.cend = rs.cbase ? &nl->res[nl->nres - 1] : NULL;
 	for (int i = 0; i < f->nres; i++)
 		ir_replace_all_uses(&f->res[i], &nl->res[i]);
+	IrBlock *eb = epi_begin(m, &rs);
 	for (int i = 0; i < r->epi.n; i++) {
 		IrOp *op = r->epi.op[i];
 		ir_op_unlink(op);
-		ir_block_append(cb, op);
+		ir_block_append(eb, op);
 		shift_epilogue(m, op, r->M, rs.off);
 	}
+	epi_end(m, p, &rs);
 	Retype rt = {c, r->M, R};
 	ir_walk(cb, retype_op, &rt);
-	ir_remark(c, p->kernel->loc,
-	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
-	          "consumer warpgroup%s (regs %lld, %lld rows each) running its body on their "
-	          "rows, %lld stages, ring %lld bytes",
-	          p->ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
-	          (long long)R, (long long)N, (long long)(N * p->bytes));
+	if (rs.lane)
+		remark_pingpong(c, p, regs, "running its body");
+	else
+		ir_remark(c, p->kernel->loc,
+		          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
+		          "consumer warpgroup%s (regs %lld, %lld rows each) running its body on "
+		          "their rows, %lld stages, ring %lld bytes",
+		          p->ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s",
+		          (long long)regs, (long long)R, (long long)N, (long long)(N * p->bytes));
 	roles_end(m, p, C, regs, &rs);
 	return true;
+}
+
+/* ring_smem_check; in ping-pong (a ring per consumer) a ring too deep for the target's shared
+ * memory gets fewer stages, down to 2 (the remark says how many). */
+static const char *
+smem_fit(IrModule *m, RingPlan *p, const TargetInfo *t, IrOp *const *skip, int nskip)
+{
+	const char *why = ring_smem_check(m, p, t, 2, skip, nskip);
+	while (why && p->rings > 1 && p->stages > 2) {
+		p->stages--;
+		why = ring_smem_check(m, p, t, 2, skip, nskip);
+	}
+	return why;
 }
 
 static bool
@@ -1166,6 +1302,12 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		why = ir_ctx_printf(c, "target '%s' has no bulk tensor copy", t->name);
 	else
 		why = p.why;
+	if (!why && o->pingpong && !ir_op_attr(p.kernel, c->kw.persistent))
+		why = "ping-pong consumers take alternate tiles of a persistent walk, and the kernel "
+		      "is not persistent ('persistent = N' on the kernel)";
+	int64_t asked = p.stages;
+	if (o->pingpong)
+		p.rings = 2;
 	if (!why) {
 		IrOp *found = NULL;
 		for (IrOp *op = p.kernel->reg[0].block->first; op && !found; op = op->next)
@@ -1187,7 +1329,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 				memcpy(skip + 1, rows.pro, sizeof(IrOp *) * (size_t)rows.npro);
 				memcpy(skip + 1 + rows.npro, rows.epi.op,
 				       sizeof(IrOp *) * (size_t)rows.epi.n);
-				gwhy = ring_smem_check(m, &p, t, 2, skip, 1 + rows.npro + rows.epi.n);
+				gwhy = smem_fit(m, &p, t, skip, 1 + rows.npro + rows.epi.n);
 			}
 			general = !gwhy;
 			why = gwhy;
@@ -1198,7 +1340,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		 * registers and need no scratch (the accumulator's layout is the one stored). */
 		IrOp *skip[2 + sizeof sh.epi.op / sizeof sh.epi.op[0]] = {f, sh.init};
 		memcpy(skip + 2, sh.epi.op, sizeof(IrOp *) * (size_t)sh.epi.n);
-		why = ring_smem_check(m, &p, t, 2, skip, 2 + sh.epi.n);
+		why = smem_fit(m, &p, t, skip, 2 + sh.epi.n);
 	}
 	if (!why && o->consumers && 128 * (o->consumers + 1) > 1024)
 		why = "too many consumers for one CTA";
@@ -1229,6 +1371,13 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		}
 		const char *wwhy = walk_plan(c, p.kernel, mv, nmv, &walk);
 		walk.group = o->group;
+		walk.pairs = o->pingpong;
+		if (wwhy && o->pingpong) {
+			ir_remark(c, f->loc, "warp-specialize: loop '%%%s' not specialized: ping-pong "
+			          "consumers take alternate tiles of the roles' own walk, and the roles "
+			          "cannot walk the persistent kernel's tiles: %s", p.ivname, wwhy);
+			return false;
+		}
 		o->walked |= walk.on;
 		if (wwhy)
 			ir_remark(c, p.kernel->loc,
@@ -1236,6 +1385,10 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			          "tiles themselves: %s; each tile runs the kernel's body in turn, "
 			          "its barriers set up again", wwhy);
 	}
+	if (p.stages < asked)
+		ir_remark(c, f->loc, "warp-specialize: loop '%%%s': ping-pong: %lld stages per "
+		          "consumer's ring (of the %lld asked) fit the shared memory of '%s'",
+		          p.ivname, (long long)p.stages, (long long)asked, t->name);
 	if (general)
 		return specialize_rows(m, &p, t, &rows, &walk);
 	int64_t N = p.stages, C = sh.consumers, R = sh.rows;
@@ -1262,7 +1415,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 		IrValue *pos = loop_pos(m, &ls, lb, rs.cbase, &p);
 		IrBuilder b;
 		ir_builder_at_end(&b, m, lb, f->loc);
-		IrValue *s = ring_named(ir_b_index(&b, ring_B(m, IR_EX_MOD, ring_V(m, pos), ring_C(m, N))),
+		IrValue *s = ring_named(ir_b_index(&b, slot_of(m, ring_V(m, pos), N, rs.lane)),
 		                        ring_fresh(c, kernel, p.iv->name, "cs"));
 		ring_wait(&b, full, s, parity(m, pos, N, o->fault ? 1 : 0));
 		IrValue *k = loop_k(&b, &p, u);
@@ -1314,8 +1467,8 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			    &b, ir_expr_bin(m, IR_EX_GT, ring_V(m, rs.cbase ? pos : u), ring_C(m, 0)),
 			    ring_fresh(c, kernel, p.iv->name, "prev"));
 			arrive_if(&b, prev, empty,
-			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_V(m, pos), ring_C(m, 1)),
-			                 ring_C(m, N)));
+			          slot_of(m, ring_B(m, IR_EX_SUB, ring_V(m, pos), ring_C(m, 1)), N,
+			                  rs.lane));
 		}
 		pos_yield(&b, 1, &nd, NULL, rs.cbase, pos);
 		ir_state_region(m, &ls, lr);
@@ -1334,23 +1487,31 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	}
 	/* The epilogue, its rows split among the consumers. */
 	ir_replace_all_uses(&f->res[0], d);
+	IrBlock *eb = epi_begin(m, &rs);
 	for (int i = 0; i < sh.epi.n; i++) {
 		IrOp *op = sh.epi.op[i];
 		ir_op_unlink(op);
-		ir_block_append(rs.cb.block, op);
+		ir_block_append(eb, op);
 		shift_epilogue(m, op, acc->dims[0], rs.off);
 	}
+	epi_end(m, &p, &rs);
 	Retype rt = {c, acc->dims[0], R};
 	ir_walk(rs.cb.block, retype_op, &rt);
 	roles_end(m, &p, C, regs, &rs);
 	if (!ir_value_has_uses(&sh.init->res[0]))
 		ir_op_erase(sh.init);
-	ir_remark(c, kernel->loc,
-	          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
-	          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld bytes%s",
-	          p.ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
-	          (long long)R, (long long)N, (long long)(N * p.bytes),
-	          o->inflight ? ", each slot released after the next MMA (inflight=1)" : "");
+	if (rs.lane)
+		remark_pingpong(c, &p, regs,
+		                o->inflight ? "releasing each slot after the next MMA (inflight=1)"
+		                            : "accumulating whole tiles");
+	else
+		ir_remark(c, kernel->loc,
+		          "warp-specialize: loop '%%%s': producer warpgroup (regs %d, issue 1), %lld "
+		          "consumer warpgroup%s (regs %lld, %lld rows each), %lld stages, ring %lld "
+		          "bytes%s",
+		          p.ivname, PRODUCER_REGS, (long long)C, C == 1 ? "" : "s", (long long)regs,
+		          (long long)R, (long long)N, (long long)(N * p.bytes),
+		          o->inflight ? ", each slot released after the next MMA (inflight=1)" : "");
 	return true;
 }
 
@@ -1391,18 +1552,13 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, false, NULL};
+	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, false, false, NULL};
 	const char *mode = ir_pass_arg(o, "mode");
-	if (mode && strcmp(mode, "cooperative") != 0) {
-		if (strcmp(mode, "pingpong") == 0)
-			ir_error(c, (IrLoc){0}, "warp-specialize{mode=pingpong}: ping-pong consumers "
-				 "(two consumer warpgroups taking alternate tiles of a persistent "
-				 "walk, their main loops ordered by barriers) are not built; use "
-				 "mode=cooperative (a persistent kernel's cooperative consumers walk "
-				 "its tiles)");
-		else
-			ir_error(c, (IrLoc){0}, "warp-specialize: unknown mode '%s' (cooperative, "
-				 "pingpong)", mode);
+	if (mode && strcmp(mode, "pingpong") == 0) {
+		w.pingpong = true;
+	} else if (mode && strcmp(mode, "cooperative") != 0) {
+		ir_error(c, (IrLoc){0}, "warp-specialize: unknown mode '%s' (cooperative, "
+			 "pingpong)", mode);
 		return false;
 	}
 	if (!ir_pass_arg_int(c, o, "warp-specialize", "consumers", 0, 1, 7, &w.consumers) ||

@@ -39,6 +39,11 @@ run $ave compile "$dir/gemm_ws1.ave" --target=$target --emit=bundle -o "$dir/gem
 sed 's/{threads = 256}/{threads = 256, persistent = 132}/' examples/gemm.ave > "$dir/gemm_p.ave"
 grep -q 'persistent = 132' "$dir/gemm_p.ave"
 run $ave compile "$dir/gemm_p.ave" --target=$target --emit=bundle -o "$dir/gemm_p.avb"
+# gemm_pp: the same in ping-pong (two consumer warpgroups on alternate tiles, a ring each).
+run build/tools/ave-opt "$dir/gemm_p.ave" --passes='warp-specialize{mode=pingpong}' \
+  --target=$target -o "$dir/gemm_pp.ave"
+grep -q '%pair' "$dir/gemm_pp.ave"
+run $ave compile "$dir/gemm_pp.ave" --target=$target --emit=bundle -o "$dir/gemm_pp.avb"
 run $ave run examples/gemm.ave --kernel=@gemm --grid=2,2 --arg A=rand:200x264:bf16:1 \
   --arg B=rand:136x264:bf16:2 --arg C=zeros:200x136:f32 --arg K=264 \
   --out A="$dir/gemm.A.npy" --out B="$dir/gemm.B.npy" --out C="$dir/gemm.ref.npy"
@@ -65,6 +70,9 @@ sim "$dir/gemm_ws1.ave" --kernel=@gemm_ws --grid=2,1 --arg A="$dir/gemm.A.npy" \
 sim "$dir/gemm_p.ave" --kernel=@gemm --grid=2,2 --arg A="$dir/gemm.A.npy" --arg B="$dir/gemm.B.npy" \
   --arg C=zeros:200x136:f32 --arg K=264 --out C="$dir/gemm_p.sim.npy"
 cp "$dir/gemm.ref.npy" "$dir/gemm_p.ref.npy"
+sim "$dir/gemm_pp.ave" --kernel=@gemm --grid=2,2 --arg A="$dir/gemm.A.npy" --arg B="$dir/gemm.B.npy" \
+  --arg C=zeros:200x136:f32 --arg K=264 --out C="$dir/gemm_pp.sim.npy"
+cp "$dir/gemm.ref.npy" "$dir/gemm_pp.ref.npy"
 sim examples/attention.ave --kernel=@attn_fwd --grid=2,2 --arg Q="$dir/attn.Q.npy" \
   --arg K="$dir/attn.K.npy" --arg V="$dir/attn.V.npy" --arg O=zeros:512x128:bf16 --arg S=256 \
   --arg scale=0.1275174 --out O="$dir/attn.sim.npy" 2>/dev/null
@@ -104,9 +112,9 @@ step() { echo "== $*"; }
 step vadd
 ./ave-rt-run vadd.avb --device=$dev --grid=3 --arg a=vadd.a.npy --arg b=vadd.b.npy \
   --arg c=zeros:3000:f32 --out c=vadd.out.npy && ./ave-interp-ref vadd vadd.a.npy vadd.b.npy vadd.out.npy || fail=1
-for k in gemm gemm_ws gemm_ws1 gemm_p; do
+for k in gemm gemm_ws gemm_ws1 gemm_p gemm_pp; do
   step $k
-  g=2,1; [ $k = gemm ] || [ $k = gemm_p ] && g=2,2
+  g=2,1; [ $k = gemm ] || [ $k = gemm_p ] || [ $k = gemm_pp ] && g=2,2
   if ./ave-rt-run $k.avb --device=$dev --grid=$g --arg A=gemm.A.npy --arg B=gemm.B.npy \
     --arg C=zeros:200x136:f32 --arg K=264 --out C=$k.out.npy &&
     ./ave-interp-ref gemm gemm.A.npy gemm.B.npy $k.out.npy; then
@@ -137,7 +145,7 @@ step "world on one GPU: warp-specialized all-gather + GEMM (TMA from symmetric m
   --arg B=agws/b.npy --arg C=zeros:256x128:f32 --out C=agws/C.npy --out @A_full=agws/A.npy \
   --out B=agws/B.npy --launches=3 && python3 ws_ref.py agws 2 || fail=1
 [ "$dev" = host ] && exit $fail   # the interpreter checks the script; speed is for GPUs
-step "speed: gemm / gemm_ws vs torch.matmul (bf16, f32 accumulation)"
+step "speed: gemm / gemm_ws / gemm_p / gemm_pp vs torch.matmul (bf16, f32 accumulation)"
 for n in 4096 8192; do
   flops=$(python3 -c "print(2*$n**3)")
   ./ave-rt-run gemm.avb --device=$dev --grid=$((n/128)),$((n/128)) --arg A=rand:${n}x${n}:bf16:1 \
@@ -145,6 +153,8 @@ for n in 4096 8192; do
   ./ave-rt-run gemm_ws.avb --device=$dev --grid=$((n/128)),$((n/256)) --arg A=rand:${n}x${n}:bf16:1 \
     --arg B=rand:${n}x${n}:bf16:2 --arg C=zeros:${n}x${n}:f32 --arg K=$n --repeat=20 --flops=$flops || fail=1
   ./ave-rt-run gemm_p.avb --device=$dev --grid=$((n/128)),$((n/128)) --arg A=rand:${n}x${n}:bf16:1 \
+    --arg B=rand:${n}x${n}:bf16:2 --arg C=zeros:${n}x${n}:f32 --arg K=$n --repeat=20 --flops=$flops || fail=1
+  ./ave-rt-run gemm_pp.avb --device=$dev --grid=$((n/128)),$((n/128)) --arg A=rand:${n}x${n}:bf16:1 \
     --arg B=rand:${n}x${n}:bf16:2 --arg C=zeros:${n}x${n}:f32 --arg K=$n --repeat=20 --flops=$flops || fail=1
   python3 - $n <<'PY' || true
 import sys, torch

@@ -3,7 +3,8 @@
 inflight 0 or 1, with or without an epilogue (scale by a scalar, convert to f16), with or
 without the general form's shapes (an elementwise op after the MMA, C loaded as the start), ragged
 M, N, K (K from 0 to 6 tiles), persistent on 1 to 3 CTAs or not (the roles must then walk the
-tiles themselves, with either inflight). Each specialized kernel must prove (the pass checks it; ave check
+tiles themselves, with either inflight), and persistent ones in ping-pong (mode=pingpong: two
+consumers on alternate tiles, a ring each) or cooperative. Each specialized kernel must prove (the pass checks it; ave check
 again), agree with the kernel as written in the interpreter element for element over 8
 schedules, and, with --compile, compile for sm_90a with no spill and no ptxas diagnostic.
 Prints one line per case for FileCheck.
@@ -67,10 +68,11 @@ def case(work, name, r, compile_too):
     k = r.choice([0, r.randint(1, bk), r.randint(1, 6 * bk)])
     m, n = r.randint(1, 2 * bm), r.randint(1, 2 * bn)
     persist = r.choice([0, 0, 1, 2, 3])
+    pingpong = persist > 0 and r.random() < 0.4
     desc = "bm=%d bn=%d bk=%d trans=%d stages=%d lb=%d step=%d consumers=%d inflight=%d epi=%d " \
-           "bodyew=%d warm=%d m=%d n=%d k=%d persistent=%d" % (
+           "bodyew=%d warm=%d m=%d n=%d k=%d persistent=%d pingpong=%d" % (
                bm, bn, bk, trans, stages, lb, step, cons, inflight, epi, bodyew, warm, m, n, k,
-               persist)
+               persist, pingpong)
     if trans:
         bcoord, btile = "%%pn * %d, (%%k - %d) * %d" % (bn, lb, bk), "%dx%d" % (bn, bk)
     else:
@@ -89,12 +91,16 @@ def case(work, name, r, compile_too):
     ws = os.path.join(work, name + ".ws.ave")
     with open(orig, "w") as f:
         f.write(src)
+    mode = "mode=pingpong" if pingpong else "consumers=%d" % cons
     rc, out = run(["ave-opt", orig, "--target=sm_90a", "-o", ws,
-                   "--passes=warp-specialize{consumers=%d inflight=%d}" % (cons, inflight)])
+                   "--passes=warp-specialize{%s inflight=%d}" % (mode, inflight)])
     if rc or "ave.warp_specialize" not in open(ws).read():
         return "FAIL %s: warp-specialize did not apply: %s (%s)" % (name, out.strip(), desc)
     if persist and "ave.cta_id" not in open(ws).read():
         return "FAIL %s: the roles do not walk the tiles: %s (%s)" % (name, out.strip(), desc)
+    if pingpong and "%pair" not in open(ws).read():
+        return "FAIL %s: no ping-pong walk over pairs of tiles: %s (%s)" % (name, out.strip(),
+                                                                           desc)
     rc, out = run(["ave", "check", ws])
     if rc:
         return "FAIL %s: ave check: %s (%s)" % (name, out.strip(), desc)
