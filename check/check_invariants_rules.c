@@ -290,6 +290,7 @@ attempt_by_replica(Ck *k, IrOp *op, Z3_ast *fail, const char *what, bool *proven
                    int64_t nrep, Z3_ast by)
 {
 	int64_t v;
+	Z3_ast whole = *fail;
 	bool split = nrep > 1 && nrep <= 4 && r && !pass_ck_is_num(S, r, &v) &&
 	             pass_ck_depends(S, by, r);
 	for (int64_t q = 0; split && q < nrep; q++) {
@@ -314,6 +315,15 @@ attempt_by_replica(Ck *k, IrOp *op, Z3_ast *fail, const char *what, bool *proven
 	if (split) {
 		*proven = true;
 		return true;
+	}
+	if (*fail != whole) {
+		/* The failing case, with r = q: a counterexample if it stands. Unsat there (a
+		 * rewritten term's lost side condition let the case fail) decides nothing for the
+		 * other replicas: the query as it is does. */
+		bool done = attempt(k, op, *fail, what, proven);
+		if (!done || !*proven)
+			return done;
+		*fail = whole;
 	}
 	return attempt(k, op, *fail, what, proven);
 }

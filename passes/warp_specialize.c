@@ -477,6 +477,18 @@ slot_of(IrModule *m, IrExpr *pos, int64_t N, IrValue *lane)
 	return ring_B(m, IR_EX_ADD, ring_B(m, IR_EX_MUL, ring_V(m, lane), ring_C(m, N)), s);
 }
 
+/* `%wg.<suffix> = ave.replica_id : index` at the end of block `blk`. */
+static IrValue *
+replica_id(IrModule *m, IrBlock *blk, IrOp *kernel, const char *suffix, IrLoc loc)
+{
+	IrCtx *c = m->ctx;
+	IrBuilder b;
+	ir_builder_at_end(&b, m, blk, loc);
+	IrType *ity = c->t_index;
+	return ring_named(&ir_b_op(&b, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
+	                  ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), suffix));
+}
+
 /* %d = ave.mma.wait %t pending(n) */
 static IrValue *
 mma_wait(IrBuilder *b, IrValue *t, int64_t n)
@@ -773,14 +785,8 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	IrRegion *pr = ir_region_new(m), *wr = NULL;
 	IrValue *base = NULL, *lane = NULL, *tile;
 	IrMap vmap;
-	if (w && w->pairs) {
-		/* Ping-pong: replica wg fills ring wg for consumer wg's tiles. */
-		IrBuilder rb;
-		ir_builder_at_end(&rb, m, pr->block, f->loc);
-		IrType *ity = c->t_index;
-		lane = ring_named(&ir_b_op(&rb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
-		                  ring_fresh(c, kernel, ir_intern_cstr(c, "wg"), "p"));
-	}
+	if (w && w->pairs) /* ping-pong: replica wg fills ring wg for consumer wg's tiles */
+		lane = replica_id(m, pr->block, kernel, "p", f->loc);
 	if (w) {
 		ir_map_init(&vmap, c->al);
 		wr = walk_open(m, kernel, w, lane, &base, &tile, &vmap, f->loc);
@@ -1121,13 +1127,8 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->lane = NULL;
 	rs->tile = NULL;
 	rs->guard = NULL;
-	if (rs->walk && w->pairs) {
-		IrBuilder lb;
-		ir_builder_at_end(&lb, m, rs->consumer->block, p->loop->loc);
-		IrType *ity = c->t_index;
-		rs->lane = ring_named(&ir_b_op(&lb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
-		                      ring_fresh(c, p->kernel, ir_intern_cstr(c, "wg"), "id"));
-	}
+	if (rs->walk && w->pairs)
+		rs->lane = replica_id(m, rs->consumer->block, p->kernel, "id", p->loop->loc);
 	if (rs->walk) {
 		ir_map_init(&rs->vmap, c->al);
 		rs->cwalk = walk_open(m, p->kernel, w, rs->lane, &rs->cbase, &rs->tile, &rs->vmap,
@@ -1138,9 +1139,7 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->wg = NULL;
 	rs->off = NULL;
 	if (C > 1 && !rs->lane) {
-		IrType *ity = c->t_index;
-		rs->wg = ring_named(&ir_b_op(&rs->cb, IR_OP_REPLICA_ID, 1, &ity, 0, NULL)->res[0],
-		                    ring_fresh(c, p->kernel, ir_intern_cstr(c, "wg"), "id"));
+		rs->wg = replica_id(m, rs->cb.block, p->kernel, "id", p->loop->loc);
 		rs->off = ring_B(m, IR_EX_MUL, ring_V(m, rs->wg), ring_C(m, R));
 	}
 }
