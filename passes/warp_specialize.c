@@ -675,7 +675,7 @@ grouped(IrBuilder *b, IrOp *kernel, const Walk *w, IrValue *t, IrValue *pid[3])
  * dimensions read, x fastest: the tile's id along one is the quotient by the ones before
  * (ave.div), modulo its own size (ave.rem) unless it is the last). Uses inside the role are
  * re-pointed by walk_close. A walk over pairs steps through %pair and takes %t = 2 * %pair +
- * lane (the role's replica id); *tile receives %t. */
+ * lane (the role's replica id); *tile receives %t (tile may be NULL). */
 static IrRegion *
 walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **base, IrValue **tile,
 	  IrMap *vmap, IrLoc loc)
@@ -694,7 +694,8 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **bas
 		                                     ring_B(m, IR_EX_MUL, ring_V(m, t), ring_C(m, 2)),
 		                                     ring_V(m, lane))),
 		               ring_fresh(c, kernel, ir_intern_cstr(c, "tile"), "w"));
-	*tile = t;
+	if (tile)
+		*tile = t;
 	int last = 2;
 	while (!w->dim[last])
 		last--;
@@ -783,13 +784,13 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	IrOp *f = p->loop, *kernel = p->kernel;
 	int64_t N = p->stages;
 	IrRegion *pr = ir_region_new(m), *wr = NULL;
-	IrValue *base = NULL, *lane = NULL, *tile;
+	IrValue *base = NULL, *lane = NULL;
 	IrMap vmap;
 	if (w && w->pairs) /* ping-pong: replica wg fills ring wg for consumer wg's tiles */
 		lane = replica_id(m, pr->block, kernel, "p", f->loc);
 	if (w) {
 		ir_map_init(&vmap, c->al);
-		wr = walk_open(m, kernel, w, lane, &base, &tile, &vmap, f->loc);
+		wr = walk_open(m, kernel, w, lane, &base, NULL, &vmap, f->loc);
 	}
 	IrRegion *lr;
 	IrValue *u;
@@ -1480,8 +1481,8 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 			IrValue *ran = ring_pred(&cb, ir_expr_bin(m, IR_EX_GT, trip, ring_C(m, 0)),
 			                         ring_fresh(c, kernel, p.iv->name, "ran"));
 			arrive_if(&cb, ran, empty,
-			          ring_B(m, IR_EX_MOD, ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1)),
-			                 ring_C(m, N)));
+			          slot_of(m, ring_B(m, IR_EX_SUB, ring_trip(m, &p), ring_C(m, 1)), N,
+			                  rs.lane));
 		}
 	}
 	/* The epilogue, its rows split among the consumers. */
