@@ -38,6 +38,7 @@
  * wg * N + pos mod N in allocations of 2N, `empty` counting one arrival), filled by replica wg
  * of a producer of two replicas of two warps (one warpgroup). The epilogue runs under
  * `tile < tiles`: an odd count's last pair has a second tile that runs and is not stored. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../regalloc/regalloc.h"
@@ -56,6 +57,10 @@ typedef struct WsOpts {
 	bool walked;    /* some kernel's roles walk its tiles */
 	bool pingpong;  /* mode=pingpong: two consumers on alternate tiles of the walk */
 	IrModule *orig; /* the input as written, copied before the first rewrite */
+	/* Tile sizes for the register check (IrPassOpts.tile_regs; NULL: the blocked estimate). */
+	bool (*tile_regs)(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
+	IrOp *dead[8]; /* kernels put back by a copy (visit): their loops are no longer the module's */
+	int ndead;
 } WsOpts;
 
 /* A persistent kernel's tile walk (`persistent = N`): each role walks the logical grid itself,
@@ -1515,12 +1520,111 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	return true;
 }
 
+/* Why the roles just built in `kernel` do not fit their register budgets, or NULL: the register
+ * tiles live at once in a role (sized as the regalloc pass sizes them) over the role's regs(n).
+ * Whole-tile ping-pong consumers are where this bites: a 128x256 f32 accumulator alone is 256
+ * registers per thread, over the 232 the pool leaves each of two consumers. */
+static const char *
+regs_fit(IrModule *m, IrOp *kernel, const TargetInfo *t, const WsOpts *o)
+{
+	IrCtx *c = m->ctx;
+	uint32_t n = ir_number_values(kernel);
+	int32_t *regs = malloc(sizeof(int32_t) * (n + 1));
+	for (uint32_t i = 0; i <= n; i++)
+		regs[i] = -1;
+	const char *why = NULL;
+	if (o->tile_regs ? o->tile_regs(c, kernel, t, regs) : ra_blocked_regs(c, kernel, t, regs)) {
+		RaPlan p;
+		ra_plan_build(&p, c, kernel, t, regs, RA_RESERVE);
+		for (int g = 0; g < p.ngroup && !why; g++) {
+			const RaGroup *r = &p.group[g];
+			int need = r->slots > r->peak ? r->slots : r->peak;
+			IrOp *at = ra_point_op(&p, r->peak_at);
+			if (r->role && r->given && need > r->budget)
+				why = ir_ctx_printf(c, "role '@%s' would hold %d registers per thread of "
+				                    "register tiles at '%s' (line %u), over its budget "
+				                    "regs(%d)",
+				                    r->name, need, at ? ir_op_name(at->code) : "?",
+				                    at ? at->loc.line : 0, r->budget);
+		}
+		ra_plan_free(&p);
+	}
+	free(regs);
+	return why;
+}
+
+/* What specialize says, held back while the pass may still undo what it describes. */
+typedef struct Held {
+	IrSeverity sev[16];
+	IrLoc loc[16];
+	char *msg[16];
+	int n;
+	IrCtx *c;
+} Held;
+
+static void
+hold_diag(void *ud, const IrDiag *d)
+{
+	Held *h = ud;
+	if (h->n < 16) {
+		h->sev[h->n] = d->sev;
+		h->loc[h->n] = d->loc;
+		h->msg[h->n++] = ir_ctx_strdup(h->c, d->msg);
+	}
+}
+
+static void
+replay(const Held *h)
+{
+	for (int i = 0; i < h->n; i++) {
+		if (h->sev[i] == IR_SEV_ERROR)
+			ir_error(h->c, h->loc[i], "%s", h->msg[i]);
+		else if (h->sev[i] == IR_SEV_WARNING)
+			ir_warning(h->c, h->loc[i], "%s", h->msg[i]);
+		else
+			ir_remark(h->c, h->loc[i], "%s", h->msg[i]);
+	}
+}
+
 static void
 visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 {
 	WsOpts *o = ud;
-	(void)t; /* specialize asks pass_kernel_target itself */
-	o->changed |= specialize(m, loop, o);
+	IrCtx *c = m->ctx;
+	IrOp *kernel = ir_kernel_of(loop);
+	for (int i = 0; i < o->ndead; i++)
+		if (o->dead[i] == kernel)
+			return;
+	if (!ir_op_attr(loop, c->kw.stages) || !t || !t->regfile) {
+		o->changed |= specialize(m, loop, o);
+		return;
+	}
+	/* The kernel as it is, put back if the roles built do not fit their registers; what
+	 * the build says waits until then. */
+	IrMap vmap;
+	ir_map_init(&vmap, c->al);
+	IrOp *saved = ir_op_clone(m, kernel, &vmap);
+	ir_map_free(&vmap);
+	const char *iv = loop->reg[0].block->arg[0]->name;
+	IrLoc at = loop->loc;
+	Held h = {.c = c};
+	IrDiagHold held;
+	ir_diag_hold(c, &held, hold_diag, &h);
+	bool done = specialize(m, loop, o);
+	ir_diag_release(c, &held);
+	const char *why = done ? regs_fit(m, kernel, t, o) : NULL;
+	if (why && o->ndead < (int)(sizeof o->dead / sizeof o->dead[0])) {
+		ir_op_insert_before(kernel, saved);
+		ir_op_erase(kernel);
+		o->dead[o->ndead++] = kernel;
+		ir_remark(c, at, "warp-specialize: loop '%%%s' not specialized: %s%s", iv ? iv : "?",
+		          o->pingpong ? "ping-pong consumers accumulate whole tiles, and the " : "",
+		          why);
+		return;
+	}
+	ir_op_erase(saved);
+	replay(&h);
+	o->changed |= done;
 }
 
 static void
@@ -1552,7 +1656,8 @@ bool
 pass_warp_specialize(IrModule *m, const IrPassOpts *o)
 {
 	IrCtx *c = m->ctx;
-	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, false, false, NULL};
+	WsOpts w = {0, 0, 0, 8, o ? o->target : NULL, false, false, false, false, NULL,
+	            o ? o->tile_regs : NULL, {NULL}, 0};
 	const char *mode = ir_pass_arg(o, "mode");
 	if (mode && strcmp(mode, "pingpong") == 0) {
 		w.pingpong = true;
