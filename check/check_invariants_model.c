@@ -354,8 +354,14 @@ Z3_ast
 pass_ck_iter_exists(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t)
 {
 	int64_t step;
-	if (k->gstride && grid_stride_dim(k, loop) >= 0)
-		return pass_ck_le(S, pass_ck_num(S, 0), t); /* the loop variable's range is its own */
+	if (k->gstride && grid_stride_dim(k, loop) >= 0) {
+		/* The loop variable's range is its own (value_in), stated where the variable is
+		 * used; that the loop runs at all holds also where it is not (a store whose
+		 * coordinates ignore the tile, in a walk that leaves this CTA without one). */
+		Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
+		Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);
+		return pass_ck_and2(S, pass_ck_le(S, pass_ck_num(S, 0), t), pass_ck_lt(S, lb, ub));
+	}
 	if (grid_stride_dim(k, loop) >= 0) {
 		Z3_ast lb = pass_ck_expr(k, parent, loop, loop->item[0].e);
 		Z3_ast ub = pass_ck_expr(k, parent, loop, loop->item[1].e);

@@ -596,8 +596,6 @@ walk_plan(IrCtx *c, IrOp *kernel, IrOp *const *mv, int nmv, Walk *w)
 				return ir_ctx_printf(c, "'%%%s', computed from a program id, is used "
 						     "outside the loop and its epilogue",
 						     w->dep[i]->res[0].name ? w->dep[i]->res[0].name : "?");
-	if (!w->dim[0] && !w->dim[1] && !w->dim[2])
-		w->dim[0] = true;
 	w->group = 1;
 	w->on = true;
 	return NULL;
@@ -635,6 +633,11 @@ walk_top(IrModule *m, IrOp *kernel, IrOp *at, Walk *w)
 		w->tiles = ring_named(&ir_b_op(&b, IR_OP_MUL, 1, &ity, 2, v)->res[0],
 		                      ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, "tiles"), "w"));
 	}
+	/* A kernel that reads no program id has one tile (the grid the checker assumes for a
+	 * dimension never read): copies of it would store the same tile again. */
+	if (!w->tiles)
+		w->tiles = ring_named(ir_b_index(&b, ring_C(m, 1)),
+		                      ring_fresh(m->ctx, kernel, ir_intern_cstr(m->ctx, "tiles"), "w"));
 	if (w->pairs)
 		w->npairs = ring_named(
 		    ir_b_index(&b, ring_B(m, IR_EX_FLOORDIV,
@@ -702,7 +705,7 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **bas
 	if (tile)
 		*tile = t;
 	int last = 2;
-	while (!w->dim[last])
+	while (last >= 0 && !w->dim[last])
 		last--;
 	IrValue *pid[3] = {NULL, NULL, NULL}, *q = t;
 	IrType *ity = c->t_index;
