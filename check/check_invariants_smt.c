@@ -1144,6 +1144,30 @@ take_model(CkSmt *s, Z3_solver sv, Z3_model old)
 	return m;
 }
 
+static void
+set_timeout(CkSmt *s, Z3_solver sv, unsigned ms)
+{
+	Z3_params p = Z3_mk_params(s->z);
+	Z3_params_inc_ref(s->z, p);
+	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), ms ? ms : 1);
+	Z3_solver_set_params(s->z, sv, p);
+	Z3_params_dec_ref(s->z, p);
+}
+
+/* Whether time is left before `end`; if so the solver's next query gets at most that. Under a
+ * resource limit (--rlimit, deterministic) the limit alone bounds each step. */
+static bool
+step_time(CkSmt *s, Z3_solver sv, double end)
+{
+	if (s->rlimit)
+		return true;
+	double left = end - ir_now();
+	if (left <= 0)
+		return false;
+	set_timeout(s, sv, (unsigned)(left * 1e3) + 1);
+	return true;
+}
+
 /* Lexicographic minimization by tightening: for each objective in turn, a binary search on its
  * absolute value with the earlier ones fixed at their minimum. */
 CkRes
@@ -1180,7 +1204,10 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		return res;
 	}
 	Z3_model m = take_model(s, sv, NULL);
-	for (int i = 0; i < nobj; i++) {
+	/* Smaller values are for reading: all of it gets one query's time, each step what is left
+	 * of it, and the model found so far stands when it runs out. */
+	double end = ir_now() + 1e-3 * s->timeout_ms;
+	for (int i = 0; i < nobj && step_time(s, sv, end); i++) {
 		Z3_ast zero = pass_ck_num(s, 0);
 		Z3_ast abs = Z3_mk_ite(s->z, Z3_mk_lt(s->z, obj[i], zero),
 		                       Z3_mk_unary_minus(s->z, obj[i]), obj[i]);
@@ -1191,7 +1218,7 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		 * usually finds a model under 8 at once, and a counterexample reads best small. */
 		static const int64_t probe[] = {0, 1, 8, 64, 1024, 1 << 16, 1 << 24};
 		for (size_t j = 0; j < sizeof probe / sizeof *probe && probe[j] < hi; j++) {
-			if (probe[j] < lo)
+			if (probe[j] < lo || !step_time(s, sv, end))
 				continue;
 			Z3_solver_push(s->z, sv);
 			Z3_solver_assert(s->z, sv, Z3_mk_le(s->z, abs, pass_ck_num(s, probe[j])));
@@ -1207,7 +1234,7 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 			if (r == CK_SAT)
 				break;
 		}
-		for (int steps = 0; lo < hi && steps < 24; steps++) {
+		for (int steps = 0; lo < hi && steps < 24 && step_time(s, sv, end); steps++) {
 			int64_t mid = lo + (hi - lo) / 2;
 			Z3_solver_push(s->z, sv);
 			Z3_solver_assert(s->z, sv, Z3_mk_le(s->z, abs, pass_ck_num(s, mid)));
@@ -1226,6 +1253,11 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		Z3_solver_assert(s->z, sv, Z3_mk_eq(s->z, abs, pass_ck_num(s, hi)));
 	}
 	Z3_solver_pop(s->z, sv, 1);
+	if (!s->rlimit) {
+		Z3_params p = mk_params(s);
+		Z3_solver_set_params(s->z, sv, p);
+		Z3_params_dec_ref(s->z, p);
+	}
 	*model = m;
 	return CK_SAT;
 }
