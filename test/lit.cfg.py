@@ -54,6 +54,12 @@ if getattr(config, "inproc_lld", False):
     config.available_features.add("inproc-lld")
 if config.sanitized:
     config.available_features.add("sanitized")
+# "quick": a build whose tests repeat what the release build's cover, for another purpose (the
+# sanitizers; the GCC build, which shows that ave does not depend on the compiler that built it).
+# There the generated-kernel runs draw fewer cases and the longest simulations are left to the
+# release build, so that the whole suite keeps to its time.
+if config.sanitized or getattr(config, "c_compiler_id", "") == "GNU":
+    config.available_features.add("quick")
 if os.path.exists(os.path.join(config.ave_obj_root, "test", "fuzz", "ave-fuzz")):
     config.available_features.add("fuzzer")
 
