@@ -420,7 +420,13 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 				 k->name, tname, (long long)k->spill_stores, (long long)k->spill_loads, k->regs,
 				 k->regalloc_budget > 0 ? "" : " (no register plan)");
 			/* -g (ptxas -G) and -O0 make unoptimized code, which spills as it likes. */
-			if (k->setmaxnreg && o->debug < 2 && o->opt > 0) {
+			bool optimized = o->debug < 2 && o->opt > 0;
+			if (optimized && !k->setmaxnreg && o->replan && k->regalloc_budget > 0) {
+				k->replan = true; /* the caller compiles again, or reports it */
+			} else if (optimized && !k->setmaxnreg) {
+				lower_spill_error(c, k, tname, NULL);
+				ok = false;
+			} else if (k->setmaxnreg && optimized) {
 				IrDiag *e = ir_diag_begin(c, IR_SEV_ERROR, k->loc, "%s, although its roles' "
 							  "budgets were planned to fit", msg);
 				ir_diag_note(c, e, k->loc, "the plan's largest budget is %d registers per "

@@ -535,12 +535,39 @@ plan_registers(Lower *L)
 	if (ok) {
 		free(L->info.regalloc_json);
 		L->info.regalloc_json = ra_plan_json(&p);
-		for (int g = 0; g < p.ngroup; g++)
+		for (int g = 0; g < p.ngroup; g++) {
 			if (p.group[g].budget > L->info.regalloc_budget)
 				L->info.regalloc_budget = p.group[g].budget;
+			if (p.group[g].slots > L->info.regalloc_peak)
+				L->info.regalloc_peak = p.group[g].slots;
+		}
 	}
 	ra_plan_free(&p);
 	return ok;
+}
+
+void
+lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, const char *tried)
+{
+	IrDiag *e = ir_diag_begin(
+	    c, IR_SEV_ERROR, k->loc,
+	    "kernel '@%s' spills registers to local memory on target '%s': %lld bytes stored and "
+	    "%lld loaded, with %d registers per thread%s",
+	    k->name, target, (long long)k->spill_stores, (long long)k->spill_loads, k->regs,
+	    k->regalloc_budget > 0
+	        ? ir_ctx_printf(c, ", although its register plan fit (%d registers of tiles at "
+	                           "most, of a budget of %d)",
+	                        k->regalloc_peak, k->regalloc_budget)
+	        : " (no register plan)");
+	if (tried)
+		ir_diag_note(c, e, k->loc, "%s", tried);
+	ir_diag_note(c, e, k->loc,
+	             "what is not a tile (addresses, indices, loop state) needs more registers "
+	             "than the plan left it: give the kernel smaller tiles or fewer live at once, "
+	             "or keep more registers free ('regalloc{reserve=N}' in --passes, %d by "
+	             "default), so that tiles wait in shared memory",
+	             RA_RESERVE);
+	ir_diag_emit(c, e);
 }
 
 bool

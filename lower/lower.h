@@ -219,6 +219,11 @@ typedef struct LowerKernelInfo {
 	char *symm_json;          /* its module's symmetric buffers (lower_symm_json), or NULL */
 	char *regalloc_json;      /* the register plan (ra_plan_json, malloc'd), or NULL */
 	int regalloc_budget;      /* the largest budget of the plan's groups */
+	int regalloc_peak;        /* the most registers of tiles the plan holds at once (slots) */
+	/* With LowerOptions.replan: ptxas spilled this kernel, which has no per-role budgets,
+	 * although its plan fit; nothing was reported (the caller compiles again or reports it,
+	 * lower_spill_error). */
+	bool replan;
 } LowerKernelInfo;
 
 typedef struct LowerOptions {
@@ -229,6 +234,7 @@ typedef struct LowerOptions {
 	const char *tool_dir;      /* where to look for external tools first, or NULL */
 	bool keep_log;             /* keep the external tool's log */
 	int debug;                 /* 0: none; 1: line tables (-lineinfo); 2: full (-g) */
+	bool replan;               /* a spill against the plan sets info.replan, see there */
 } LowerOptions;
 
 /* The hooks a backend implements: QBE's Target. Everything that names an instruction of the
@@ -432,6 +438,10 @@ char *lower_read_file(const char *path, size_t *len);
 bool lower_write_file(const char *path, const char *s, size_t n);
 /* Writes the kernels' metadata as JSON (docs/targets.md). */
 void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
+/* The error for a kernel without per-role budgets that the assembler spilled to local memory
+ * (k's figures), with its register plan beside what the binary needed; `tried` (or NULL) says
+ * what was done about it, as a note. */
+void lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, const char *tried);
 /* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);

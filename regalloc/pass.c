@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../check/check.h"
 #include "regalloc.h"
@@ -15,6 +16,7 @@ typedef struct Run {
 	IrModule *m;
 	const IrPassOpts *o;
 	int64_t verbose, reserve, spill;
+	int64_t kreserve; /* the reserve for the kernel at hand (kernel()) */
 	bool ok;
 	IrVec kernels; /* IrOp * */
 } Run;
@@ -87,7 +89,7 @@ plan_of(Run *run, IrOp *k, const TargetInfo *t, RaPlan *p)
 	bool sized =
 	    run->o->tile_regs ? run->o->tile_regs(c, k, t, regs) : ra_blocked_regs(c, k, t, regs);
 	if (sized) {
-		ra_plan_build(p, c, k, t, regs, (int)run->reserve);
+		ra_plan_build(p, c, k, t, regs, (int)run->kreserve);
 		p->sizes = run->o->tile_regs ? "lowering" : "blocked";
 	}
 	free(regs);
@@ -298,7 +300,7 @@ spill(Run *run, IrOp **k, const TargetInfo *t, RaPlan *p)
 {
 	const char *note = NULL;
 	int g = -1;
-	if (!attempt(run, k, t, p, (int)run->reserve, &note, &g))
+	if (!attempt(run, k, t, p, (int)run->kreserve, &note, &g))
 		return false;
 	if (note && !attempt(run, k, t, p, 0, &note, &g))
 		return false;
@@ -314,6 +316,10 @@ kernel(Run *run, IrOp *k)
 	const TargetInfo *t = kernel_target(c, k, run->o->target);
 	if (!t || !t->regfile)
 		return true; /* the interpreter has no register file */
+	run->kreserve = run->reserve;
+	for (int i = 0; run->o && i < run->o->nra && !ir_pass_arg(run->o, "reserve"); i++)
+		if (k->item[0].s && !strcmp(run->o->ra_kernel[i], k->item[0].s))
+			run->kreserve = run->o->ra_reserve[i];
 	RaPlan p;
 	if (!plan_of(run, k, t, &p))
 		return true; /* a tile no layout holds: the lowering says so if it compiles it */
@@ -346,7 +352,7 @@ collect_kernel(IrOp *op, void *ud)
 bool
 pass_regalloc(IrModule *m, const IrPassOpts *o)
 {
-	Run run = {m, o, 0, RA_RESERVE, 1, true, {0}};
+	Run run = {m, o, 0, RA_RESERVE, 1, RA_RESERVE, true, {0}};
 	if (!ir_pass_arg_int(m->ctx, o, "regalloc", "verbose", 0, 0, 2, &run.verbose) ||
 	    !ir_pass_arg_int(m->ctx, o, "regalloc", "reserve", RA_RESERVE, 0, 232, &run.reserve) ||
 	    !ir_pass_arg_int(m->ctx, o, "regalloc", "spill", 1, 0, 1, &run.spill))

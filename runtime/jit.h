@@ -42,6 +42,21 @@ bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, con
 			  const IrPassOpts *hooks);
 /* Compiles rq->kernel for a GPU target into its binary and metadata. */
 bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
+/* Runs a pipeline on m with `hooks` (their ra_* fields set): what jit_lower calls again. */
+typedef bool (*JitPipeFn)(IrModule *m, const IrPassOpts *hooks, void *ud);
+/* Whether `lo` makes a binary whose register use jit_lower checks against the plan (a cubin):
+ * then the caller keeps a copy of the module before its pipeline for jit_lower. */
+bool jit_lower_replans(const LowerTarget *t, const LowerOptions *lo);
+/* lower_compile for *m, already through its pipeline. When the assembler spills a kernel that
+ * has no per-role budgets although its register plan fit, the kernel is compiled again from
+ * `orig` (the module before the pipeline, through `pipe`) with regalloc keeping more registers
+ * for what is not a tile in that kernel (what the binary needed, and at least 8 more each
+ * time), so that tiles wait in shared memory instead: up to three times. A spill that remains
+ * is an error (lower_spill_error). *m and *res are then the module and result compiled last:
+ * a module of its own, which the caller frees besides the one it passed, when *m changed.
+ * With orig NULL it is lower_compile. */
+bool jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
+	       LowerResult *res, JitPipeFn pipe, void *ud, const IrPassOpts *hooks);
 
 /* ---- jit_compile.c ---- */
 

@@ -75,6 +75,9 @@ run_pipeline(IrModule *m, const TargetInfo *target, const char *pl, const IrPass
 	if (hooks) {
 		po.after_pass = hooks->after_pass;
 		po.after_pass_ud = hooks->after_pass_ud;
+		po.nra = hooks->nra;
+		po.ra_kernel = hooks->ra_kernel;
+		po.ra_reserve = hooks->ra_reserve;
 	}
 	po.tile_regs = tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
@@ -112,6 +115,121 @@ jit_run_passes(IrModule *m, const TargetInfo *target, bool check, const char *pa
 	return run_pipeline(m, target, pl, hooks);
 }
 
+bool
+jit_lower_replans(const LowerTarget *t, const LowerOptions *lo)
+{
+	return t && t->info->vendor == TARGET_VENDOR_NVIDIA && lo->emit &&
+	       !strcmp(lo->emit, "cubin") && lo->opt > 0 && lo->debug < 2;
+}
+
+enum { MAX_REPLAN = 16 };
+
+/* What a compile again says, shown but for its warnings: the first compile gave them. */
+static void
+again_diag(void *ud, const IrDiag *d)
+{
+	const IrDiagHold *held = ud;
+	if (d->sev != IR_SEV_WARNING && held->h)
+		held->h(held->ud, d);
+}
+
+bool
+jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
+	  LowerResult *res, JitPipeFn pipe, void *ud, const IrPassOpts *hooks)
+{
+	IrCtx *c = (*m)->ctx;
+	IrModule *first = *m;
+	lo->replan = orig && jit_lower_replans(t, lo);
+	bool ok = lower_compile(*m, t, lo, res);
+	const char *names[MAX_REPLAN];
+	int reserves[MAX_REPLAN], prev[MAX_REPLAN], n = 0;
+	for (int round = 0; ok && lo->replan && round < 3; round++) {
+		bool again = false;
+		for (int i = 0; i < res->nkernels; i++) {
+			LowerKernelInfo *k = &res->kernels[i];
+			if (!k->replan)
+				continue;
+			int e = 0;
+			while (e < n && strcmp(names[e], k->name))
+				e++;
+			if (e == MAX_REPLAN)
+				continue;
+			int64_t spilled = k->spill_stores > k->spill_loads ? k->spill_stores
+			                                                   : k->spill_loads;
+			int need = k->regs + (int)((spilled + 3) / 4) - k->regalloc_peak + 8;
+			int cur = e < n ? reserves[e] : RA_RESERVE;
+			int r = (need > cur + 8 ? need : cur + 8 + 7) / 8 * 8;
+			if (r > 232)
+				continue;
+			if (e == n)
+				names[n++] = k->name;
+			prev[e] = cur;
+			reserves[e] = r;
+			again = true;
+		}
+		if (!again)
+			break;
+		IrModule *fresh = ir_module_clone(orig);
+		IrPassOpts h = hooks ? *hooks : (IrPassOpts){0};
+		h.nra = n;
+		h.ra_kernel = names;
+		h.ra_reserve = reserves;
+		IrDiagHold held;
+		ir_diag_hold(c, &held, again_diag, &held);
+		int before = held.nerrors;
+		bool piped = pipe(fresh, &h, ud);
+		int errors = c->nerrors;
+		ir_diag_release(c, &held);
+		c->nerrors += errors - before; /* the retry's errors count */
+		LowerResult r2 = {0};
+		if (!piped || !lower_compile(fresh, t, lo, &r2)) {
+			lower_result_free(&r2);
+			ir_module_free(fresh);
+			ok = false;
+			break;
+		}
+		for (int i = 0; i < r2.nkernels; i++)
+			for (int e = 0; e < n; e++)
+				if (!strcmp(names[e], r2.kernels[i].name))
+					ir_remark(c, r2.kernels[i].loc,
+					          "kernel '@%s': the assembler spilled it to local memory "
+					          "with regalloc keeping %d registers for what is not a tile; "
+					          "compiled again keeping %d, so that tiles wait in shared "
+					          "memory instead%s",
+					          r2.kernels[i].name, prev[e], reserves[e],
+					          r2.kernels[i].replan ? " (it still spills)" : "");
+		lower_result_free(res);
+		*res = r2;
+		if (*m != first)
+			ir_module_free(*m);
+		*m = fresh;
+	}
+	for (int i = 0; ok && i < res->nkernels; i++) {
+		LowerKernelInfo *k = &res->kernels[i];
+		if (!k->replan)
+			continue;
+		int e = 0;
+		while (e < n && strcmp(names[e], k->name))
+			e++;
+		lower_spill_error(c, k, t->info->name,
+		                  e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d "
+		                                           "registers for what is not a tile (%d by "
+		                                           "default), it still spills",
+		                                        reserves[e], RA_RESERVE)
+		                        : "regalloc could not keep more registers free for it");
+		ok = false;
+	}
+	return ok;
+}
+
+/* jit_build_gpu's pipeline again, for jit_lower. */
+static bool
+again_default(IrModule *m, const IrPassOpts *hooks, void *ud)
+{
+	const JitRequest *rq = ud;
+	return jit_compile_pipeline(m, rq->target, rq->check, rq->pipeline, hooks);
+}
+
 /* The binary a bundle carries for a target. */
 static const char *
 binary_kind(const LowerTarget *t)
@@ -133,15 +251,22 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 			 rq->target ? rq->target->name : "?", jit_target_names());
 		return false;
 	}
-	if (!jit_compile_pipeline(rq->m, t->info, rq->check, rq->pipeline, NULL))
-		return false;
 	LowerOptions lo = {0};
 	lo.emit = rq->sim ? "llvm" : binary_kind(t);
 	lo.opt = rq->opt;
 	lo.debug = rq->debug;
 	lo.kernel = rq->kernel->item[0].s;
+	IrModule *orig = jit_lower_replans(t, &lo) ? ir_module_clone(rq->m) : NULL;
+	if (!jit_compile_pipeline(rq->m, t->info, rq->check, rq->pipeline, NULL)) {
+		if (orig)
+			ir_module_free(orig);
+		return false;
+	}
 	LowerResult res = {0};
-	bool ok = lower_compile(rq->m, t, &lo, &res);
+	IrModule *m = rq->m;
+	bool ok = jit_lower(&m, orig, t, &lo, &res, again_default, (void *)rq, NULL);
+	if (orig)
+		ir_module_free(orig);
 	if (ok && res.nkernels != 1) {
 		ir_error(c, none, "compiling '@%s' for '%s' produced %d kernels", lo.kernel, t->info->name,
 			 res.nkernels);
@@ -157,6 +282,8 @@ jit_build_gpu(const JitRequest *rq, JitOutput *out)
 		out->binary_len = res.len;
 	}
 	lower_result_free(&res);
+	if (m != rq->m)
+		ir_module_free(m);
 	return ok;
 }
 

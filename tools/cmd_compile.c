@@ -285,6 +285,20 @@ emit_bundle(IrCtx *c, IrModule *m, const Opts *o, const TargetInfo *target, bool
 	return rc;
 }
 
+/* The compile pipeline of the command line, run again by jit_lower with other hooks. */
+typedef struct Again {
+	const TargetInfo *ti;
+	const Opts *o;
+} Again;
+
+static bool
+pipe_again(IrModule *m, const IrPassOpts *hooks, void *ud)
+{
+	const Again *a = ud;
+	return a->o->passes ? jit_run_passes(m, a->ti, !a->o->no_check, a->o->passes, hooks)
+	                    : jit_compile_pipeline(m, a->ti, !a->o->no_check, NULL, hooks);
+}
+
 int
 cmd_compile(int argc, char **argv)
 {
@@ -380,11 +394,18 @@ cmd_compile(int argc, char **argv)
 		ir_ctx_free(c);
 		return rc2;
 	}
-	/* The compile pipeline. */
+	/* The compile pipeline; a copy of the module before it, where jit_lower may compile again. */
 	IrPassOpts hooks = {.after_pass = o.time ? pass_done : NULL};
+	LowerOptions lo = {0};
+	lo.emit = o.emit;
+	lo.opt = o.opt;
+	lo.kernel = o.kernel;
+	lo.assembler = o.assembler;
+	lo.debug = o.debug;
+	IrModule *orig = ok && o.emit && jit_lower_replans(t, &lo) ? ir_module_clone(m) : NULL;
+	Again again = {ti, &o};
 	if (ok)
-		ok = o.passes ? jit_run_passes(m, ti, !o.no_check, o.passes, &hooks)
-			      : jit_compile_pipeline(m, ti, !o.no_check, NULL, &hooks);
+		ok = pipe_again(m, &hooks, &again);
 	if (!o.emit)
 		o.emit = "llvm";
 	bool text = !strcmp(o.emit, "ir") || !strcmp(o.emit, "llvm") || !strcmp(o.emit, "ptx") ||
@@ -404,13 +425,11 @@ cmd_compile(int argc, char **argv)
 				fclose(f);
 		}
 	} else if (ok) {
-		LowerOptions lo = {0};
 		lo.emit = o.emit;
-		lo.opt = o.opt;
-		lo.kernel = o.kernel;
-		lo.assembler = o.assembler;
-		lo.debug = o.debug;
-		ok = lower_compile(m, t, &lo, &res);
+		IrModule *mm = m;
+		ok = jit_lower(&mm, orig, t, &lo, &res, pipe_again, &again, &hooks);
+		if (mm != m)
+			ir_module_free(mm);
 		if (o.time) {
 			/* The stages lower_compile ran, as far as it got. */
 			bool binary = !strcmp(o.emit, "cubin") || !strcmp(o.emit, "hsaco");
@@ -452,6 +471,8 @@ cmd_compile(int argc, char **argv)
 	}
 	lower_result_free(&res);
 	free(out_alloc);
+	if (orig)
+		ir_module_free(orig);
 	ir_module_free(m);
 	diag_sink_summary(&sink);
 	ir_ctx_free(c);
