@@ -759,11 +759,12 @@ struct IrPassOpts {
 	bool (*tile_regs)(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
 	/* Registers `regalloc` keeps for what is not a tile in the kernels named (ra_kernel[i],
 	 * without '@'), where a compile found its default too few: ptxas spilled a kernel whose
-	 * plan fit, and the compile runs again (runtime/jit_backends.c). A `reserve` option given
-	 * to the pass wins. */
+	 * plan fit, and the compile runs again (runtime/jit_backends.c). A `reserve` or `remat`
+	 * option given to the pass wins. */
 	int nra;
 	const char *const *ra_kernel;
 	const int *ra_reserve;
+	bool ra_no_remat; /* ... and those kernels' loaded tiles wait in shared memory too */
 	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
 	int nargs;
 	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];

@@ -15,8 +15,8 @@
 typedef struct Run {
 	IrModule *m;
 	const IrPassOpts *o;
-	int64_t verbose, reserve, spill;
-	int64_t kreserve; /* the reserve for the kernel at hand (kernel()) */
+	int64_t verbose, reserve, spill, remat;
+	int64_t kreserve, kremat; /* reserve and remat for the kernel at hand (kernel()) */
 	bool ok;
 	IrVec kernels; /* IrOp * */
 } Run;
@@ -90,6 +90,7 @@ plan_of(Run *run, IrOp *k, const TargetInfo *t, RaPlan *p)
 	    run->o->tile_regs ? run->o->tile_regs(c, k, t, regs) : ra_blocked_regs(c, k, t, regs);
 	if (sized) {
 		ra_plan_build(p, c, k, t, regs, (int)run->kreserve);
+		p->no_remat = !run->kremat;
 		p->sizes = run->o->tile_regs ? "lowering" : "blocked";
 	}
 	free(regs);
@@ -109,29 +110,41 @@ static void
 spill_remark(RaPlan *p, const RaSpill *s)
 {
 	char who[160];
+	const char *need =
+	    s->peak > s->budget
+	        ? ir_ctx_printf(p->c,
+	                        s->kind == 'g'   ? "over its budget regs(%d)"
+	                        : s->kind == 'c' ? "over the %d the pool leaves it"
+	                                         : "over the %d registers per thread the target "
+	                                           "gives it",
+	                        s->budget)
+	        : ir_ctx_printf(p->c,
+	                        "which leaves %d of the budget of %d for what is not a tile "
+	                        "(regalloc keeps %d)",
+	                        s->budget - s->peak, s->budget, s->margin);
+	const char *name = s->v->name ? s->v->name : "<unnamed>";
+	const char *places =
+	    s->nload > 1 ? ir_ctx_printf(p->c, " (in %d places)", s->nload) : "";
+	if (s->remat) {
+		ir_remark(p->c, s->at_def,
+		          "%s on target '%s': '%%%s' (%d registers per thread) is loaded again from "
+		          "global memory at line %u%s instead of staying live from line %u, where "
+		          "nothing reads it: the tiles live at '%s' (line %u) need %d registers, %s",
+		          group_name(p, s->group, who, sizeof who), p->t->name, name, s->regs,
+		          s->load->loc.line, places, s->at_def.line, ir_op_name(s->at->code),
+		          s->at->loc.line, s->peak, need);
+		return;
+	}
 	IrLoc loc = s->v->kind == IR_VAL_RESULT ? s->v->op->loc : s->store->loc;
 	ir_remark(p->c, loc,
 	          "%s on target '%s': '%%%s' (%d registers per thread) waits in shared memory "
 	          "'%%%s' (%lld bytes) from line %u to line %u%s, where nothing reads it: the "
 	          "tiles live at '%s' (line %u) need %d registers, %s",
-	          group_name(p, s->group, who, sizeof who), p->t->name,
-	          s->v->name ? s->v->name : "<unnamed>", s->regs,
+	          group_name(p, s->group, who, sizeof who), p->t->name, name, s->regs,
 	          s->buffer->name ? s->buffer->name : "<unnamed>", (long long)s->bytes,
 	          s->store->loc.line, s->load->loc.line,
 	          s->nload > 1 ? ir_ctx_printf(p->c, " (read back in %d places)", s->nload) : "",
-	          ir_op_name(s->at->code), s->at->loc.line,
-	          s->peak,
-	          s->peak > s->budget
-	              ? ir_ctx_printf(p->c,
-	                              s->kind == 'g'   ? "over its budget regs(%d)"
-	                              : s->kind == 'c' ? "over the %d the pool leaves it"
-	                                               : "over the %d registers per thread the "
-	                                                 "target gives it",
-	                              s->budget)
-	              : ir_ctx_printf(p->c,
-	                              "which leaves %d of the budget of %d for what is not a tile "
-	                              "(regalloc keeps %d)",
-	                              s->budget - s->peak, s->budget, s->margin));
+	          ir_op_name(s->at->code), s->at->loc.line, s->peak, need);
 }
 
 static bool
@@ -158,18 +171,28 @@ still_over(RaPlan *p, int g, int margin, const RaSpill *done, int n)
 	RaGroup *r = &p->group[g];
 	IrOp *at = ra_point_op(p, r->peak_at);
 	int64_t bytes = 0;
+	int remat = 0;
 	const char *where = at ? ir_ctx_printf(p->c, "'%s'", ir_op_name(at->code)) : "?";
 	for (int i = 0; i < n; i++) {
 		bytes += done[i].bytes;
-		if (at == done[i].load || at == done[i].store)
+		remat += done[i].remat;
+		if (at && (at == done[i].load || at == done[i].store))
 			where = ir_ctx_printf(p->c, "the %s of '%%%s'",
 			                      at == done[i].load ? "reload" : "store",
 			                      done[i].v->name ? done[i].v->name : "<unnamed>");
 	}
+	const char *moved =
+	    !remat      ? ir_ctx_printf(p->c, "%d of them waiting in shared memory (%lld bytes)", n,
+	                                (long long)bytes)
+	    : remat < n ? ir_ctx_printf(p->c,
+	                                "%d of them waiting in shared memory (%lld bytes) and %d "
+	                                "loaded again where read",
+	                                n - remat, (long long)bytes, remat)
+	                : ir_ctx_printf(p->c, "%d of them loaded again where read", n);
 	return ir_ctx_printf(p->c,
-	                     "with %d of them waiting in shared memory (%lld bytes), the tiles "
-	                     "live at %s (line %u) would still need %d registers, over %d",
-	                     n, (long long)bytes, where, at ? at->loc.line : 0,
+	                     "with %s, the tiles live at %s (line %u) would still need %d "
+	                     "registers, over %d",
+	                     moved, where, at ? at->loc.line : 0,
 	                     r->slots > r->peak ? r->slots : r->peak, r->budget - margin);
 }
 
@@ -317,9 +340,15 @@ kernel(Run *run, IrOp *k)
 	if (!t || !t->regfile)
 		return true; /* the interpreter has no register file */
 	run->kreserve = run->reserve;
-	for (int i = 0; run->o && i < run->o->nra && !ir_pass_arg(run->o, "reserve"); i++)
-		if (k->item[0].s && !strcmp(run->o->ra_kernel[i], k->item[0].s))
+	run->kremat = run->remat;
+	for (int i = 0; run->o && i < run->o->nra; i++) {
+		if (!k->item[0].s || strcmp(run->o->ra_kernel[i], k->item[0].s))
+			continue;
+		if (!ir_pass_arg(run->o, "reserve"))
 			run->kreserve = run->o->ra_reserve[i];
+		if (!ir_pass_arg(run->o, "remat") && run->o->ra_no_remat)
+			run->kremat = 0;
+	}
 	RaPlan p;
 	if (!plan_of(run, k, t, &p))
 		return true; /* a tile no layout holds: the lowering says so if it compiles it */
@@ -352,10 +381,11 @@ collect_kernel(IrOp *op, void *ud)
 bool
 pass_regalloc(IrModule *m, const IrPassOpts *o)
 {
-	Run run = {m, o, 0, RA_RESERVE, 1, RA_RESERVE, true, {0}};
+	Run run = {m, o, 0, RA_RESERVE, 1, 1, RA_RESERVE, 1, true, {0}};
 	if (!ir_pass_arg_int(m->ctx, o, "regalloc", "verbose", 0, 0, 2, &run.verbose) ||
 	    !ir_pass_arg_int(m->ctx, o, "regalloc", "reserve", RA_RESERVE, 0, 232, &run.reserve) ||
-	    !ir_pass_arg_int(m->ctx, o, "regalloc", "spill", 1, 0, 1, &run.spill))
+	    !ir_pass_arg_int(m->ctx, o, "regalloc", "spill", 1, 0, 1, &run.spill) ||
+	    !ir_pass_arg_int(m->ctx, o, "regalloc", "remat", 1, 0, 1, &run.remat))
 		return false;
 	/* Listed first: spilling may put a kernel back as it was (another op in its place). */
 	for (IrOp *op = m->body->first; op; op = op->next)

@@ -164,6 +164,7 @@ typedef struct RaPlan {
 	int waves_per_eu; /* AMDGPU: the occupancy the budget allows (0 elsewhere) */
 	bool proved;    /* ra_prove accepted it */
 	bool dry;       /* ra_plan_budgets only computes: no error, nothing written into roles */
+	bool no_remat;  /* ra_spill keeps loaded tiles in shared memory too (regalloc{remat=0}) */
 	const char *nospill; /* why no tile could wait in shared memory (a note on the error) */
 	int nospill_group;   /* ... the group it is about (-1: the kernel's first over budget) */
 	IrArena arena;
@@ -214,6 +215,10 @@ typedef struct RaSpill {
 	char kind;         /* the budget: 'g' stated (regs), 'c' regalloc's trial choice within the
 			      pool, 'l' what the launch gives */
 	int64_t bytes;     /* shared memory the buffer takes */
+	bool remat;        /* v, an ave.load of a tensor argument, is loaded again where it is read
+			      instead (buffer and store NULL, bytes 0; `load` the first such load;
+			      the load as written is gone when nothing before reads it) */
+	IrLoc at_def;      /* remat: where v was loaded */
 } RaSpill;
 
 /* Rewrites the kernel so that one register tile of group g live at the group's peak, and not

@@ -100,6 +100,7 @@ typedef struct Cand {
 	int quiet;
 	int depth;
 	int until;         /* the first reload's program point */
+	bool remat;        /* loaded again from global memory instead (remat_ok) */
 } Cand;
 
 static int
@@ -179,6 +180,52 @@ stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
 	return "read again right after the reloads before it";
 }
 
+/* An op that writes global memory, or (in a kernel with roles) waits for another role, which
+ * may have written it, is or is held in op. */
+static bool
+disturbs(IrOp *op, bool roles)
+{
+	switch (op->code) {
+	case IR_OP_STORE:
+	case IR_OP_PUT:
+	case IR_OP_GET:
+	case IR_OP_CHUNK_SIGNAL:
+	case IR_OP_CHUNK_WAIT:
+		return true;
+	case IR_OP_MBAR_WAIT:
+	case IR_OP_BARRIER:
+	case IR_OP_FENCE:
+		return roles;
+	default:
+		break;
+	}
+	for (int r = 0; r < op->nreg; r++)
+		for (IrOp *q = op->reg[r].block->first; q; q = q->next)
+			if (disturbs(q, roles))
+				return true;
+	return false;
+}
+
+/* Whether v, an ave.load of a tensor argument, can be loaded again where it is read after the
+ * stretch instead of waiting in shared memory (rematerialized): nothing from the load to there
+ * writes global memory in this thread's order, nor, in a kernel with roles, waits for another
+ * role. Another CTA or role writing those elements unordered with the load is a race the
+ * kernel had already: either value is one the kernel as written could read. */
+static bool
+remat_ok(IrValue *v, const Cand *c, bool roles)
+{
+	if (v->kind != IR_VAL_RESULT || v->op->code != IR_OP_LOAD || v->op->parent != c->b)
+		return false;
+	IrValue *src = ir_item_value(v->op, &v->op->item[0]);
+	if (!src || src->kind != IR_VAL_ARG || !src->block ||
+	    ir_block_parent_op(src->block)->code != IR_OP_KERNEL)
+		return false;
+	for (IrOp *q = v->op->next; q && q != c->next; q = q->next)
+		if (disturbs(q, roles))
+			return false;
+	return true;
+}
+
 /* Cheapest first: outside loops, then the smallest tile that covers the excess (else the
  * largest), then the one read again the latest (it frees its registers the longest). */
 static bool
@@ -186,6 +233,8 @@ better(const RaPlan *p, const Cand *x, const Cand *y, int excess)
 {
 	if (x->depth != y->depth)
 		return x->depth < y->depth;
+	if (x->remat != y->remat)
+		return x->remat; /* no shared memory, one more load of what the kernel loaded */
 	int rx = p->tile[x->tile].regs, ry = p->tile[y->tile].regs;
 	bool cx = rx >= excess, cy = ry >= excess;
 	if (cx != cy)
@@ -269,20 +318,11 @@ buffer_item(IrModule *m, IrItem *it, IrValue *buf, IrValue *slot)
 	it->coord[0].len = -1;
 }
 
-/* An ave.smem.load of the buffer before `first` (an op of block b), which every op from
- * `first` on in b reads in place of v. */
+/* The reload ld, inserted before `first` (an op of block b): every op from `first` on in b
+ * reads it in place of v. */
 static void
-reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *slot,
-       IrStr name, RaSpill *out)
+reloaded(IrValue *v, IrBlock *b, IrOp *first, IrOp *ld, RaSpill *out)
 {
-	IrBuilder bl;
-	IrOpState s;
-	ir_builder_before(&bl, m, first);
-	ir_state_init(&s, IR_OP_SMEM_LOAD, first->loc);
-	buffer_item(m, ir_state_item(m, &s, IR_IT_VALUE), buf, slot);
-	ir_state_result(m, &s, v->type, name);
-	ir_state_type(m, &s, v->type);
-	IrOp *ld = ir_b_insert(&bl, ir_op_build(m, &s));
 	if (!out->load || ld->loc.line < out->load->loc.line)
 		out->load = ld;
 	out->nload++;
@@ -296,6 +336,33 @@ reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *
 		if (after)
 			ir_use_set(u, &ld->res[0]);
 	}
+}
+
+/* An ave.smem.load of the buffer before `first` (an op of block b), or with buf NULL the
+ * ave.load that made v again (remat). */
+static void
+reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *slot,
+       IrStr name, RaSpill *out)
+{
+	IrBuilder bl;
+	ir_builder_before(&bl, m, first);
+	IrOp *ld;
+	if (buf) {
+		IrOpState s;
+		ir_state_init(&s, IR_OP_SMEM_LOAD, first->loc);
+		buffer_item(m, ir_state_item(m, &s, IR_IT_VALUE), buf, slot);
+		ir_state_result(m, &s, v->type, name);
+		ir_state_type(m, &s, v->type);
+		ld = ir_b_insert(&bl, ir_op_build(m, &s));
+	} else {
+		IrMap vmap;
+		ir_map_init(&vmap, m->ctx->al);
+		ld = ir_b_insert(&bl, ir_op_clone(m, v->op, &vmap));
+		ir_map_free(&vmap);
+		ld->loc = first->loc;
+		ld->res[0].name = name;
+	}
+	reloaded(v, b, first, ld, out);
 }
 
 static void
@@ -313,6 +380,31 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 		base = ir_ctx_printf(cx, "%.*s", (int)(f - base), base);
 	IrType *sty = ir_type_tile(cx, ty->rank, ty->dims, ty->elem, IR_SPACE_SMEM, NULL);
 	IrType *bty = g->replicas > 1 ? ir_type_ring(cx, g->replicas, sty) : sty;
+	out->v = v;
+	out->regs = t->regs;
+	out->group = t->group;
+	out->load = NULL;
+	out->nload = 0;
+	if (c->remat) {
+		/* Loaded again where it is read: no buffer, no store. */
+		out->remat = true;
+		for (int r = 0; c->branch && r < c->branch->nreg; r++) {
+			IrBlock *rb = c->branch->reg[r].block;
+			IrOp *q = rb->first;
+			while (r != c->quiet && q && !reads(q, v))
+				q = q->next;
+			if (r != c->quiet && q)
+				reload(m, v, rb, q, NULL, NULL,
+				       ir_fresh_name(cx, p->kernel, base, "remat"), out);
+		}
+		if (c->next)
+			reload(m, v, c->b, c->next, NULL, NULL,
+			       ir_fresh_name(cx, p->kernel, base, "remat"), out);
+		out->at_def = v->op->loc;
+		if (!ir_value_has_uses(v))
+			ir_op_erase(v->op); /* read only after the stretch: the load moved there */
+		return;
+	}
 
 	/* The buffer, with the kernel's other allocations at its top. */
 	IrBuilder bl;
@@ -345,8 +437,6 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 
 	/* The reloads: in each other branch of an ave.if holding the peak that reads the tile,
 	 * before its first reader there; and before the first op after the stretch. */
-	out->load = NULL;
-	out->nload = 0;
 	for (int r = 0; c->branch && r < c->branch->nreg; r++) {
 		IrBlock *rb = c->branch->reg[r].block;
 		IrOp *q = rb->first;
@@ -357,10 +447,7 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	}
 	if (c->next)
 		reload(m, v, c->b, c->next, buf, slot, ir_fresh_name(cx, p->kernel, base, "fill"), out);
-	out->v = v;
 	out->buffer = buf;
-	out->regs = t->regs;
-	out->group = t->group;
 	out->bytes = ir_type_bytes(bty);
 }
 
@@ -392,17 +479,19 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 			         (long long)reps);
 		return false;
 	}
-	Cand best = {-1, NULL, NULL, NULL, NULL, 0, 0, 0};
+	Cand best = {-1, NULL, NULL, NULL, NULL, 0, 0, 0, false};
+	bool roles = p->ngroup > 1 || p->group[0].role;
 	int len = 0;
 	for (int i = 0; i < p->ntile; i++) {
 		RaTile *t = &p->tile[i];
 		if (t->group != gi || !t->regs || !live_at(t, h))
 			continue;
 		const char *no = unmovable(t->v);
-		Cand c = {i, NULL, NULL, NULL, NULL, 0, 0, 0};
+		Cand c = {i, NULL, NULL, NULL, NULL, 0, 0, 0, false};
 		if (!no)
 			no = stretch(p->c, t->v, at, &c);
 		c.until = no ? 0 : point_of(p, c.next ? c.next : c.branch);
+		c.remat = !no && !p->no_remat && remat_ok(t->v, &c, roles);
 		if (no) {
 			if (why && len < (int)nwhy - 1)
 				len += snprintf(why + len, nwhy - (size_t)len, "%s'%%%s' is %s",

@@ -78,6 +78,7 @@ run_pipeline(IrModule *m, const TargetInfo *target, const char *pl, const IrPass
 		po.nra = hooks->nra;
 		po.ra_kernel = hooks->ra_kernel;
 		po.ra_reserve = hooks->ra_reserve;
+		po.ra_no_remat = hooks->ra_no_remat;
 	}
 	po.tile_regs = tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
@@ -124,6 +125,27 @@ jit_lower_replans(const LowerTarget *t, const LowerOptions *lo)
 
 enum { MAX_REPLAN = 16 };
 
+static bool
+remat_load(IrOp *op, void *ud)
+{
+	bool *found = ud;
+	if (op->code == IR_OP_LOAD && op->res[0].name && strstr(op->res[0].name, ".remat"))
+		*found = true;
+	return !*found;
+}
+
+/* Whether regalloc loaded a tile of kernel `name` again where it is read (its `.remat`
+ * loads). */
+static bool
+remats(IrModule *m, const char *name)
+{
+	bool found = false;
+	for (IrOp *op = m->body->first; op && !found; op = op->next)
+		if (op->code == IR_OP_KERNEL && op->item[0].s && !strcmp(op->item[0].s, name))
+			ir_walk_op(op, remat_load, &found);
+	return found;
+}
+
 /* What a compile again says, shown but for its warnings: the first compile gave them. */
 static void
 again_diag(void *ud, const IrDiag *d)
@@ -159,6 +181,10 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 			int need = k->regs + (int)((spilled + 3) / 4) - k->regalloc_peak + 8;
 			int cur = e < n ? reserves[e] : RA_RESERVE;
 			int r = (need > cur + 8 ? need : cur + 8 + 7) / 8 * 8;
+			/* Tiles loaded again where they are read need address registers where the
+			 * pressure is: first the same reserve with them in shared memory instead. */
+			if (e == n && remats(*m, k->name))
+				r = cur;
 			if (r > 232)
 				continue;
 			if (e == n)
@@ -174,6 +200,8 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		h.nra = n;
 		h.ra_kernel = names;
 		h.ra_reserve = reserves;
+		/* A tile loaded again needs address registers where the pressure is: shared memory. */
+		h.ra_no_remat = true;
 		IrDiagHold held;
 		ir_diag_hold(c, &held, again_diag, &held);
 		int before = held.nerrors;
@@ -190,7 +218,17 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		}
 		for (int i = 0; i < r2.nkernels; i++)
 			for (int e = 0; e < n; e++)
-				if (!strcmp(names[e], r2.kernels[i].name))
+				if (strcmp(names[e], r2.kernels[i].name))
+					continue;
+				else if (prev[e] == reserves[e])
+					ir_remark(c, r2.kernels[i].loc,
+					          "kernel '@%s': the assembler spilled it to local memory "
+					          "where regalloc had it load tiles again from global "
+					          "memory; compiled again with those tiles waiting in shared "
+					          "memory instead%s",
+					          r2.kernels[i].name,
+					          r2.kernels[i].replan ? " (it still spills)" : "");
+				else
 					ir_remark(c, r2.kernels[i].loc,
 					          "kernel '@%s': the assembler spilled it to local memory "
 					          "with regalloc keeping %d registers for what is not a tile; "

@@ -21,21 +21,29 @@ def run(cmd):
     return p.returncode, p.stdout
 
 
-def agree(work, name, src, target, runs, schedules=4, compile_to=None):
-    """runs: list of `ave run` argument lists (without file and --out). Returns a line."""
+def agree(work, name, src, target, runs, schedules=4, compile_to=None, remat=True):
+    """runs: list of `ave run` argument lists (without file and --out). Returns a line. With
+    remat=False (regalloc{remat=0}) a loaded tile waits in shared memory rather than being
+    loaded again."""
     orig = os.path.join(work, name + ".ave")
-    spilled = os.path.join(work, name + ".s.ave")
+    spilled = os.path.join(work, name + (".s.ave" if remat else ".s0.ave"))
     with open(orig, "w") as f:
         f.write(src)
-    rc, out = run(["ave-opt", orig, "--target=" + target, "--passes=regalloc", "-o", spilled])
+    rc, out = run(["ave-opt", orig, "--target=" + target,
+                   "--passes=regalloc" + ("" if remat else "{remat=0}"), "-o", spilled])
     if rc:
         return "FAIL %s: regalloc: %s" % (name, out.strip())
     text = open(spilled).read()
     nspill = text.count("{spill = true}")
-    if not nspill:
-        return "FAIL %s: nothing kept in shared memory: %s" % (name, out.strip())
+    nremat = out.count("is loaded again from global memory")
+    if not nspill + nremat:
+        return "FAIL %s: nothing kept in shared memory or loaded again: %s" % (name, out.strip())
+    if not remat and nremat:
+        return "FAIL %s: loaded again with remat=0" % name
     if out.count("waits in shared memory") != nspill:
         return "FAIL %s: %d spills, %d remarks" % (name, nspill, out.count("waits in shared"))
+    if len(re.findall(r"= ave\.load [^\n]*", text)) < len(re.findall(r"= ave\.load ", src)):
+        return "FAIL %s: a load was lost" % name
     rc, out = run(["ave-opt", spilled, "--passes=check-invariants", "-o", os.devnull])
     if rc:
         return "FAIL %s: check-invariants: %s" % (name, out.strip())
@@ -60,11 +68,13 @@ def agree(work, name, src, target, runs, schedules=4, compile_to=None):
                        "--emit=" + ("asm" if compile_to.startswith("gfx") else "ptx")])
         if rc:
             return "FAIL %s: compile for %s: %s" % (name, compile_to, out.strip())
-        if "waits in shared memory" not in out:
+        if "waits in shared memory" not in out and "loaded again" not in out:
             # ave-opt sizes tiles by their blocked layouts, the compile by the lowering's: the
             # kernel may fit there as written.
-            return "ok %s (%d spilled; none with the lowering's tile sizes)" % (name, nspill)
-    return "ok %s (%d spilled)" % (name, nspill)
+            return "ok %s (%d spilled, %d loaded again; none with the lowering's tile sizes)" % (
+                name, nspill, nremat)
+    return "ok %s (%d spilled%s)" % (name, nspill,
+                                    ", %d loaded again" % nremat if nremat else "")
 
 
 def fixed(work, path):
@@ -78,6 +88,7 @@ def fixed(work, path):
         target = re.search(r'target = "(\w+)"', part).group(1)
         runs = [l.split()[2:] for l in part.splitlines() if l.startswith("// run:")]
         runs = [["--kernel=@" + name] + r for r in runs]
+        print(agree(work, name, part, target, runs, remat=False))
         print(agree(work, name, part, target, runs))
 
 
