@@ -178,7 +178,8 @@ add_diag(const IrAllocator *al, LowerKernelInfo *k, const char *msg)
 /* Fills the kernels' infos from the code object and checks what LLVM cannot be trusted to
  * refuse: every kernel is there, wave64, LDS within the limit; spills are reported. */
 static bool
-read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKernelInfo *infos, int ninfo)
+read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKernelInfo *infos, int ninfo,
+	  const LowerOptions *o)
 {
 	int max = ninfo + 8;
 	RaHsacoKernel *meta = calloc((size_t)max, sizeof *meta);
@@ -265,7 +266,16 @@ read_back(IrCtx *c, const char *target, const char *hsaco, size_t len, LowerKern
 		k->spill_stores = 4 * m->vgpr_spill;
 		k->spill_loads = 4 * m->vgpr_spill;
 		k->static_smem = m->lds;
-		if (m->vgpr_spill || m->sgpr_spill || m->scratch) {
+		/* VGPRs spilled to scratch in optimized code without the roles' budget, although the
+		 * register plan fit: compiled again or an error (lower_spill_error), as on NVIDIA.
+		 * SGPRs spilled into VGPR lanes are no memory: a warning. */
+		bool optimized = o->opt > 0 && o->debug < 2;
+		if (ok && m->vgpr_spill && optimized && o->replan && k->regalloc_budget > 0) {
+			k->replan = true;
+		} else if (ok && m->vgpr_spill && optimized) {
+			lower_spill_error(c, k, target, true, NULL);
+			ok = false;
+		} else if (m->vgpr_spill || m->sgpr_spill || m->scratch) {
 			char msg[256];
 			snprintf(msg, sizeof msg, "kernel '@%s' spills %lld VGPRs and %lld SGPRs (%lld bytes of scratch "
 				 "per lane) on target '%s'", k->name, (long long)m->vgpr_spill, (long long)m->sgpr_spill,
@@ -349,7 +359,7 @@ amdgpu_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char 
 	if (ok)
 		ok = link_hsaco(c, bytes, n, o, out, outlen);
 	if (ok)
-		ok = read_back(c, cpu, *out, *outlen, infos, ninfo);
+		ok = read_back(c, cpu, *out, *outlen, infos, ninfo, o);
 	timings[LOWER_T_ASSEMBLE] = ir_now() - t1;
 	free(bytes);
 	LLVMDisposeMessage(cpu);

@@ -424,7 +424,7 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 			if (optimized && !k->setmaxnreg && o->replan && k->regalloc_budget > 0) {
 				k->replan = true; /* the caller compiles again, or reports it */
 			} else if (optimized && !k->setmaxnreg) {
-				lower_spill_error(c, k, tname, NULL);
+				lower_spill_error(c, k, tname, false, NULL);
 				ok = false;
 			} else if (k->setmaxnreg && optimized) {
 				IrDiag *e = ir_diag_begin(c, IR_SEV_ERROR, k->loc, "%s, although its roles' "

@@ -765,6 +765,7 @@ struct IrPassOpts {
 	const char *const *ra_kernel;
 	const int *ra_reserve;
 	bool ra_no_remat; /* ... and those kernels' loaded tiles wait in shared memory too */
+	int *ra_applied;  /* counts the kernels regalloc took them for (with spilling on) */
 	/* The running pass's options from `name{key=value ...}` (set by the pass manager). */
 	int nargs;
 	const char *key[IR_PASS_MAX_ARGS], *val[IR_PASS_MAX_ARGS];

@@ -547,13 +547,20 @@ plan_registers(Lower *L)
 }
 
 void
-lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, const char *tried)
+lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch,
+                  const char *tried)
 {
+	const char *what =
+	    scratch
+	        ? ir_ctx_printf(c, "spills %lld VGPRs to scratch on target '%s', with %d registers "
+	                           "per lane",
+	                        (long long)(k->spill_stores / 4), target, k->regs)
+	        : ir_ctx_printf(c, "spills registers to local memory on target '%s': %lld bytes "
+	                           "stored and %lld loaded, with %d registers per thread",
+	                        target, (long long)k->spill_stores, (long long)k->spill_loads,
+	                        k->regs);
 	IrDiag *e = ir_diag_begin(
-	    c, IR_SEV_ERROR, k->loc,
-	    "kernel '@%s' spills registers to local memory on target '%s': %lld bytes stored and "
-	    "%lld loaded, with %d registers per thread%s",
-	    k->name, target, (long long)k->spill_stores, (long long)k->spill_loads, k->regs,
+	    c, IR_SEV_ERROR, k->loc, "kernel '@%s' %s%s", k->name, what,
 	    k->regalloc_budget > 0
 	        ? ir_ctx_printf(c, ", although its register plan fit (%d registers of tiles at "
 	                           "most, of a budget of %d)",

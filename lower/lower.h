@@ -438,10 +438,12 @@ char *lower_read_file(const char *path, size_t *len);
 bool lower_write_file(const char *path, const char *s, size_t n);
 /* Writes the kernels' metadata as JSON (docs/targets.md). */
 void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
-/* The error for a kernel without per-role budgets that the assembler spilled to local memory
- * (k's figures), with its register plan beside what the binary needed; `tried` (or NULL) says
- * what was done about it, as a note. */
-void lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, const char *tried);
+/* The error for a kernel without per-role budgets that the code generator spilled to memory
+ * (local memory on NVIDIA, scratch on AMDGPU; k's figures), with its register plan beside what
+ * the binary needed (`scratch`: AMDGPU's VGPRs in scratch); `tried` (or NULL) says what was
+ * done about it, as a note. */
+void lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch,
+                       const char *tried);
 /* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);

@@ -344,10 +344,17 @@ kernel(Run *run, IrOp *k)
 	for (int i = 0; run->o && i < run->o->nra; i++) {
 		if (!k->item[0].s || strcmp(run->o->ra_kernel[i], k->item[0].s))
 			continue;
-		if (!ir_pass_arg(run->o, "reserve"))
+		bool took = false;
+		if (!ir_pass_arg(run->o, "reserve") && run->kreserve != run->o->ra_reserve[i]) {
 			run->kreserve = run->o->ra_reserve[i];
-		if (!ir_pass_arg(run->o, "remat") && run->o->ra_no_remat)
+			took = true;
+		}
+		if (!ir_pass_arg(run->o, "remat") && run->o->ra_no_remat && run->kremat) {
 			run->kremat = 0;
+			took = true;
+		}
+		if (took && run->spill && run->o->ra_applied)
+			(*run->o->ra_applied)++;
 	}
 	RaPlan p;
 	if (!plan_of(run, k, t, &p))

@@ -112,10 +112,20 @@ point_of(const RaPlan *p, const IrOp *op)
 	return -1;
 }
 
-/* An ave.smem.store into, or ave.smem.load from, a buffer regalloc made. */
+/* A tile regalloc loads again where it is read (named `%v.remat`, rewrite()). */
+static bool
+remat_load(const IrOp *op)
+{
+	return op->code == IR_OP_LOAD && op->res[0].name && strstr(op->res[0].name, ".remat");
+}
+
+/* An ave.smem.store into, or ave.smem.load from, a buffer regalloc made, or a tile it loads
+ * again. */
 static bool
 spill_op(IrCtx *c, IrOp *op)
 {
+	if (remat_load(op))
+		return true;
 	if (op->code == IR_OP_SMEM_LOAD)
 		return ir_spill_buffer(c, ir_item_value(op, &op->item[0]));
 	if (op->code == IR_OP_SMEM_STORE)
@@ -180,39 +190,14 @@ stretch(IrCtx *cx, IrValue *v, IrOp *at, Cand *c)
 	return "read again right after the reloads before it";
 }
 
-/* An op that writes global memory, or (in a kernel with roles) waits for another role, which
- * may have written it, is or is held in op. */
+/* Whether v, an ave.load of a tensor argument that nothing in the kernel writes, can be loaded
+ * again where it is read after the stretch instead of waiting in shared memory
+ * (rematerialized): every use of the argument reads it (ave.load, the source of an
+ * ave.copy.async, a tag function's region). Distinct tensor arguments are taken not to overlap,
+ * as the global-store race check takes them (docs/invariants.md): no CTA, role or later op
+ * writes what the load read, so loading it later gives the same data. */
 static bool
-disturbs(IrOp *op, bool roles)
-{
-	switch (op->code) {
-	case IR_OP_STORE:
-	case IR_OP_PUT:
-	case IR_OP_GET:
-	case IR_OP_CHUNK_SIGNAL:
-	case IR_OP_CHUNK_WAIT:
-		return true;
-	case IR_OP_MBAR_WAIT:
-	case IR_OP_BARRIER:
-	case IR_OP_FENCE:
-		return roles;
-	default:
-		break;
-	}
-	for (int r = 0; r < op->nreg; r++)
-		for (IrOp *q = op->reg[r].block->first; q; q = q->next)
-			if (disturbs(q, roles))
-				return true;
-	return false;
-}
-
-/* Whether v, an ave.load of a tensor argument, can be loaded again where it is read after the
- * stretch instead of waiting in shared memory (rematerialized): nothing from the load to there
- * writes global memory in this thread's order, nor, in a kernel with roles, waits for another
- * role. Another CTA or role writing those elements unordered with the load is a race the
- * kernel had already: either value is one the kernel as written could read. */
-static bool
-remat_ok(IrValue *v, const Cand *c, bool roles)
+remat_ok(IrValue *v, const Cand *c)
 {
 	if (v->kind != IR_VAL_RESULT || v->op->code != IR_OP_LOAD || v->op->parent != c->b)
 		return false;
@@ -220,9 +205,14 @@ remat_ok(IrValue *v, const Cand *c, bool roles)
 	if (!src || src->kind != IR_VAL_ARG || !src->block ||
 	    ir_block_parent_op(src->block)->code != IR_OP_KERNEL)
 		return false;
-	for (IrOp *q = v->op->next; q && q != c->next; q = q->next)
-		if (disturbs(q, roles))
-			return false;
+	for (IrUse *u = src->uses; u; u = u->next) {
+		IrOp *q = u->user;
+		if (q->code == IR_OP_LOAD || q->code == IR_OP_TAG_FUNC)
+			continue;
+		if (q->code == IR_OP_COPY_ASYNC && q->nitem && ir_item_value(q, &q->item[0]) == src)
+			continue;
+		return false;
+	}
 	return true;
 }
 
@@ -376,6 +366,8 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	/* A reload kept in shared memory again is named after the tile. */
 	const char *base = v->name ? v->name : "tile";
 	const char *f = strstr(base, ".fill");
+	if (!f)
+		f = strstr(base, ".remat");
 	if (f && f != base)
 		base = ir_ctx_printf(cx, "%.*s", (int)(f - base), base);
 	IrType *sty = ir_type_tile(cx, ty->rank, ty->dims, ty->elem, IR_SPACE_SMEM, NULL);
@@ -480,7 +472,6 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 		return false;
 	}
 	Cand best = {-1, NULL, NULL, NULL, NULL, 0, 0, 0, false};
-	bool roles = p->ngroup > 1 || p->group[0].role;
 	int len = 0;
 	for (int i = 0; i < p->ntile; i++) {
 		RaTile *t = &p->tile[i];
@@ -491,7 +482,7 @@ ra_spill(RaPlan *p, IrModule *m, int gi, int margin, RaSpill *out, char *why, si
 		if (!no)
 			no = stretch(p->c, t->v, at, &c);
 		c.until = no ? 0 : point_of(p, c.next ? c.next : c.branch);
-		c.remat = !no && !p->no_remat && remat_ok(t->v, &c, roles);
+		c.remat = !no && !p->no_remat && remat_ok(t->v, &c);
 		if (no) {
 			if (why && len < (int)nwhy - 1)
 				len += snprintf(why + len, nwhy - (size_t)len, "%s'%%%s' is %s",

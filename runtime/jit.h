@@ -44,8 +44,8 @@ bool jit_compile_pipeline(IrModule *m, const TargetInfo *target, bool check, con
 bool jit_build_gpu(const JitRequest *rq, JitOutput *out);
 /* Runs a pipeline on m with `hooks` (their ra_* fields set): what jit_lower calls again. */
 typedef bool (*JitPipeFn)(IrModule *m, const IrPassOpts *hooks, void *ud);
-/* Whether `lo` makes a binary whose register use jit_lower checks against the plan (a cubin):
- * then the caller keeps a copy of the module before its pipeline for jit_lower. */
+/* Whether `lo` makes a binary whose register use jit_lower checks against the plan (a cubin or
+ * an HSACO): then the caller keeps a copy of the module before its pipeline for jit_lower. */
 bool jit_lower_replans(const LowerTarget *t, const LowerOptions *lo);
 /* lower_compile for *m, already through its pipeline. When the assembler spills a kernel that
  * has no per-role budgets although its register plan fit, the kernel is compiled again from

@@ -79,6 +79,7 @@ run_pipeline(IrModule *m, const TargetInfo *target, const char *pl, const IrPass
 		po.ra_kernel = hooks->ra_kernel;
 		po.ra_reserve = hooks->ra_reserve;
 		po.ra_no_remat = hooks->ra_no_remat;
+		po.ra_applied = hooks->ra_applied;
 	}
 	po.tile_regs = tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
@@ -119,8 +120,8 @@ jit_run_passes(IrModule *m, const TargetInfo *target, bool check, const char *pa
 bool
 jit_lower_replans(const LowerTarget *t, const LowerOptions *lo)
 {
-	return t && t->info->vendor == TARGET_VENDOR_NVIDIA && lo->emit &&
-	       !strcmp(lo->emit, "cubin") && lo->opt > 0 && lo->debug < 2;
+	return t && lo->emit && (!strcmp(lo->emit, "cubin") || !strcmp(lo->emit, "hsaco")) &&
+	       lo->opt > 0 && lo->debug < 2;
 }
 
 enum { MAX_REPLAN = 16 };
@@ -165,8 +166,9 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 	bool ok = lower_compile(*m, t, lo, res);
 	const char *names[MAX_REPLAN];
 	int reserves[MAX_REPLAN], prev[MAX_REPLAN], n = 0;
-	for (int round = 0; ok && lo->replan && round < 3; round++) {
-		bool again = false;
+	const char *stuck = NULL; /* why compiling again would change nothing */
+	for (int round = 0; ok && lo->replan && round < 3 && !stuck; round++) {
+		bool again = false, upd[MAX_REPLAN] = {false};
 		for (int i = 0; i < res->nkernels; i++) {
 			LowerKernelInfo *k = &res->kernels[i];
 			if (!k->replan)
@@ -180,7 +182,8 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 			                                                   : k->spill_loads;
 			int need = k->regs + (int)((spilled + 3) / 4) - k->regalloc_peak + 8;
 			int cur = e < n ? reserves[e] : RA_RESERVE;
-			int r = (need > cur + 8 ? need : cur + 8 + 7) / 8 * 8;
+			int want = need > cur + 8 ? need : cur + 8;
+			int r = (want + 7) / 8 * 8;
 			/* Tiles loaded again where they are read need address registers where the
 			 * pressure is: first the same reserve with them in shared memory instead. */
 			if (e == n && remats(*m, k->name))
@@ -191,6 +194,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 				names[n++] = k->name;
 			prev[e] = cur;
 			reserves[e] = r;
+			upd[e] = true;
 			again = true;
 		}
 		if (!again)
@@ -202,15 +206,26 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		h.ra_reserve = reserves;
 		/* A tile loaded again needs address registers where the pressure is: shared memory. */
 		h.ra_no_remat = true;
+		int applied = 0;
+		h.ra_applied = &applied;
 		IrDiagHold held;
 		ir_diag_hold(c, &held, again_diag, &held);
 		int before = held.nerrors;
 		bool piped = pipe(fresh, &h, ud);
+		LowerResult r2 = {0};
+		bool lowered = piped && applied && lower_compile(fresh, t, lo, &r2);
 		int errors = c->nerrors;
 		ir_diag_release(c, &held);
 		c->nerrors += errors - before; /* the retry's errors count */
-		LowerResult r2 = {0};
-		if (!piped || !lower_compile(fresh, t, lo, &r2)) {
+		if (piped && !applied) {
+			/* The pipeline's own regalloc options (reserve=, remat=, spill=0) win. */
+			stuck = "the pipeline's regalloc options (reserve=, remat=, spill=0) leave "
+			        "regalloc no other choice for it";
+			lower_result_free(&r2);
+			ir_module_free(fresh);
+			break;
+		}
+		if (!lowered) {
 			lower_result_free(&r2);
 			ir_module_free(fresh);
 			ok = false;
@@ -218,7 +233,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		}
 		for (int i = 0; i < r2.nkernels; i++)
 			for (int e = 0; e < n; e++)
-				if (strcmp(names[e], r2.kernels[i].name))
+				if (!upd[e] || strcmp(names[e], r2.kernels[i].name))
 					continue;
 				else if (prev[e] == reserves[e])
 					ir_remark(c, r2.kernels[i].loc,
@@ -249,12 +264,13 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		int e = 0;
 		while (e < n && strcmp(names[e], k->name))
 			e++;
-		lower_spill_error(c, k, t->info->name,
-		                  e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d "
-		                                           "registers for what is not a tile (%d by "
-		                                           "default), it still spills",
-		                                        reserves[e], RA_RESERVE)
-		                        : "regalloc could not keep more registers free for it");
+		lower_spill_error(c, k, t->info->name, t->info->vendor == TARGET_VENDOR_AMD,
+		                  stuck ? stuck
+		                  : e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d "
+		                                             "registers for what is not a tile (%d by "
+		                                             "default), it still spills",
+		                                          reserves[e], RA_RESERVE)
+		                          : "regalloc could not keep more registers free for it");
 		ok = false;
 	}
 	return ok;
