@@ -355,6 +355,28 @@ reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *
 	reloaded(v, b, first, ld, out);
 }
 
+/* The reloads (of the buffer, or with buf NULL loads again): in each other branch of an ave.if
+ * holding the peak that reads the tile, before its first reader there; and before the first op
+ * after the stretch. */
+static void
+reloads(RaPlan *p, IrModule *m, const Cand *c, IrValue *v, IrValue *buf, IrValue *slot,
+        const char *base, RaSpill *out)
+{
+	const char *suffix = buf ? "fill" : "remat";
+	for (int r = 0; c->branch && r < c->branch->nreg; r++) {
+		IrBlock *rb = c->branch->reg[r].block;
+		IrOp *q = rb->first;
+		while (r != c->quiet && q && !reads(q, v))
+			q = q->next;
+		if (r != c->quiet && q)
+			reload(m, v, rb, q, buf, slot, ir_fresh_name(m->ctx, p->kernel, base, suffix),
+			       out);
+	}
+	if (c->next)
+		reload(m, v, c->b, c->next, buf, slot,
+		       ir_fresh_name(m->ctx, p->kernel, base, suffix), out);
+}
+
 static void
 rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 {
@@ -380,18 +402,7 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	if (c->remat) {
 		/* Loaded again where it is read: no buffer, no store. */
 		out->remat = true;
-		for (int r = 0; c->branch && r < c->branch->nreg; r++) {
-			IrBlock *rb = c->branch->reg[r].block;
-			IrOp *q = rb->first;
-			while (r != c->quiet && q && !reads(q, v))
-				q = q->next;
-			if (r != c->quiet && q)
-				reload(m, v, rb, q, NULL, NULL,
-				       ir_fresh_name(cx, p->kernel, base, "remat"), out);
-		}
-		if (c->next)
-			reload(m, v, c->b, c->next, NULL, NULL,
-			       ir_fresh_name(cx, p->kernel, base, "remat"), out);
+		reloads(p, m, c, v, NULL, NULL, base, out);
 		out->at_def = v->op->loc;
 		if (!ir_value_has_uses(v))
 			ir_op_erase(v->op); /* read only after the stretch: the load moved there */
@@ -427,18 +438,7 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 	            slot);
 	out->store = ir_b_insert(&bl, ir_op_build(m, &s));
 
-	/* The reloads: in each other branch of an ave.if holding the peak that reads the tile,
-	 * before its first reader there; and before the first op after the stretch. */
-	for (int r = 0; c->branch && r < c->branch->nreg; r++) {
-		IrBlock *rb = c->branch->reg[r].block;
-		IrOp *q = rb->first;
-		while (r != c->quiet && q && !reads(q, v))
-			q = q->next;
-		if (r != c->quiet && q)
-			reload(m, v, rb, q, buf, slot, ir_fresh_name(cx, p->kernel, base, "fill"), out);
-	}
-	if (c->next)
-		reload(m, v, c->b, c->next, buf, slot, ir_fresh_name(cx, p->kernel, base, "fill"), out);
+	reloads(p, m, c, v, buf, slot, base, out);
 	out->buffer = buf;
 	out->bytes = ir_type_bytes(bty);
 }

@@ -147,6 +147,16 @@ remats(IrModule *m, const char *name)
 	return found;
 }
 
+/* The index of `name` among the n names, or n. */
+static int
+entry(const char *const *names, int n, const char *name)
+{
+	int e = 0;
+	while (e < n && strcmp(names[e], name))
+		e++;
+	return e;
+}
+
 /* What a compile again says, shown but for its warnings: the first compile gave them. */
 static void
 again_diag(void *ud, const IrDiag *d)
@@ -173,9 +183,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 			LowerKernelInfo *k = &res->kernels[i];
 			if (!k->replan)
 				continue;
-			int e = 0;
-			while (e < n && strcmp(names[e], k->name))
-				e++;
+			int e = entry(names, n, k->name);
 			if (e == MAX_REPLAN)
 				continue;
 			int64_t spilled = k->spill_stores > k->spill_loads ? k->spill_stores
@@ -261,9 +269,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		LowerKernelInfo *k = &res->kernels[i];
 		if (!k->replan)
 			continue;
-		int e = 0;
-		while (e < n && strcmp(names[e], k->name))
-			e++;
+		int e = entry(names, n, k->name);
 		lower_spill_error(c, k, t->info->name, t->info->vendor == TARGET_VENDOR_AMD,
 		                  stuck ? stuck
 		                  : e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d "
