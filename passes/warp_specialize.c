@@ -1612,6 +1612,7 @@ visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 	IrLoc at = loop->loc;
 	Held h = {.c = c};
 	IrDiagHold held;
+	bool walked = o->walked;
 	ir_diag_hold(c, &held, hold_diag, &h);
 	bool done = specialize(m, loop, o);
 	ir_diag_release(c, &held);
@@ -1620,6 +1621,7 @@ visit(IrModule *m, IrOp *loop, const TargetInfo *t, void *ud)
 		ir_op_insert_before(kernel, saved);
 		ir_op_erase(kernel);
 		o->dead[o->ndead++] = kernel;
+		o->walked = walked; /* no walk was kept */
 		ir_remark(c, at, "warp-specialize: loop '%%%s' not specialized: %s%s", iv ? iv : "?",
 		          o->pingpong ? "ping-pong consumers accumulate whole tiles, and the " : "",
 		          why);

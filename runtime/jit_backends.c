@@ -175,7 +175,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 	lo->replan = orig && jit_lower_replans(t, lo);
 	bool ok = lower_compile(*m, t, lo, res);
 	const char *names[MAX_REPLAN];
-	int reserves[MAX_REPLAN], prev[MAX_REPLAN], n = 0;
+	int reserves[MAX_REPLAN], prev[MAX_REPLAN], over[MAX_REPLAN + 1] = {0}, n = 0;
 	const char *stuck = NULL; /* why compiling again would change nothing */
 	for (int round = 0; ok && lo->replan && round < 3 && !stuck; round++) {
 		bool again = false, upd[MAX_REPLAN] = {false};
@@ -196,8 +196,11 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 			 * pressure is: first the same reserve with them in shared memory instead. */
 			if (e == n && remats(*m, k->name))
 				r = cur;
-			if (r > 232)
+			if (r > 232) {
+				if (e < MAX_REPLAN)
+					over[e] = r; /* more than regalloc may keep */
 				continue;
+			}
 			if (e == n)
 				names[n++] = k->name;
 			prev[e] = cur;
@@ -245,7 +248,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 					continue;
 				else if (prev[e] == reserves[e])
 					ir_remark(c, r2.kernels[i].loc,
-					          "kernel '@%s': the assembler spilled it to local memory "
+					          "kernel '@%s': the code generator spilled it to memory "
 					          "where regalloc had it load tiles again from global "
 					          "memory; compiled again with those tiles waiting in shared "
 					          "memory instead%s",
@@ -253,7 +256,7 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 					          r2.kernels[i].replan ? " (it still spills)" : "");
 				else
 					ir_remark(c, r2.kernels[i].loc,
-					          "kernel '@%s': the assembler spilled it to local memory "
+					          "kernel '@%s': the code generator spilled it to memory "
 					          "with regalloc keeping %d registers for what is not a tile; "
 					          "compiled again keeping %d, so that tiles wait in shared "
 					          "memory instead%s",
@@ -270,13 +273,22 @@ jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions *lo,
 		if (!k->replan)
 			continue;
 		int e = entry(names, n, k->name);
-		lower_spill_error(c, k, t->info->name, t->info->vendor == TARGET_VENDOR_AMD,
-		                  stuck ? stuck
-		                  : e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d "
-		                                             "registers for what is not a tile (%d by "
-		                                             "default), it still spills",
-		                                          reserves[e], RA_RESERVE)
-		                          : "regalloc could not keep more registers free for it");
+		const char *tried =
+		    stuck ? stuck
+		    : over[e]
+		        ? ir_ctx_printf(c, "it would need regalloc to keep %d registers for what is "
+		                           "not a tile, more than the 232 it may keep%s",
+		                        over[e],
+		                        e < n ? ir_ctx_printf(c, " (compiled again keeping %d, it "
+		                                                 "still spilled)",
+		                                              reserves[e])
+		                              : "")
+		    : e < n ? ir_ctx_printf(c, "compiled again with regalloc keeping %d registers "
+		                               "for what is not a tile (%d by default), it still "
+		                               "spills",
+		                            reserves[e], RA_RESERVE)
+		            : "regalloc could not keep more registers free for it";
+		lower_spill_error(c, k, t->info->name, t->info->vendor == TARGET_VENDOR_AMD, tried);
 		ok = false;
 	}
 	return ok;
