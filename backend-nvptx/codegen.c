@@ -408,16 +408,15 @@ nvptx_codegen(IrCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *
 		} else if (frame >= 0 && !logged) {
 			infos[i].stack = frame;
 		}
-		/* A spill is never silent: registers spilled to local memory are a warning beside the
-		 * register plan (and a line in the metadata); with per-role budgets they break the
-		 * plan the pool rule proved, an error, as on AMDGPU (but for unoptimized code). */
+		/* A spill is never silent. In optimized code it breaks the register plan: without
+		 * per-role budgets the caller compiles again (LowerOptions.replan) or it is an error;
+		 * with them it breaks what the pool rule proved, an error, as on AMDGPU. Unoptimized
+		 * code: a warning beside the plan (and a line in the metadata). */
 		LowerKernelInfo *k = &infos[i];
 		if (ok && k->stats && (k->spill_stores || k->spill_loads)) {
 			char msg[320];
-			snprintf(msg, sizeof msg,
-				 "kernel '@%s' spills registers to local memory on target '%s': %lld bytes "
-				 "stored and %lld loaded, with %d registers per thread%s",
-				 k->name, tname, (long long)k->spill_stores, (long long)k->spill_loads, k->regs,
+			snprintf(msg, sizeof msg, "kernel '@%s' %s%s", k->name,
+				 lower_spill_what(c, k, tname, false),
 				 k->regalloc_budget > 0 ? "" : " (no register plan)");
 			/* -g (ptxas -G) and -O0 make unoptimized code, which spills as it likes. */
 			bool optimized = o->debug < 2 && o->opt > 0;

@@ -704,15 +704,22 @@ account(CkSmt *s, double t0, CkRes r)
 		s->st->unknown++;
 }
 
+/* The solver's parameters with a timeout of `ms`, and the resource limit. */
 static Z3_params
-mk_params(CkSmt *s)
+params_ms(CkSmt *s, unsigned ms)
 {
 	Z3_params p = Z3_mk_params(s->z);
 	Z3_params_inc_ref(s->z, p);
-	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), s->timeout_ms);
+	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), ms);
 	if (s->rlimit)
 		Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "rlimit"), s->rlimit);
 	return p;
+}
+
+static Z3_params
+mk_params(CkSmt *s)
+{
+	return params_ms(s, s->timeout_ms);
 }
 
 static Z3_solver solver(CkSmt *s);
@@ -1147,9 +1154,7 @@ take_model(CkSmt *s, Z3_solver sv, Z3_model old)
 static void
 set_timeout(CkSmt *s, Z3_solver sv, unsigned ms)
 {
-	Z3_params p = Z3_mk_params(s->z);
-	Z3_params_inc_ref(s->z, p);
-	Z3_params_set_uint(s->z, p, Z3_mk_string_symbol(s->z, "timeout"), ms ? ms : 1);
+	Z3_params p = params_ms(s, ms ? ms : 1);
 	Z3_solver_set_params(s->z, sv, p);
 	Z3_params_dec_ref(s->z, p);
 }
@@ -1253,11 +1258,8 @@ pass_ck_minimize(CkSmt *s, Z3_ast f, int nobj, Z3_ast *obj, Z3_model *model)
 		Z3_solver_assert(s->z, sv, Z3_mk_eq(s->z, abs, pass_ck_num(s, hi)));
 	}
 	Z3_solver_pop(s->z, sv, 1);
-	if (!s->rlimit) {
-		Z3_params p = mk_params(s);
-		Z3_solver_set_params(s->z, sv, p);
-		Z3_params_dec_ref(s->z, p);
-	}
+	if (!s->rlimit)
+		set_timeout(s, sv, s->timeout_ms); /* step_time shortened it */
 	*model = m;
 	return CK_SAT;
 }

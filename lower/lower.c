@@ -546,12 +546,10 @@ plan_registers(Lower *L)
 	return ok;
 }
 
-void
-lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch,
-                  const char *tried)
+const char *
+lower_spill_what(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch)
 {
-	const char *what =
-	    scratch
+	return scratch
 	        ? ir_ctx_printf(c, "spills %lld VGPRs to scratch on target '%s', with %d registers "
 	                           "per lane",
 	                        (long long)(k->spill_stores / 4), target, k->regs)
@@ -559,6 +557,13 @@ lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool s
 	                           "stored and %lld loaded, with %d registers per thread",
 	                        target, (long long)k->spill_stores, (long long)k->spill_loads,
 	                        k->regs);
+}
+
+void
+lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch,
+                  const char *tried)
+{
+	const char *what = lower_spill_what(c, k, target, scratch);
 	IrDiag *e = ir_diag_begin(
 	    c, IR_SEV_ERROR, k->loc, "kernel '@%s' %s%s", k->name, what,
 	    k->regalloc_budget > 0

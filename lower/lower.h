@@ -444,6 +444,9 @@ void lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *out);
  * done about it, as a note. */
 void lower_spill_error(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch,
                        const char *tried);
+/* Its words for the spill: "spills registers to local memory on target 'T': N bytes stored and
+ * N loaded, with N registers per thread" (or the VGPRs to scratch); context-owned. */
+const char *lower_spill_what(IrCtx *c, const LowerKernelInfo *k, const char *target, bool scratch);
 /* The kernel's arguments as a JSON array (context-owned): [{"name", "kind": "tensor" | "pointer"
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);

@@ -38,7 +38,6 @@
  * wg * N + pos mod N in allocations of 2N, `empty` counting one arrival), filled by replica wg
  * of a producer of two replicas of two warps (one warpgroup). The epilogue runs under
  * `tile < tiles`: an odd count's last pair has a second tile that runs and is not stored. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../regalloc/regalloc.h"
@@ -1531,14 +1530,9 @@ static const char *
 regs_fit(IrModule *m, IrOp *kernel, const TargetInfo *t, const WsOpts *o)
 {
 	IrCtx *c = m->ctx;
-	uint32_t n = ir_number_values(kernel);
-	int32_t *regs = malloc(sizeof(int32_t) * (n + 1));
-	for (uint32_t i = 0; i <= n; i++)
-		regs[i] = -1;
 	const char *why = NULL;
-	if (o->tile_regs ? o->tile_regs(c, kernel, t, regs) : ra_blocked_regs(c, kernel, t, regs)) {
-		RaPlan p;
-		ra_plan_build(&p, c, kernel, t, regs, RA_RESERVE);
+	RaPlan p;
+	if (ra_plan_sized(&p, c, kernel, t, o->tile_regs, RA_RESERVE)) {
 		for (int g = 0; g < p.ngroup && !why; g++) {
 			const RaGroup *r = &p.group[g];
 			int need = r->slots > r->peak ? r->slots : r->peak;
@@ -1552,7 +1546,6 @@ regs_fit(IrModule *m, IrOp *kernel, const TargetInfo *t, const WsOpts *o)
 		}
 		ra_plan_free(&p);
 	}
-	free(regs);
 	return why;
 }
 

@@ -81,20 +81,10 @@ kernel_target(IrCtx *c, IrOp *k, const TargetInfo *given)
 static bool
 plan_of(Run *run, IrOp *k, const TargetInfo *t, RaPlan *p)
 {
-	IrCtx *c = run->m->ctx;
-	uint32_t n = ir_number_values(k);
-	int32_t *regs = malloc(sizeof(int32_t) * (n + 1));
-	for (uint32_t i = 0; i <= n; i++)
-		regs[i] = -1;
-	bool sized =
-	    run->o->tile_regs ? run->o->tile_regs(c, k, t, regs) : ra_blocked_regs(c, k, t, regs);
-	if (sized) {
-		ra_plan_build(p, c, k, t, regs, (int)run->kreserve);
-		p->no_remat = !run->kremat;
-		p->sizes = run->o->tile_regs ? "lowering" : "blocked";
-	}
-	free(regs);
-	return sized;
+	if (!ra_plan_sized(p, run->m->ctx, k, t, run->o->tile_regs, (int)run->kreserve))
+		return false;
+	p->no_remat = !run->kremat;
+	return true;
 }
 
 static const char *

@@ -698,6 +698,23 @@ ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int3
 	peaks(p);
 }
 
+bool
+ra_plan_sized(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, RaTileRegsFn sizes,
+              int reserve)
+{
+	uint32_t n = ir_number_values(kernel);
+	int32_t *regs = malloc(sizeof(int32_t) * (n + 1));
+	for (uint32_t i = 0; i <= n; i++)
+		regs[i] = -1;
+	bool sized = sizes ? sizes(c, kernel, t, regs) : ra_blocked_regs(c, kernel, t, regs);
+	if (sized) {
+		ra_plan_build(p, c, kernel, t, regs, reserve);
+		p->sizes = sizes ? "lowering" : "blocked";
+	}
+	free(regs);
+	return sized;
+}
+
 void
 ra_plan_free(RaPlan *p)
 {

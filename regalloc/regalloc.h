@@ -185,6 +185,11 @@ bool ra_blocked_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs)
 void ra_plan_build(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, const int32_t *regs,
 		   int reserve);
 void ra_plan_free(RaPlan *p);
+/* ra_plan_build with the tiles sized by `sizes` (IrPassOpts.tile_regs), or by ra_blocked_regs
+ * when it is NULL (the kernel's values numbered here); false, p untouched, when a tile has no
+ * layout. */
+bool ra_plan_sized(RaPlan *p, IrCtx *c, IrOp *kernel, const TargetInfo *t, RaTileRegsFn sizes,
+                   int reserve);
 /* Chooses budgets for the roles without regs(n) of each ave.warp_specialize on a target with
  * setmaxnreg (multiples of 8 in [24, 256] that fit each role's allocation plus the reserve and the
  * pool rule; spare registers go to the roles holding tiles) and writes them into the roles
@@ -231,6 +236,8 @@ typedef struct RaSpill {
  * tile can wait (each is read at the peak, carried by a loop, or read by an asynchronous product:
  * `why`, if given, says so per tile). The plan is stale after a rewrite. */
 bool ra_spill(RaPlan *p, IrModule *m, int g, int margin, RaSpill *out, char *why, size_t nwhy);
+/* Whether op is a load ra_spill made of a tile loaded again where it is read (`%v.remat`). */
+bool ra_remat_load(const IrOp *op);
 
 /* The `regalloc` pass (passes/passes.def; pass.c): options verbose=0..2, reserve=N, spill=0|1. */
 bool pass_regalloc(IrModule *m, const IrPassOpts *o);

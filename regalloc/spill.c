@@ -112,9 +112,8 @@ point_of(const RaPlan *p, const IrOp *op)
 	return -1;
 }
 
-/* A tile regalloc loads again where it is read (named `%v.remat`, rewrite()). */
-static bool
-remat_load(const IrOp *op)
+bool
+ra_remat_load(const IrOp *op)
 {
 	return op->code == IR_OP_LOAD && op->res[0].name && strstr(op->res[0].name, ".remat");
 }
@@ -124,7 +123,7 @@ remat_load(const IrOp *op)
 static bool
 spill_op(IrCtx *c, IrOp *op)
 {
-	if (remat_load(op))
+	if (ra_remat_load(op))
 		return true;
 	if (op->code == IR_OP_SMEM_LOAD)
 		return ir_spill_buffer(c, ir_item_value(op, &op->item[0]));
@@ -308,28 +307,8 @@ buffer_item(IrModule *m, IrItem *it, IrValue *buf, IrValue *slot)
 	it->coord[0].len = -1;
 }
 
-/* The reload ld, inserted before `first` (an op of block b): every op from `first` on in b
- * reads it in place of v. */
-static void
-reloaded(IrValue *v, IrBlock *b, IrOp *first, IrOp *ld, RaSpill *out)
-{
-	if (!out->load || ld->loc.line < out->load->loc.line)
-		out->load = ld;
-	out->nload++;
-	/* Re-pointing a use unlinks it from v's list alone: the next one is kept first. */
-	for (IrUse *u = v->uses, *next; u; u = next) {
-		next = u->next;
-		IrOp *a = in_block(u->user, b);
-		bool after = false;
-		for (IrOp *q = first; a && q && !after; q = q->next)
-			after = q == a;
-		if (after)
-			ir_use_set(u, &ld->res[0]);
-	}
-}
-
 /* An ave.smem.load of the buffer before `first` (an op of block b), or with buf NULL the
- * ave.load that made v again (remat). */
+ * ave.load that made v again (remat): every op from `first` on in b reads it in place of v. */
 static void
 reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *slot,
        IrStr name, RaSpill *out)
@@ -352,7 +331,19 @@ reload(IrModule *m, IrValue *v, IrBlock *b, IrOp *first, IrValue *buf, IrValue *
 		ld->loc = first->loc;
 		ld->res[0].name = name;
 	}
-	reloaded(v, b, first, ld, out);
+	if (!out->load || ld->loc.line < out->load->loc.line)
+		out->load = ld;
+	out->nload++;
+	/* Re-pointing a use unlinks it from v's list alone: the next one is kept first. */
+	for (IrUse *u = v->uses, *next; u; u = next) {
+		next = u->next;
+		IrOp *a = in_block(u->user, b);
+		bool after = false;
+		for (IrOp *q = first; a && q && !after; q = q->next)
+			after = q == a;
+		if (after)
+			ir_use_set(u, &ld->res[0]);
+	}
 }
 
 /* The reloads (of the buffer, or with buf NULL loads again): in each other branch of an ave.if
@@ -392,8 +383,6 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 		f = strstr(base, ".remat");
 	if (f && f != base)
 		base = ir_ctx_printf(cx, "%.*s", (int)(f - base), base);
-	IrType *sty = ir_type_tile(cx, ty->rank, ty->dims, ty->elem, IR_SPACE_SMEM, NULL);
-	IrType *bty = g->replicas > 1 ? ir_type_ring(cx, g->replicas, sty) : sty;
 	out->v = v;
 	out->regs = t->regs;
 	out->group = t->group;
@@ -408,6 +397,8 @@ rewrite(RaPlan *p, IrModule *m, const Cand *c, RaSpill *out)
 			ir_op_erase(v->op); /* read only after the stretch: the load moved there */
 		return;
 	}
+	IrType *sty = ir_type_tile(cx, ty->rank, ty->dims, ty->elem, IR_SPACE_SMEM, NULL);
+	IrType *bty = g->replicas > 1 ? ir_type_ring(cx, g->replicas, sty) : sty;
 
 	/* The buffer, with the kernel's other allocations at its top. */
 	IrBuilder bl;

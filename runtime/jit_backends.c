@@ -130,8 +130,7 @@ static bool
 remat_load(IrOp *op, void *ud)
 {
 	bool *found = ud;
-	if (op->code == IR_OP_LOAD && op->res[0].name && strstr(op->res[0].name, ".remat"))
-		*found = true;
+	*found |= ra_remat_load(op);
 	return !*found;
 }
 
