@@ -17,11 +17,15 @@
  * @X at the same place; every later one waits for it there, adds its own partial and passes the
  * sum on; the chunk's owner stores the total into its own rows. Each tile's hop has a signal of
  * its own: the pass adds the chunk `@X.part(%c, %i, %j)` (chunk, tile row, tile column) and its
- * signal buffer `@X.sig`.
+ * signal buffer `@X.sig`. A hand-written schedule (chunk(...) and peer(...)) of a kernel that
+ * stores into @X is a reduce-scatter in its own wave order: the pass evaluates it at every rank
+ * and wave, and takes it when the rank's own chunk comes last, each wave gives each chunk to
+ * one rank, peer(r, w) names the rank the partial arrives from, and every partial goes the same
+ * number of ranks on (the hop, which the puts name instead of r + 1).
  *
  * What it needs, else a warning naming the reason and the kernel stays as written: a template
- * `all_gather.ring`, `all_gather.swizzle1d` or `reduce_scatter.ring` with backend "peer_store"
- * (or none); a chunk
+ * `all_gather.ring`, `all_gather.swizzle1d` or `reduce_scatter.ring`, or a hand-written schedule,
+ * with backend "peer_store" (or none); a chunk
  * `@c(%i) region(@X[%i * R : R, lo : len])` of a buffer of rank 2 with world x R rows (the
  * module's `world`, a constant in what the pass writes); reads of @X that are `ave.load`s
  * outside roles, each at rows `%p * T + o` with %p one `ave.program_id` dimension,
@@ -35,14 +39,21 @@
 
 #include "ring.h"
 
+/* The solver's limit per query for the pass's proof of what it wrote: longer than
+ * check-invariants' default, since a hand-written schedule that strides by more than one rank
+ * asks the solver for modular facts (3 w mod 8 takes each value once) that can take seconds. */
+enum { OV_PROOF_MS = 10000 };
+
 typedef struct Ov {
 	IrModule *m;
 	IrCtx *c;
 	IrOp *kernel, *sched, *chunk, *buf;
 	IrStr name;          /* the buffer */
 	bool swizzle;        /* all_gather.swizzle1d, else all_gather.ring */
-	bool hand;           /* a hand-written all-gather schedule: chunk(...) and peer(...) */
-	bool rs;             /* reduce_scatter.ring: the kernel writes the buffer */
+	bool hand;           /* a hand-written schedule: chunk(...) and peer(...) */
+	bool rs;             /* a reduce-scatter (reduce_scatter.ring, or a hand-written schedule
+	                      * of a kernel that stores into the buffer): the kernel writes it */
+	int64_t hop;         /* rs: each partial goes to rank (r + hop) mod W (the ring: 1) */
 	IrOp *store;         /* rs: the kernel's one ave.store into the buffer */
 	IrValue *colv;       /* rs: the program id picking the store's columns, or NULL */
 	int cdim;            /* rs: colv's dimension, or -1 */
@@ -291,29 +302,79 @@ scan(IrOp *op, void *ud)
 	return true;
 }
 
-/* A hand-written all-gather schedule, evaluated at every rank and wave of the world: each
- * rank's waves must visit every chunk once, its own first (the tiles of wave w are those of
- * the wave's chunk: a chunk visited twice would be computed twice and another never). */
+/* A hand-written reduce-scatter, its waves in tab[r * W + w] (every chunk once per rank, the
+ * rank's own last): the partial of rank r's wave w arrives from the rank that computed its
+ * chunk at wave w - 1, which peer(r, w) must name, and every partial goes the same distance
+ * round the ring (o->hop), the one the pass can write as `(r + hop) mod W`. That also gives
+ * each chunk one rank a wave: were two ranks on one chunk at wave w, another chunk would have
+ * none there, and the first rank to take it up after w would have no partial to wait for. */
+static bool
+hand_rs(Ov *o, const int64_t *tab, const int64_t *peer)
+{
+	IrCtx *c = o->c;
+	int64_t W = o->W;
+	o->hop = -1;
+	for (int64_t w = 0; w < W; w++)
+		for (int64_t r = 0; r < W; r++) {
+			int64_t ch = tab[r * W + w], from = -1, to = -1;
+			for (int64_t q = 0; q < W; q++) {
+				if (w > 0 && tab[q * W + w - 1] == ch)
+					from = q;
+				if (w + 1 < W && tab[q * W + w + 1] == ch)
+					to = q;
+			}
+			if (w > 0 && peer[r * W + w] != from)
+				return fail(o, o->sched, ir_ctx_printf(
+				    c, "the hand-written reduce-scatter's peer at rank %lld, wave %lld is "
+				    "%lld, but the partial sum of chunk %lld arrives from %s (which adds "
+				    "to it at wave %lld)", (long long)r, (long long)w,
+				    (long long)peer[r * W + w], (long long)ch,
+				    from < 0 ? "no rank" : ir_ctx_printf(c, "rank %lld", (long long)from),
+				    (long long)(w - 1)));
+			if (w + 1 == W)
+				continue;
+			int64_t hop = ((to - r) % W + W) % W;
+			if (o->hop >= 0 && hop != o->hop)
+				return fail(o, o->sched, ir_ctx_printf(
+				    c, "the hand-written reduce-scatter passes rank %lld's partial sum "
+				    "of wave %lld to rank %lld (%lld on), where others go %lld on "
+				    "(overlap passes every partial sum the same distance round the ring)",
+				    (long long)r, (long long)w, (long long)to, (long long)hop,
+				    (long long)o->hop));
+			o->hop = hop;
+		}
+	return true;
+}
+
+/* A hand-written schedule, evaluated at every rank and wave of the world: each rank's waves
+ * must visit every chunk once (the tiles of wave w are those of the wave's chunk: a chunk
+ * visited twice would be computed twice and another never), an all-gather's own chunk first
+ * (it is there from the start), a reduce-scatter's own chunk last (it ends with the sum). */
 static bool
 hand_waves(Ov *o)
 {
 	IrCtx *c = o->c;
-	if (o->W > 256)
+	int64_t W = o->W;
+	if (W > 256)
 		return fail(o, o->sched, "a hand-written schedule on more than 256 ranks");
 	char err[256];
 	int64_t seen[256];
-	for (int64_t r = 0; r < o->W; r++) {
-		for (int64_t w = 0; w < o->W; w++)
+	int64_t *tab = ir_arena_alloc(&o->m->arena, sizeof(int64_t) * (size_t)(2 * W * W));
+	int64_t *peer = tab + W * W;
+	for (int64_t r = 0; r < W; r++) {
+		for (int64_t w = 0; w < W; w++)
 			seen[w] = -1;
-		for (int64_t w = 0; w < o->W; w++) {
+		for (int64_t w = 0; w < W; w++) {
 			IrChunkStep st;
-			if (!ir_chunk_schedule_step(c, o->sched, o->W, r, w, &st, err, sizeof err))
+			if (!ir_chunk_schedule_step(c, o->sched, W, r, w, &st, err, sizeof err))
 				return fail(o, o->sched, ir_ctx_strdup(c, err));
 			const char *why = NULL;
-			if (st.chunk < 0 || st.chunk >= o->W)
+			if (st.chunk < 0 || st.chunk >= W)
 				why = "gives a chunk outside the world";
-			else if (w == 0 && st.chunk != r)
+			else if (!o->rs && w == 0 && st.chunk != r)
 				why = "does not start with the rank's own chunk";
+			else if (o->rs && w == W - 1 && st.chunk != r)
+				why = "does not end with the rank's own chunk";
 			else if (seen[st.chunk] >= 0)
 				why = ir_ctx_printf(c, "visits the chunk twice (wave %lld too)",
 				                    (long long)seen[st.chunk]);
@@ -321,12 +382,29 @@ hand_waves(Ov *o)
 				return fail(o, o->sched,
 				            ir_ctx_printf(c, "the hand-written schedule %s: rank %lld, wave "
 				                          "%lld, chunk %lld (overlap computes each chunk's "
-				                          "tiles in its wave, the rank's own at wave 0)",
+				                          "tiles in its wave, the rank's own at wave %s)",
 				                          why, (long long)r, (long long)w,
-				                          (long long)st.chunk));
+				                          (long long)st.chunk,
+				                          o->rs ? "W - 1 in a reduce-scatter" : "0"));
 			seen[st.chunk] = w;
+			tab[r * W + w] = st.chunk;
+			peer[r * W + w] = st.peer;
 		}
 	}
+	return !o->rs || hand_rs(o, tab, peer);
+}
+
+/* Whether an op of the kernel writes buffer `name` (names it in a group: into(...)). */
+static bool
+writes_buf(IrOp *op, void *ud)
+{
+	IrStr *name = ud;
+	for (int g = 0; g < op->ngroup; g++)
+		for (int i = 0; i < op->group[g].nitem; i++)
+			if (names_buf(&op->group[g].item[i], *name)) {
+				*name = NULL;
+				return false;
+			}
 	return true;
 }
 
@@ -346,10 +424,16 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 		return fail(o, o->sched, ir_ctx_printf(c, "template \"%s\": overlap rewrites "
 		                                      "all_gather.ring, all_gather.swizzle1d, "
 		                                      "reduce_scatter.ring and hand-written "
-		                                      "all-gathers", tn));
+		                                      "schedules", tn));
 	o->hand = !tn;
 	o->swizzle = tn && !strcmp(tn, "all_gather.swizzle1d");
 	o->rs = tn && !strcmp(tn, "reduce_scatter.ring");
+	o->hop = 1;
+	if (o->hand) {
+		IrStr name = opnd->s;
+		ir_walk_op(o->kernel, writes_buf, &name);
+		o->rs = !name; /* the kernel stores into the buffer: a reduce-scatter */
+	}
 	IrAttr *be = ir_op_attr(o->sched, c->kw.backend);
 	if (be && (be->kind != IR_ATTR_STR || strcmp(be->s, "peer_store")))
 		return fail(o, o->sched, "backend other than \"peer_store\"");
@@ -611,7 +695,7 @@ find_pids(IrOp *op, void *ud)
 	return true;
 }
 
-/* Expression e of the schedule with its parameters (%r, %w) replaced by r and w. */
+/* Expression e of the schedule with its parameters (%r, %w) replaced by r and w (w NULL: 0). */
 static IrExpr *
 sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
 {
@@ -622,7 +706,7 @@ sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
 		return ring_C(m, e->c);
 	case IR_EX_VAL: {
 		IrValue *v = ir_op_value(o->sched, e->opnd);
-		return ring_V(m, v == d->param[0] ? r : w);
+		return v == d->param[0] ? ring_V(m, r) : w ? ring_V(m, w) : ring_C(m, 0);
 	}
 	case IR_EX_NEG:
 		return ir_expr_neg(m, sched_expr(o, e->l, r, w));
@@ -856,7 +940,7 @@ part_item(Ov *o, IrItem *it, IrStr part, IrValue *ch, IrValue *ti)
 	it->coord[2] = (IrCoord){o->colv ? ring_V(m, o->colv) : ring_C(m, 0), -1};
 }
 
-/* The hop of tile (ch, ti): `ave.put %v into(@X[<the store's place>]) peer((r + 1) mod W)`,
+/* The hop of tile (ch, ti): `ave.put %v into(@X[<the store's place>]) peer((r + hop) mod W)`,
  * then its signal there. */
 static void
 rs_pass_on(Ov *o, IrBuilder *b, IrValue *v, IrValue *r, IrStr part, IrValue *ch, IrValue *ti)
@@ -869,11 +953,11 @@ rs_pass_on(Ov *o, IrBuilder *b, IrValue *v, IrValue *r, IrStr part, IrValue *ch,
 	ir_state_value(m, &s, v);
 	ring_copy_item(m, o->store, at, ir_group_add(m, ir_state_group(m, &s, c->kw.into),
 	                                            IR_IT_SYMBOL), NULL, NULL);
-	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, 1), o->W));
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, o->hop), o->W));
 	ir_b_insert(b, ir_op_build(m, &s));
 	ir_state_init(&s, IR_OP_CHUNK_SIGNAL, b->loc);
 	part_item(o, ir_state_item(m, &s, IR_IT_CALL), part, ch, ti);
-	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, 1), o->W));
+	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.peer), wrap(m, r, 1, ring_C(m, o->hop), o->W));
 	ir_b_insert(b, ir_op_build(m, &s));
 }
 
@@ -911,6 +995,15 @@ rs_ifs_end(IrBuilder *tb, RsIfs *x)
 	}
 }
 
+/* The chunk rank r computes at wave 0: r - 1 on the ring, chunk(r, 0) by hand. */
+static IrExpr *
+wave0(Ov *o, IrValue *r)
+{
+	if (o->hand)
+		return sched_expr(o, ir_op_group(o->sched, o->c->kw.chunk)->item[0].e, r, NULL);
+	return wrap(o->m, r, 1, ring_C(o->m, o->W - 1), o->W);
+}
+
 static void
 rewrite_rs(Ov *o)
 {
@@ -932,19 +1025,18 @@ rewrite_rs(Ov *o)
 	IrValue *ti = named(o, ir_b_index(&sb, ring_B(m, IR_EX_MOD, ring_V(m, pm), ring_C(m, P))),
 	                    "trow");
 	/* A tile past the world's chunks (or the buffer's columns) stores nothing; the first rank
-	 * to compute a tile (its chunk is wave 0's, r - 1) starts the sum, every later one waits
-	 * for it. */
+	 * to compute a tile (its chunk is wave 0's: r - 1 on the ring, chunk(r, 0) by hand) starts
+	 * the sum, every later one waits for it. */
+
 	IrValue *inworld = named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)),
 	                                      NULL), "inworld");
 	IrValue *incols = o->colv ? named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, o->colv),
 	                                                           ring_C(m, o->NC)), NULL), "incols")
 	                          : NULL;
-	IrValue *first = named(o, ring_pred(&sb, ring_B(m, IR_EX_EQ, ring_V(m, ch),
-	                                                wrap(m, r, 1, ring_C(m, W - 1), W)), NULL),
-	                       "first");
-	IrValue *later = named(o, ring_pred(&sb, ring_B(m, IR_EX_NE, ring_V(m, ch),
-	                                                wrap(m, r, 1, ring_C(m, W - 1), W)), NULL),
-	                       "later");
+	IrValue *first = named(o, ring_pred(&sb, ring_B(m, IR_EX_EQ, ring_V(m, ch), wave0(o, r)),
+	                                    NULL), "first");
+	IrValue *later = named(o, ring_pred(&sb, ring_B(m, IR_EX_NE, ring_V(m, ch), wave0(o, r)),
+	                                    NULL), "later");
 	IrValue *conds[3] = {inworld, incols, later};
 	/* The wait, alone under its conditions, before the tile's hop (the checker takes a wait
 	 * of an earlier op of the kernel body as covering what follows, as for all-gathers). */
@@ -990,11 +1082,11 @@ rewrite_rs(Ov *o)
 	ir_op_erase(st);
 	erase_pids(o);
 	ir_remark(c, o->kernel->loc,
-	          "overlap: kernel '@%s': reduce-scatter of '@%s' (ring) on %lld ranks, %lld tiles of "
+	          "overlap: kernel '@%s': reduce-scatter of '@%s' (%s) on %lld ranks, %lld tiles of "
 	          "%lld rows per chunk along program id %d, each tile's partial sum passed to rank "
-	          "r + 1 through '@%s'",
-	          o->kernel->item[0].s, o->name, (long long)W, (long long)P, (long long)o->T, o->dim,
-	          part);
+	          "r + %lld through '@%s'",
+	          o->kernel->item[0].s, o->name, o->hand ? "hand-written" : "ring", (long long)W,
+	          (long long)P, (long long)o->T, o->dim, (long long)o->hop, part);
 }
 
 static bool
@@ -1059,7 +1151,7 @@ pass_overlap(IrModule *m, const IrPassOpts *opts)
 	if (!changed)
 		return c->nerrors == 0;
 	int before = c->nerrors;
-	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
+	if (!pass_check_invariants_with(m, &(PassCkOpts){.timeout_ms = OV_PROOF_MS})) {
 		ir_error(c, (IrLoc){0}, "internal error: overlap built a kernel that check-invariants "
 		         "does not prove (%d errors above); please report it with the input",
 		         c->nerrors - before);
