@@ -20,8 +20,9 @@
  * signal buffer `@X.sig`. A hand-written schedule (chunk(...) and peer(...)) of a kernel that
  * stores into @X is a reduce-scatter in its own wave order: the pass evaluates it at every rank
  * and wave, and takes it when the rank's own chunk comes last, each wave gives each chunk to
- * one rank, peer(r, w) names the rank the partial arrives from, and every partial goes the same
- * number of ranks on (the hop, which the puts name instead of r + 1).
+ * one rank, peer(r, w) names the rank the partial arrives from, and every partial goes to the
+ * same neighbour (the hop, 1 or W - 1, which the puts name instead of r + 1): the ring one way
+ * or the other, which is what the pass writes.
  *
  * What it needs, else a warning naming the reason and the kernel stays as written: a template
  * `all_gather.ring`, `all_gather.swizzle1d` or `reduce_scatter.ring`, or a hand-written schedule,
@@ -38,11 +39,6 @@
 #include <string.h>
 
 #include "ring.h"
-
-/* The solver's limit per query for the pass's proof of what it wrote: longer than
- * check-invariants' default, since a hand-written schedule that strides by more than one rank
- * asks the solver for modular facts (3 w mod 8 takes each value once) that can take seconds. */
-enum { OV_PROOF_MS = 10000 };
 
 typedef struct Ov {
 	IrModule *m;
@@ -305,9 +301,10 @@ scan(IrOp *op, void *ud)
 /* A hand-written reduce-scatter, its waves in tab[r * W + w] (every chunk once per rank, the
  * rank's own last): the partial of rank r's wave w arrives from the rank that computed its
  * chunk at wave w - 1, which peer(r, w) must name, and every partial goes the same distance
- * round the ring (o->hop), the one the pass can write as `(r + hop) mod W`. That also gives
- * each chunk one rank a wave: were two ranks on one chunk at wave w, another chunk would have
- * none there, and the first rank to take it up after w would have no partial to wait for. */
+ * round the ring (o->hop), to a neighbour (1 or W - 1: longer strides are refused, their
+ * proofs take the solver seconds). That also gives each chunk one rank a wave: were two ranks
+ * on one chunk at wave w, another chunk would have none there, and the first rank to take it
+ * up after w would have no partial to wait for. */
 static bool
 hand_rs(Ov *o, const int64_t *tab, const int64_t *peer)
 {
@@ -333,6 +330,11 @@ hand_rs(Ov *o, const int64_t *tab, const int64_t *peer)
 				    (long long)(w - 1)));
 			if (w + 1 == W)
 				continue;
+			if (to < 0)
+				return fail(o, o->sched, ir_ctx_printf(
+				    c, "the hand-written reduce-scatter gives chunk %lld to no rank at wave "
+				    "%lld: rank %lld's partial sum of it at wave %lld goes nowhere",
+				    (long long)ch, (long long)(w + 1), (long long)r, (long long)w));
 			int64_t hop = ((to - r) % W + W) % W;
 			if (o->hop >= 0 && hop != o->hop)
 				return fail(o, o->sched, ir_ctx_printf(
@@ -343,6 +345,12 @@ hand_rs(Ov *o, const int64_t *tab, const int64_t *peer)
 				    (long long)o->hop));
 			o->hop = hop;
 		}
+	if (o->hop != 1 && o->hop != W - 1)
+		return fail(o, o->sched, ir_ctx_printf(
+		    c, "the hand-written reduce-scatter passes partial sums %lld ranks on (overlap "
+		    "passes them to a neighbour, 1 or W - 1 on: the proof of a longer stride asks "
+		    "the solver which waves give a chunk, seconds a query on 8 ranks)",
+		    (long long)o->hop));
 	return true;
 }
 
@@ -394,17 +402,32 @@ hand_waves(Ov *o)
 	return !o->rs || hand_rs(o, tab, peer);
 }
 
-/* Whether an op of the kernel writes buffer `name` (names it in a group: into(...)). */
+/* What a kernel does with the buffer before the pass: stores into it, reads it, already
+ * communicates (a chunk op: written by hand, or by this pass). */
+typedef struct Uses {
+	IrStr name;
+	bool store, read, comm;
+} Uses;
+
 static bool
-writes_buf(IrOp *op, void *ud)
+uses_buf(IrOp *op, void *ud)
 {
-	IrStr *name = ud;
+	Uses *u = ud;
+	switch (op->code) {
+	case IR_OP_CHUNK_WAIT:
+	case IR_OP_CHUNK_SIGNAL:
+	case IR_OP_PUT:
+	case IR_OP_GET:
+		u->comm = true;
+		return true;
+	default:
+		break;
+	}
+	for (int i = 0; i < op->nitem; i++)
+		u->read |= names_buf(&op->item[i], u->name);
 	for (int g = 0; g < op->ngroup; g++)
 		for (int i = 0; i < op->group[g].nitem; i++)
-			if (names_buf(&op->group[g].item[i], *name)) {
-				*name = NULL;
-				return false;
-			}
+			u->store |= op->code == IR_OP_STORE && names_buf(&op->group[g].item[i], u->name);
 	return true;
 }
 
@@ -429,10 +452,10 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 	o->swizzle = tn && !strcmp(tn, "all_gather.swizzle1d");
 	o->rs = tn && !strcmp(tn, "reduce_scatter.ring");
 	o->hop = 1;
+	Uses u = {opnd->s, false, false, false};
 	if (o->hand) {
-		IrStr name = opnd->s;
-		ir_walk_op(o->kernel, writes_buf, &name);
-		o->rs = !name; /* the kernel stores into the buffer: a reduce-scatter */
+		ir_walk_op(o->kernel, uses_buf, &u);
+		o->rs = u.store && !u.read; /* it only stores into the buffer: a reduce-scatter */
 	}
 	IrAttr *be = ir_op_attr(o->sched, c->kw.backend);
 	if (be && (be->kind != IR_ATTR_STR || strcmp(be->s, "peer_store")))
@@ -473,7 +496,8 @@ plan(Ov *o, IrAttr *ov, IrAttr *opnd)
 		                         "reduce-scatter sums whole rows)");
 	if (o->rs && o->W < 2)
 		return fail(o, o->kernel, "a world of one rank has nothing to reduce");
-	return !o->hand || hand_waves(o);
+	/* A kernel that communicates already is left alone (scan), its schedule unread. */
+	return !o->hand || u.comm || hand_waves(o);
 }
 
 /* ---- building ---- */
@@ -695,7 +719,7 @@ find_pids(IrOp *op, void *ud)
 	return true;
 }
 
-/* Expression e of the schedule with its parameters (%r, %w) replaced by r and w (w NULL: 0). */
+/* Expression e of the schedule with its parameters (%r, %w) replaced by r and w. */
 static IrExpr *
 sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
 {
@@ -706,7 +730,7 @@ sched_expr(Ov *o, const IrExpr *e, IrValue *r, IrValue *w)
 		return ring_C(m, e->c);
 	case IR_EX_VAL: {
 		IrValue *v = ir_op_value(o->sched, e->opnd);
-		return v == d->param[0] ? ring_V(m, r) : w ? ring_V(m, w) : ring_C(m, 0);
+		return ring_V(m, v == d->param[0] ? r : w);
 	}
 	case IR_EX_NEG:
 		return ir_expr_neg(m, sched_expr(o, e->l, r, w));
@@ -737,12 +761,16 @@ wave_order(Ov *o, IrBuilder *b, IrValue **rank, IrValue **pidp)
 	IrValue *wave = named(o, ir_b_index(b, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pid),
 	                                              ring_C(m, P))), "wave");
 	/* ring: r - w; swizzle1d: r + w; reduce_scatter.ring: r - w - 1 (own chunk last); a
-	 * hand-written schedule: its chunk(...) at (r, w). */
+	 * hand-written all-gather: its chunk(...) at (r, w); a hand-written reduce-scatter, which
+	 * hand_rs found equal at every rank and wave to the ring one way or the other: r - w - 1
+	 * (partials to r + 1) or r + w + 1 (to r - 1), the forms the proof settles at once. */
 	IrExpr *step = ring_V(m, wave);
 	if (o->rs)
 		step = ring_B(m, IR_EX_ADD, step, ring_C(m, 1));
-	IrExpr *we = o->hand ? sched_expr(o, ir_op_group(o->sched, c->kw.chunk)->item[0].e, r, wave)
-	                     : wrap(m, r, o->swizzle ? 1 : -1, step, W);
+	bool up = o->swizzle || (o->rs && o->hop == W - 1 && W > 2);
+	IrExpr *we = o->hand && !o->rs
+	                 ? sched_expr(o, ir_op_group(o->sched, c->kw.chunk)->item[0].e, r, wave)
+	                 : wrap(m, r, up ? 1 : -1, step, W);
 	IrValue *wc = named(o, ir_b_index(b, we), "wchunk");
 	IrValue *whole = named(o, ring_pred(b, ring_B(m, IR_EX_EQ, ring_V(m, np), ring_C(m, W * P)),
 	                                    NULL), "whole");
@@ -995,13 +1023,11 @@ rs_ifs_end(IrBuilder *tb, RsIfs *x)
 	}
 }
 
-/* The chunk rank r computes at wave 0: r - 1 on the ring, chunk(r, 0) by hand. */
+/* The chunk rank r computes at wave 0, r - hop: r - 1 on the ring, r + 1 the other way. */
 static IrExpr *
 wave0(Ov *o, IrValue *r)
 {
-	if (o->hand)
-		return sched_expr(o, ir_op_group(o->sched, o->c->kw.chunk)->item[0].e, r, NULL);
-	return wrap(o->m, r, 1, ring_C(o->m, o->W - 1), o->W);
+	return wrap(o->m, r, 1, ring_C(o->m, o->hop == 1 ? o->W - 1 : 1), o->W);
 }
 
 static void
@@ -1151,7 +1177,7 @@ pass_overlap(IrModule *m, const IrPassOpts *opts)
 	if (!changed)
 		return c->nerrors == 0;
 	int before = c->nerrors;
-	if (!pass_check_invariants_with(m, &(PassCkOpts){.timeout_ms = OV_PROOF_MS})) {
+	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
 		ir_error(c, (IrLoc){0}, "internal error: overlap built a kernel that check-invariants "
 		         "does not prove (%d errors above); please report it with the input",
 		         c->nerrors - before);

@@ -3,7 +3,9 @@ random world (2 to 8), tile rows T (16 or 32), tiles per chunk P (1 to 3), contr
 32), columns N (16 to 48) stored either by a second program id in tiles of TN (16 or 32) at an
 offset inside the tile, or at a constant column by a 1-D grid, the grid exactly world x P (wave
 order) or one CTA more along the rows (program ids kept), the column grid exact or one over, 1
-or 2 launches, a noisy initial buffer. Each kernel must prove (the pass checks it) and, over 3
+or 2 launches, a noisy initial buffer, and the schedule: the template or (2 in 5) a hand-written
+rotation chunk((r + s w + s) mod W) peer((r + s) mod W), s = 1 or W - 1 (partials go to r - s).
+Each kernel must prove (the pass checks it) and, over 3
 seeded schedules, every rank r must end with the sum over the ranks of A_s B_s^T in its chunk
 r. One line per case.
 
@@ -20,7 +22,7 @@ KERNEL = """ave.module @m {{world = {W}}} {{
   ave.symm.alloc @X : !ave.tensor<{rows}x{N}xf32, symm>
   ave.symm.alloc @sig : !ave.tensor<{W}xi64, symm>
   ave.chunk @Xc(%c: index) region(@X[%c * {R} : {R}, 0 : {N}]) signal(@sig[%c])
-  ave.chunk_schedule @s(%r: index, %w: index) for(@Xc) template("reduce_scatter.ring")
+  ave.chunk_schedule @s(%r: index, %w: index) for(@Xc) {sched}
   ave.kernel @k(%A: !ave.tensor<{rows}x{K}xf32, global>, %B: !ave.tensor<{N}x{K}xf32, global>)
       {{threads = 128, overlap = @s, overlap_operand = @X}} {{
     %pm = ave.program_id dim(0) : index
@@ -64,7 +66,12 @@ def case(work, name, r):
         col = "%d" % off
         grid = "%d" % grid0
         cols = [(off, off + bw)]
-    text = KERNEL.format(W=W, rows=rows, N=N, R=R, K=K, T=T, bw=bw, nk=K // 16, col=col,
+    sched, sdesc = 'template("reduce_scatter.ring")', "ring"
+    if r.random() < 0.4:
+        st = r.choice([1, W - 1])  # the ring either way (overlap takes neighbours only)
+        sched = "chunk((%%r + %d * %%w + %d) mod %d) peer((%%r + %d) mod %d)" % (st, st, W, st, W)
+        sdesc = "stride %d" % st
+    text = KERNEL.format(W=W, rows=rows, N=N, R=R, K=K, T=T, bw=bw, nk=K // 16, col=col, sched=sched,
                          pn="    %pn = ave.program_id dim(1) : index\n" if two_d else "")
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
@@ -80,8 +87,8 @@ def case(work, name, r):
         np.save(os.path.join(d, "b%d.npy" % q), b)
         np.save(os.path.join(d, "x%d.npy" % q), rng.standard_normal((rows, N)).astype(np.float32))
         ref += a.astype(np.float64) @ b.astype(np.float64).T
-    desc = "W=%d T=%d P=%d K=%d N=%d col=%s grid=%s launches=%d" % (W, T, P, K, N, col, grid,
-                                                                    launches)
+    desc = "W=%d T=%d P=%d K=%d N=%d col=%s grid=%s launches=%d %s" % (W, T, P, K, N, col, grid,
+                                                                       launches, sdesc)
     rc, out = run(["ave", "run", src, "--world=%d" % W, "--grid=" + grid,
                    "--arg", "A=" + os.path.join(d, "a{r}.npy"),
                    "--arg", "B=" + os.path.join(d, "b{r}.npy"),
