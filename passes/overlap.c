@@ -260,20 +260,22 @@ scan_store(Ov *o, IrOp *op, const IrItem *it)
 	o->NC = v ? (bt->dims[1] + coef - 1) / coef : 1;
 }
 
+/* A chunk op: a kernel holding one communicates already. */
+static bool
+communicates(const IrOp *op)
+{
+	return op->code == IR_OP_CHUNK_WAIT || op->code == IR_OP_CHUNK_SIGNAL ||
+	       op->code == IR_OP_PUT || op->code == IR_OP_GET;
+}
+
 static bool
 scan(IrOp *op, void *ud)
 {
 	Scan *s = ud;
 	Ov *o = s->o;
-	switch (op->code) {
-	case IR_OP_CHUNK_WAIT:
-	case IR_OP_CHUNK_SIGNAL:
-	case IR_OP_PUT:
-	case IR_OP_GET:
+	if (communicates(op)) {
 		s->chunk_ops = true;
 		return true;
-	default:
-		break;
 	}
 	for (int i = 0; i < op->nitem; i++)
 		if (names_buf(&op->item[i], o->name)) {
@@ -413,15 +415,9 @@ static bool
 uses_buf(IrOp *op, void *ud)
 {
 	Uses *u = ud;
-	switch (op->code) {
-	case IR_OP_CHUNK_WAIT:
-	case IR_OP_CHUNK_SIGNAL:
-	case IR_OP_PUT:
-	case IR_OP_GET:
+	if (communicates(op)) {
 		u->comm = true;
 		return true;
-	default:
-		break;
 	}
 	for (int i = 0; i < op->nitem; i++)
 		u->read |= names_buf(&op->item[i], u->name);
