@@ -53,6 +53,8 @@ bool amdgpu_buffer_store(Lower *L, LLVMValueRef rsrc, LLVMValueRef off, LLVMValu
 
 /* sync.c: s_barrier, emulated group barriers, fences, transaction barriers, roles */
 bool amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
+/* llvm.amdgcn.wave.barrier: the lanes of the wave converge (every lane executes it). */
+void amdgpu_wave_sync(Lower *L);
 bool amdgpu_fence(Lower *L, IrOp *at, LowerFence kind);
 LLVMValueRef amdgpu_comm_load_acquire(Lower *L, LLVMValueRef ptr);
 void amdgpu_comm_nap(Lower *L);

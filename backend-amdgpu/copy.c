@@ -75,6 +75,7 @@ chunks(Lower *L, const LowerCopy *cp, int ce, int nwaves, LLVMValueRef rsrc)
 	LLVMValueRef some = LLVMBuildICmp(b, LLVMIntNE, bytes, lower_i32(L, 0), "");
 	LLVMValueRef go = LLVMBuildAnd(b, lane0, some, "");
 	amdgpu_fence(L, cp->op, LOWER_FENCE_ASYNC_SHARED);
+	amdgpu_wave_sync(L); /* lane 0 completes the bytes of the whole wave */
 	LLVMBasicBlockRef m = lower_if_begin(L, go, "copy.tx");
 	amdgpu_mbar_complete_tx(L, cp->op, cp->bar, bytes);
 	lower_if_end(L, m);

@@ -140,6 +140,12 @@ group_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nwaves)
 	return true;
 }
 
+void
+amdgpu_wave_sync(Lower *L)
+{
+	lower_call(L, "llvm.amdgcn.wave.barrier", L->voidt, NULL, 0);
+}
+
 /* The workgroup: s_barrier between fences; one wave: a fence; a multi-wave role replica: the
  * emulated barrier of its id. */
 bool
@@ -154,9 +160,11 @@ amdgpu_barrier(Lower *L, IrOp *at, LLVMValueRef id, int nthreads)
 		s->s_barrier = true;
 		return true;
 	}
-	/* One wave executes in lockstep and its LDS accesses complete in order: a fence. */
+	/* One wave executes in lockstep and its LDS accesses complete in order: a fence, and the
+	 * wave barrier that says so. */
 	if (nthreads <= AMDGPU_WAVE) {
 		wg_fence(L, AMD_FENCE_WG_ACQ_REL);
+		amdgpu_wave_sync(L);
 		return true;
 	}
 	return group_barrier(L, at, id, nthreads / AMDGPU_WAVE);

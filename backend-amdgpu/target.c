@@ -459,6 +459,7 @@ static const char *const emits[] = {"asm", "hsaco", NULL};
 		.num_blocks = num_blocks,                                                               \
 		.uniform = uniform,                                                                     \
 		.barrier = amdgpu_barrier,                                                              \
+		.warp_sync = amdgpu_wave_sync,                                                          \
 		.fence = amdgpu_fence,                                                                  \
 		.shfl_xor = shfl_xor,                                                                   \
 		.load_global = load_global,                                                             \

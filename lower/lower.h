@@ -285,6 +285,11 @@ struct LowerTarget {
 	 * without an async proxy makes LOWER_FENCE_ASYNC_SHARED a no-op). */
 	bool (*barrier)(Lower *L, IrOp *at, LLVMValueRef id, int nthreads);
 	bool (*fence)(Lower *L, IrOp *at, LowerFence kind);
+	/* The lanes of one warp converge before an elected lane publishes what they did (an
+	 * arrival after the warp's shared-memory accesses), every lane executing it. AMDGPU: the
+	 * wave barrier (a wave runs in lockstep, which this tells LLVM and the simulator, whose
+	 * lanes run one at a time); NULL where the target adds nothing. */
+	void (*warp_sync)(Lower *L);
 	/* The i32 value of lane (lane ^ mask) of the same warp (0 < mask < warp); every lane of the
 	 * warp executes it (NVIDIA shfl.sync.bfly; AMDGPU ds_swizzle/DPP or ds_bpermute). */
 	LLVMValueRef (*shfl_xor)(Lower *L, LLVMValueRef v32, int mask);

@@ -90,6 +90,9 @@ typedef struct SimThread {
 	char where[160];     /* what it waits for, in words (hang reports) */
 	void *fiber;         /* the fiber's context and stack */
 	void *model;         /* the target model's per-thread state */
+	uint64_t seen;       /* the progress count when its latest model call began: what its
+	                        memory accesses since the call before could have seen */
+	const struct SimCall *call, *prev; /* its latest model call, and the one before */
 } SimThread;
 
 enum { SIM_RUN, SIM_WAIT, SIM_DONE };
@@ -116,6 +119,8 @@ void sim_wait(SimThread *t, bool (*ready)(SimThread *t), const void *on, uint64_
 /* Blocks the calling thread until another one makes progress (a model call or an exit): what a
  * polling loop waits for, so that polling that can never end is a hang. */
 void sim_wait_progress(SimThread *t, const char *where);
+/* ... until the progress count differs from `since` (a SimThread.seen). */
+void sim_wait_progress_since(SimThread *t, uint64_t since, const char *where);
 /* Lets the scheduler run another thread (a point where interleavings may differ). */
 void sim_yield(SimThread *t);
 /* Stops the launch with an error (the message names the thread). Does not return. */

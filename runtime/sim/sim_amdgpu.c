@@ -22,6 +22,13 @@ typedef struct Rsrc {
 
 typedef struct AmdCta {
 	SimLanes waves[MAX_WAVES];
+	/* Per wave: what the lane that v_readfirstlane read from last had seen (SimThread.seen
+	 * when it called it, right after its poll's load). A polling loop decides on that value, so
+	 * its s_sleep waits for progress since then, for every lane alike: the lanes run one at a
+	 * time here, but a wave's s_sleep is one instruction, and a lane that waited for progress
+	 * since its own turn came would wait for what its wave already saw, the other lanes for it
+	 * at the next readfirstlane (a hang no GPU has). */
+	uint64_t polled[MAX_WAVES];
 	SimGroup barrier;
 	Rsrc *rs;
 	int nrs, caprs;
@@ -60,13 +67,21 @@ f_barrier(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	                 "s_barrier");
 }
 
+static void f_readfirstlane(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res);
+
 static void
 f_sleep(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 {
 	(void)k;
 	(void)args;
 	(void)res;
-	sim_wait_progress(t, "s_sleep (polling memory)");
+	if (t->warp >= MAX_WAVES)
+		sim_fail(t, "more than %d waves", MAX_WAVES);
+	/* A poll made wave-uniform by readfirstlane just before: what the lane it read saw; else
+	 * (a lane's own poll) what this lane saw. */
+	bool uniform = t->prev && t->prev->fn == f_readfirstlane;
+	sim_wait_progress_since(t, uniform ? amd(t->cta)->polled[t->warp] : t->seen,
+	                        "s_sleep (polling memory)");
 }
 
 static SimLanes *
@@ -85,6 +100,7 @@ do_readfirstlane(SimCta *c, SimLanes *w)
 		first++;
 	for (int l = 0; l < c->warp_size; l++)
 		w->out[l][0] = w->in[first][0];
+	amd(c)->polled[w - amd(c)->waves] = w->in[first][1];
 }
 
 static void
@@ -92,8 +108,25 @@ f_readfirstlane(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *re
 {
 	SimLanes *w = wave_of(t);
 	w->in[t->lane][0] = sim_arg_u64(k, args, 0);
+	w->in[t->lane][1] = t->seen;
 	sim_lanes_run(t, w, k, do_readfirstlane, "v_readfirstlane");
 	sim_res_u64(k, res, 0, w->out[t->lane][0]);
+}
+
+/* wave.barrier: the lanes of the wave meet (they run one at a time here, in lockstep on a GPU). */
+static void
+do_nothing(SimCta *c, SimLanes *w)
+{
+	(void)c;
+	(void)w;
+}
+
+static void
+f_wave_barrier(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
+{
+	(void)args;
+	(void)res;
+	sim_lanes_run(t, wave_of(t), k, do_nothing, "wave barrier");
 }
 
 /* ds_bpermute: lane l reads `data` of lane (addr / 4) mod 64; an inactive source gives 0. */
@@ -272,6 +305,7 @@ static const SimIntrinsic intrinsics[] = {
     {"amdgcn.implicitarg.ptr", f_implicitarg},
     {"amdgcn.s.barrier", f_barrier},
     {"amdgcn.s.sleep", f_sleep},
+    {"amdgcn.wave.barrier", f_wave_barrier},
     {"amdgcn.readfirstlane", f_readfirstlane},
     {"amdgcn.ds.bpermute", f_bpermute},
     {"amdgcn.mfma.", f_mfma},
@@ -294,7 +328,8 @@ amd_bind(SimCall *k, char *err, size_t errlen)
 	if (!sim_bind_intrinsic(k, intrinsics, sizeof intrinsics / sizeof intrinsics[0], err,
 	                        errlen))
 		return false;
-	k->idle = k->fn == f_sleep;
+	/* Naps and the lanes' exchanges change no memory: no progress a poll could see. */
+	k->idle = k->fn == f_sleep || k->fn == f_readfirstlane || k->fn == f_wave_barrier;
 	return true;
 }
 

@@ -190,10 +190,17 @@ progressed(SimThread *t)
 }
 
 void
+sim_wait_progress_since(SimThread *t, uint64_t since, const char *where)
+{
+	sim_wait(t, progressed, NULL, since, where);
+}
+
+void
 sim_wait_progress(SimThread *t, const char *where)
 {
-	sim_wait(t, progressed, NULL, t->cta->run->progress, where);
+	sim_wait_progress_since(t, t->cta->run->progress, where);
 }
+
 
 void
 sim_yield(SimThread *t)
@@ -273,6 +280,9 @@ sim_dispatch(int id, const uint8_t *args, uint8_t *res)
 	SimThread *t = r->cur;
 	const SimCall *k = r->p->calls[id];
 	r->steps++;
+	t->seen = r->progress;
+	t->prev = t->call;
+	t->call = k;
 	if (!k->idle) {
 		t->cta->progress++;
 		r->progress++;
