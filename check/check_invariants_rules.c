@@ -4222,6 +4222,37 @@ fenced(Ck *k, Order *o, CkSite *w, CkSite *x)
 	return false;
 }
 
+/* Every shared-memory buffer read is written somewhere in the kernel (an ave.smem.store or an
+ * ave.copy.async into it, in any role): a read of one nothing writes sees what the memory held
+ * before the launch, whatever the order of the rest. */
+static void
+check_written(Ck *k)
+{
+	for (int i = 0; i < k->sites.len; i++) {
+		CkSite *r = site_at(k, i);
+		if (r->kind != CK_READ || !r->mem)
+			continue;
+		bool written = false;
+		for (int j = 0; j < k->sites.len && !written; j++) {
+			CkSite *w = site_at(k, j);
+			written = (w->kind == CK_STORE || w->kind == CK_COPY) && w->mem == r->mem;
+		}
+		if (written || !pass_ck_error_once(k, r->op))
+			continue;
+		IrOp *def = r->mem->kind == IR_VAL_RESULT ? r->mem->op : NULL;
+		IrDiag *d = ir_diag_begin(
+		    k->c, IR_SEV_ERROR, r->op->loc,
+		    "this '%s' reads shared memory '%%%s' that no op of the kernel writes (no "
+		    "'ave.smem.store' or 'ave.copy.async' into it): it reads what the memory held "
+		    "before the launch",
+		    ir_op_name(r->op->code), r->mem->name ? r->mem->name : "<unnamed>");
+		if (def)
+			ir_diag_note(k->c, d, def->loc, "'%%%s' is allocated here",
+			             r->mem->name ? r->mem->name : "<unnamed>");
+		ir_diag_emit(k->c, d);
+	}
+}
+
 static void
 check_fences(Ck *k)
 {
@@ -4340,7 +4371,7 @@ pass_ck_check_kernel(Ck *k)
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
 	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_put_published,
 	    check_signal_slots,
-	    check_copy_regions,
+	    check_copy_regions, check_written,
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);
