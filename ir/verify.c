@@ -128,7 +128,16 @@ ir_verify_op_shape(IrCtx *c, IrOp *op)
 			if (info->group[i].kw == gr->kw)
 				pat = &info->group[i];
 		if (!pat) {
-			ir_error(c, gr->loc, "unknown group '%s' on '%s'", gr->kw, name);
+			const char *cand[16];
+			int n = 0;
+			for (int i = 0; i < info->ngroup && n < 16; i++)
+				cand[n++] = info->group[i].kw;
+			const char *near = ir_closest(gr->kw, strlen(gr->kw), cand, n);
+			if (near)
+				ir_error(c, gr->loc, "unknown group '%s' on '%s'; did you mean '%s'?",
+				         gr->kw, name, near);
+			else
+				ir_error(c, gr->loc, "unknown group '%s' on '%s'", gr->kw, name);
 			return false;
 		}
 		for (int h = 0; h < g; h++)
