@@ -84,6 +84,12 @@ solve_min_with(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow,
 	for (int i = 0; i < no; i++)
 		g = pass_ck_and2(S, g, Z3_mk_eq(S->z, obj[i], obj[i]));
 	Z3_model m = NULL;
+	/* First with the products and quotients of unknowns exact (values that can happen), then
+	 * as the query had them (the solver's partial arithmetic, which may show values that
+	 * cannot). */
+	Z3_ast ex = pass_ck_exact_facts(S, g);
+	if (ex && pass_ck_minimize(S, pass_ck_and2(S, g, ex), no, obj, &m) == CK_SAT)
+		return m;
 	if (pass_ck_minimize(S, g, no, obj, &m) == CK_SAT)
 		return m;
 	/* Not minimized within the limits: any model of it. */
