@@ -214,6 +214,21 @@ load_2d(IrOp *op)
 	return op->code == IR_OP_LOAD && it->ncoord == 2 && it->coord[0].len < 0;
 }
 
+typedef struct Nested {
+	const Epi *e;
+	const IrOp *f, *top;
+	bool uses;
+} Nested;
+
+static bool
+nested_use(IrOp *op, void *ud)
+{
+	Nested *n = ud;
+	for (int i = 0; op != n->top && i < op->nopnd; i++)
+		n->uses |= in_epi(n->e, ir_op_value(op, i), n->f);
+	return !n->uses;
+}
+
 /* The ops after loop f that move into the consumers: those that use its results, and the tiles
  * they combine them with (a residual loaded after the loop, a bias row broadcast along dim 0),
  * each consumer on its rows. Why not, or NULL. */
@@ -230,6 +245,14 @@ epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
 		for (int i = 0; i < op->nres; i++)
 			tile |= op->res[i].type->kind == IR_TY_TILE;
 		if (!dep && !tile) {
+			Nested n = {e, f, op, false};
+			if (op->nreg)
+				ir_walk_op(op, nested_use, &n);
+			if (n.uses)
+				return ir_ctx_printf(c, "'%s' after the loop uses its result inside its "
+						     "region (the pass moves the ops of the kernel body "
+						     "that use it, not ops nested in others)",
+						     ir_opinfo(c, op->code)->name);
 			if (!ir_op_has_trait(c, op, IR_TRAIT_PURE))
 				return ir_ctx_printf(c, "'%s' after the loop has effects and does not "
 						     "use its result", ir_opinfo(c, op->code)->name);
