@@ -791,8 +791,8 @@ trip_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w, Z3_ast i, Z3_ast n)
 		    rho >= g->period)
 			continue;
 		ir_diag_note(k->c, d, g->loop->loc,
-		             "%s arrives on '%%%s' for that phase in iteration %lld of this loop, "
-		             "which runs %lld iteration%s here",
+		             "%s would arrive on '%%%s' for that phase in iteration %lld of this "
+		             "loop, but the loop runs %lld iteration%s here (it never gets there)",
 		             g->role->name, pass_ck_vname(ws->bar), (long long)uv, (long long)ng,
 		             ng == 1 ? "" : "s");
 		if (known_w && ws->loop && nw != ng)
@@ -4299,7 +4299,7 @@ check_fences(Ck *k)
 				cex_inst(k, cx, m, &wi, false);
 				cex_globals(k, cx, m, meet);
 				cx->role = x->role->name;
-				cx->slot = ir_ctx_printf(k->c, "%lld", (long long)ev(k, m, show[0]));
+				cx->slot = slot_str(k, m, x->mem, show[0]);
 			}
 			ir_diag_note(k->c, d, w->op->loc,
 			             "put 'ave.fence async_shared' after this store, in %s, before the "
