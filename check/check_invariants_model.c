@@ -29,8 +29,15 @@ pass_ck_error_once(Ck *k, IrOp *op)
 static bool
 beyond(Ck *k, IrOp *op, const char *what)
 {
-	if (pass_ck_error_once(k, op))
-		ir_error(k->c, op->loc, "cannot check this kernel's invariants: %s", what);
+	if (pass_ck_error_once(k, op)) {
+		IrDiag *d = ir_diag_begin(k->c, IR_SEV_ERROR, op->loc,
+		                          "cannot check this kernel's invariants: %s", what);
+		ir_diag_note(k->c, d, op->loc,
+		             "the shapes the checker analyzes are in docs/invariants.md (\"What the "
+		             "checker analyzes\"); 'ave compile --no-check' compiles the kernel "
+		             "without the proof");
+		ir_diag_emit(k->c, d);
+	}
 	k->broken = true;
 	return false;
 }
