@@ -31,6 +31,9 @@ typedef struct JitRequest {
 
 /* The lowering target (backend) of t in this build, or NULL; the names, for messages. */
 const LowerTarget *jit_lower_target(const TargetInfo *t);
+/* regalloc's tile sizes (IrPassOpts.tile_regs): the layouts the target's lowering assigns, else
+ * (no backend for t) the blocked layouts. */
+bool jit_tile_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs);
 const char *jit_target_names(void);
 /* Runs `passes` (a pipeline in ave-opt's syntax; the word `default` stands for the default
  * pipeline, without check-invariants when !check) instead of the default pipeline. */

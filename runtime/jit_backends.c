@@ -56,10 +56,8 @@ jit_target_names(void)
 	return target_names_buf;
 }
 
-/* regalloc's tile sizes: the layouts the target's lowering assigns (IrPassOpts.tile_regs), else
- * (no backend for t) the blocked layouts. */
-static bool
-tile_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs)
+bool
+jit_tile_regs(IrCtx *c, IrOp *kernel, const TargetInfo *t, int32_t *regs)
 {
 	const LowerTarget *lt = jit_lower_target(t);
 	return lt ? lower_tile_regs(c, kernel, lt, regs) : ra_blocked_regs(c, kernel, t, regs);
@@ -81,7 +79,7 @@ run_pipeline(IrModule *m, const TargetInfo *target, const char *pl, const IrPass
 		po.ra_no_remat = hooks->ra_no_remat;
 		po.ra_applied = hooks->ra_applied;
 	}
-	po.tile_regs = tile_regs;
+	po.tile_regs = jit_tile_regs;
 	return ir_run_pipeline(m, pass_registry, pass_registry_count, pl, &po);
 }
 
