@@ -48,30 +48,51 @@ static const char usage_text[] =
 	"  --max-hops=N             barrier hops in a happens-before chain (default 3)\n"
 	"  -h, --help               this help\n";
 
-/* Whether a kernel of blk names its target. */
 static bool
-targeted(IrCtx *c, IrBlock *blk)
+has_roles(IrOp *op, void *ud)
 {
-	for (IrOp *op = blk->first; op; op = op->next)
-		if ((op->code == IR_OP_MODULE && targeted(c, op->reg[0].block)) ||
-		    (op->code == IR_OP_KERNEL && ir_op_attr(op, c->kw.target)))
-			return true;
-	return false;
+	bool *found = ud;
+	*found |= op->code == IR_OP_WARP_SPECIALIZE;
+	return !*found;
 }
 
-/* SPEC 5.8's "register budgets add up", for the kernels that name their target: the register
- * plan the compile makes (regalloc, on a copy of the module: its spills and chosen budgets are
- * the compile's business), so that a role whose tiles cannot fit its regs(n) is reported here
- * too. The verifier has checked the pool rule. */
+/* Keeps in blk (a copy of the module) the kernels whose register plan `ave check` makes: those
+ * that name their target and hold roles (written by hand: the compile's passes leave them as
+ * they are). Others go: the passes may still move their tiles (pipeline, warp-specialize), so
+ * their plan is the compile's to make. Returns how many stay. */
+static int
+keep_planned(IrCtx *c, IrBlock *blk)
+{
+	int n = 0;
+	for (IrOp *op = blk->first, *next; op; op = next) {
+		next = op->next;
+		if (op->code == IR_OP_MODULE) {
+			n += keep_planned(c, op->reg[0].block);
+			continue;
+		}
+		if (op->code != IR_OP_KERNEL)
+			continue;
+		bool roles = false;
+		ir_walk_op(op, has_roles, &roles);
+		if (roles && ir_op_attr(op, c->kw.target))
+			n++;
+		else
+			ir_op_erase(op);
+	}
+	return n;
+}
+
+/* SPEC 5.8's "register budgets add up", for the kernels with roles that name their target: the
+ * register plan the compile makes (regalloc, on a copy of the module: its spills and chosen
+ * budgets are the compile's business), so that a role whose tiles cannot fit its regs(n) is
+ * reported here too. The verifier has checked the pool rule. */
 static bool
 register_plans(IrModule *m)
 {
-	if (!targeted(m->ctx, m->body))
-		return true;
 	IrModule *copy = ir_module_clone(m);
 	IrPassOpts po = {0};
 	po.tile_regs = jit_tile_regs;
-	bool ok = pass_regalloc(copy, &po);
+	bool ok = !keep_planned(m->ctx, copy->body) || pass_regalloc(copy, &po);
 	ir_module_free(copy);
 	return ok;
 }
