@@ -90,8 +90,9 @@ typedef struct SimThread {
 	char where[160];     /* what it waits for, in words (hang reports) */
 	void *fiber;         /* the fiber's context and stack */
 	void *model;         /* the target model's per-thread state */
-	uint64_t seen;       /* the progress count when its latest model call began: what its
-	                        memory accesses since the call before could have seen */
+	uint64_t seen;       /* the progress count of other warps (sim_others) when its latest
+	                        model call began: what its memory accesses since the call before
+	                        could have seen */
 	const struct SimCall *call, *prev; /* its latest model call, and the one before */
 } SimThread;
 
@@ -106,6 +107,7 @@ struct SimCta {
 	size_t smem_size;
 	void *model;         /* the target model's per-CTA state */
 	uint64_t progress;   /* model calls (other than polling) and exits so far */
+	uint64_t warp_calls[64]; /* ... the model calls among them each warp's threads made */
 	const TargetInfo *target; /* the simulated target */
 	void **params;       /* the launch's parameters (its rank's, in a world launch) */
 	int rank;            /* the rank of a world launch, else -1 */
@@ -119,8 +121,10 @@ void sim_wait(SimThread *t, bool (*ready)(SimThread *t), const void *on, uint64_
 /* Blocks the calling thread until another one makes progress (a model call or an exit): what a
  * polling loop waits for, so that polling that can never end is a hang. */
 void sim_wait_progress(SimThread *t, const char *where);
-/* ... until the progress count differs from `since` (a SimThread.seen). */
-void sim_wait_progress_since(SimThread *t, uint64_t since, const char *where);
+/* Blocks the calling thread until threads of other warps (any CTA) make progress beyond
+ * `since` (a SimThread.seen): a warp whose lanes run one at a time here but in lockstep on a GPU
+ * (an AMDGPU wave) waits for others, not for its own lanes. */
+void sim_wait_others(SimThread *t, uint64_t since, const char *where);
 /* Lets the scheduler run another thread (a point where interleavings may differ). */
 void sim_yield(SimThread *t);
 /* Stops the launch with an error (the message names the thread). Does not return. */

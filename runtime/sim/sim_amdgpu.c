@@ -22,12 +22,13 @@ typedef struct Rsrc {
 
 typedef struct AmdCta {
 	SimLanes waves[MAX_WAVES];
-	/* Per wave: what the lane that v_readfirstlane read from last had seen (SimThread.seen
-	 * when it called it, right after its poll's load). A polling loop decides on that value, so
-	 * its s_sleep waits for progress since then, for every lane alike: the lanes run one at a
-	 * time here, but a wave's s_sleep is one instruction, and a lane that waited for progress
-	 * since its own turn came would wait for what its wave already saw, the other lanes for it
-	 * at the next readfirstlane (a hang no GPU has). */
+	/* Per wave: what the lane that v_readfirstlane read from last had seen of other waves'
+	 * progress (SimThread.seen when it called it, right after its poll's load). A polling loop
+	 * decides on that value, so its s_sleep waits for other waves' progress since then, for
+	 * every lane alike: the lanes run one at a time here, but a wave's s_sleep is one
+	 * instruction, and a lane that waited for progress since its own turn came would wait for
+	 * what its wave already saw, the other lanes for it at the next readfirstlane (a hang no
+	 * GPU has). The wave's own calls are no progress for it. */
 	uint64_t polled[MAX_WAVES];
 	SimGroup barrier;
 	Rsrc *rs;
@@ -80,8 +81,8 @@ f_sleep(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	/* A poll made wave-uniform by readfirstlane just before: what the lane it read saw; else
 	 * (a lane's own poll) what this lane saw. */
 	bool uniform = t->prev && t->prev->fn == f_readfirstlane;
-	sim_wait_progress_since(t, uniform ? amd(t->cta)->polled[t->warp] : t->seen,
-	                        "s_sleep (polling memory)");
+	sim_wait_others(t, uniform ? amd(t->cta)->polled[t->warp] : t->seen,
+	                "s_sleep (polling memory)");
 }
 
 static SimLanes *
@@ -328,8 +329,10 @@ amd_bind(SimCall *k, char *err, size_t errlen)
 	if (!sim_bind_intrinsic(k, intrinsics, sizeof intrinsics / sizeof intrinsics[0], err,
 	                        errlen))
 		return false;
-	/* Naps and the lanes' exchanges change no memory: no progress a poll could see. */
-	k->idle = k->fn == f_sleep || k->fn == f_readfirstlane || k->fn == f_wave_barrier;
+	/* A nap changes nothing. Every other call counts as progress, the lanes' exchanges too:
+	 * the LDS atomics that publish a barrier are no model calls, and a wave's next call after
+	 * one is what tells the other waves that memory changed. */
+	k->idle = k->fn == f_sleep;
 	return true;
 }
 

@@ -190,15 +190,29 @@ progressed(SimThread *t)
 }
 
 void
-sim_wait_progress_since(SimThread *t, uint64_t since, const char *where)
+sim_wait_progress(SimThread *t, const char *where)
 {
-	sim_wait(t, progressed, NULL, since, where);
+	sim_wait(t, progressed, NULL, t->cta->run->progress, where);
+}
+
+/* Progress made by threads outside t's warp. */
+static uint64_t
+others(const SimThread *t)
+{
+	uint64_t own = t->warp >= 0 && t->warp < 64 ? t->cta->warp_calls[t->warp] : 0;
+	return t->cta->run->progress - own;
+}
+
+static bool
+others_progressed(SimThread *t)
+{
+	return others(t) != t->wait_val;
 }
 
 void
-sim_wait_progress(SimThread *t, const char *where)
+sim_wait_others(SimThread *t, uint64_t since, const char *where)
 {
-	sim_wait_progress_since(t, t->cta->run->progress, where);
+	sim_wait(t, others_progressed, NULL, since, where);
 }
 
 
@@ -280,12 +294,14 @@ sim_dispatch(int id, const uint8_t *args, uint8_t *res)
 	SimThread *t = r->cur;
 	const SimCall *k = r->p->calls[id];
 	r->steps++;
-	t->seen = r->progress;
+	t->seen = others(t);
 	t->prev = t->call;
 	t->call = k;
 	if (!k->idle) {
 		t->cta->progress++;
 		r->progress++;
+		if (t->warp >= 0 && t->warp < 64)
+			t->cta->warp_calls[t->warp]++;
 	}
 	/* Seeded: another thread may run before this one's next step. */
 	if (r->l->seed && sim_rand(t->cta) % 8 == 0)
