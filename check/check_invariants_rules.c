@@ -4254,10 +4254,10 @@ check_written(Ck *k)
 		    "this '%s' reads shared memory '%%%s' that no op of the kernel writes (no "
 		    "'ave.smem.store' or 'ave.copy.async' into it): it reads what the memory held "
 		    "before the launch",
-		    ir_op_name(r->op->code), r->mem->name ? r->mem->name : "<unnamed>");
+		    ir_op_name(r->op->code), pass_ck_vname(r->mem));
 		if (def)
 			ir_diag_note(k->c, d, def->loc, "'%%%s' is allocated here",
-			             r->mem->name ? r->mem->name : "<unnamed>");
+			             pass_ck_vname(r->mem));
 		ir_diag_emit(k->c, d);
 	}
 }
