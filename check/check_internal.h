@@ -78,11 +78,6 @@ void pass_ck_each_app(CkSmt *s, Z3_ast f, bool bodies, bool (*fn)(void *ud, Z3_a
                       void *ud);
 /* `f` and the side conditions of every variable it mentions, transitively. */
 Z3_ast pass_ck_closure(CkSmt *s, Z3_ast f);
-/* What exact arithmetic says of the products, quotients and remainders of unknowns that f (and
- * its side conditions) holds as uninterpreted functions (r = a b; for b > 0, and a >= 0 where
- * division truncates, b q <= a < b q + b and a mod b = a - b q), or NULL when it holds none:
- * a counterexample that satisfies it too gives values real arithmetic allows. */
-Z3_ast pass_ck_exact_facts(CkSmt *s, Z3_ast f);
 /* Is `f` (with the side conditions of its variables) satisfiable? On CK_SAT and a non-NULL
  * `model`, returns a model (release with pass_ck_model_free). */
 CkRes pass_ck_check(CkSmt *s, Z3_ast f, Z3_model *model);

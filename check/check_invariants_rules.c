@@ -84,21 +84,12 @@ solve_min_with(Ck *k, Z3_ast f, CkInst **in, int n, Z3_ast *show, int nshow,
 	for (int i = 0; i < no; i++)
 		g = pass_ck_and2(S, g, Z3_mk_eq(S->z, obj[i], obj[i]));
 	Z3_model m = NULL;
-	if (pass_ck_minimize(S, g, no, obj, &m) != CK_SAT &&
-	    pass_ck_check(S, g, &m) != CK_SAT) /* not minimized within the limits: any model */
-		return NULL;
-	/* The products and quotients of unknowns are known to the query only in part: a model
-	 * whose values real arithmetic does not allow is asked for again with them exact (one
-	 * query, not minimized), and kept when the solver finds none. */
-	Z3_ast ex = pass_ck_exact_facts(S, g);
-	Z3_ast v = NULL;
-	Z3_model exact = NULL;
-	if (ex && !(Z3_model_eval(S->z, m, ex, true, &v) && v && pass_ck_is_true(S, v)) &&
-	    pass_ck_check(S, pass_ck_and2(S, g, ex), &exact) == CK_SAT) {
-		pass_ck_model_free(S, m);
-		return exact;
-	}
-	return m;
+	if (pass_ck_minimize(S, g, no, obj, &m) == CK_SAT)
+		return m;
+	/* Not minimized within the limits: any model of it. */
+	if (pass_ck_check(S, g, &m) == CK_SAT)
+		return m;
+	return NULL;
 }
 
 static Z3_model

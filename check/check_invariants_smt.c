@@ -247,69 +247,6 @@ pass_ck_uf(CkSmt *s, const char *name, int n, const Z3_ast *args)
 	return Z3_mk_app(s->z, f, (unsigned)n, args);
 }
 
-/* ---- exact arithmetic for counterexamples ---- */
-
-typedef struct Exact {
-	CkSmt *s;
-	IrVec facts; /* Z3_ast */
-} Exact;
-
-static void
-exact_fact(Exact *x, Z3_ast f)
-{
-	ir_vec_push(x->s->al, &x->facts, &f, sizeof f);
-}
-
-/* q = floordiv(a, b) or div(a, b) for b > 0 (and a >= 0 for truncation): b q <= a < b q + b. */
-static void
-exact_quot(Exact *x, Z3_ast q, Z3_ast a, Z3_ast b, bool floor)
-{
-	CkSmt *s = x->s;
-	Z3_ast zero = pass_ck_num(s, 0), bq = pass_ck_mul(s, b, q);
-	Z3_ast when = floor ? pass_ck_lt(s, zero, b)
-	                    : pass_ck_and2(s, pass_ck_lt(s, zero, b), pass_ck_le(s, zero, a));
-	Z3_ast in = pass_ck_and2(s, pass_ck_le(s, bq, a), pass_ck_lt(s, a, pass_ck_add(s, bq, b)));
-	exact_fact(x, pass_ck_or2(s, pass_ck_not(s, when), in));
-}
-
-static bool
-exact_app(void *ud, Z3_ast t, Z3_app app)
-{
-	Exact *x = ud;
-	CkSmt *s = x->s;
-	Z3_context z = s->z;
-	Z3_func_decl d = Z3_get_app_decl(z, app);
-	if (Z3_get_app_num_args(z, app) != 2 || Z3_get_decl_kind(z, d) != Z3_OP_UNINTERPRETED)
-		return true;
-	const char *n = Z3_get_symbol_string(z, Z3_get_decl_name(z, d));
-	Z3_ast a = Z3_get_app_arg(z, app, 0), b = Z3_get_app_arg(z, app, 1);
-	bool fl = !strcmp(n, "floordiv") || !strcmp(n, "mod");
-	if (!strcmp(n, "mul")) {
-		exact_fact(x, Z3_mk_eq(z, t, pass_ck_mul(s, a, b)));
-	} else if (!strcmp(n, "div") || !strcmp(n, "floordiv")) {
-		exact_quot(x, t, a, b, fl);
-	} else if (!strcmp(n, "rem") || !strcmp(n, "mod")) {
-		Z3_ast q = pass_ck_uf(s, fl ? "floordiv" : "div", 2, (Z3_ast[]){a, b});
-		exact_quot(x, q, a, b, fl);
-		Z3_ast zero = pass_ck_num(s, 0);
-		Z3_ast when = fl ? pass_ck_lt(s, zero, b)
-		                 : pass_ck_and2(s, pass_ck_lt(s, zero, b), pass_ck_le(s, zero, a));
-		exact_fact(x, pass_ck_or2(s, pass_ck_not(s, when),
-		                          Z3_mk_eq(z, t, pass_ck_sub(s, a, pass_ck_mul(s, b, q)))));
-	}
-	return true;
-}
-
-Z3_ast
-pass_ck_exact_facts(CkSmt *s, Z3_ast f)
-{
-	Exact x = {s, {0}};
-	pass_ck_each_app(s, pass_ck_closure(s, f), false, exact_app, &x);
-	Z3_ast r = x.facts.len ? pass_ck_and(s, x.facts.len, x.facts.data) : NULL;
-	ir_vec_free(s->al, &x.facts, sizeof(Z3_ast));
-	return r;
-}
-
 typedef struct DivKey {
 	Z3_ast a;
 	int64_t c;
