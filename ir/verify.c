@@ -128,11 +128,10 @@ ir_verify_op_shape(IrCtx *c, IrOp *op)
 			if (info->group[i].kw == gr->kw)
 				pat = &info->group[i];
 		if (!pat) {
-			const char *cand[16];
-			int n = 0;
-			for (int i = 0; i < info->ngroup && n < 16; i++)
-				cand[n++] = info->group[i].kw;
-			const char *near = ir_closest(gr->kw, strlen(gr->kw), cand, n);
+			const char *cand[sizeof info->group / sizeof info->group[0]];
+			for (int i = 0; i < info->ngroup; i++)
+				cand[i] = info->group[i].kw;
+			const char *near = ir_closest(gr->kw, strlen(gr->kw), cand, info->ngroup);
 			if (near)
 				ir_error(c, gr->loc, "unknown group '%s' on '%s'; did you mean '%s'?",
 				         gr->kw, name, near);

@@ -244,10 +244,12 @@ lower_group_barrier(Lower *L, IrOp *at)
 LLVMBasicBlockRef
 lower_elect_begin(Lower *L, IrOp *at, bool converge)
 {
-	if (converge && L->scope.generic_smem && L->scope.nthreads > L->t->info->warp)
-		lower_group_barrier(L, at);
-	else if (converge && L->scope.generic_smem && L->t->warp_sync)
-		L->t->warp_sync(L);
+	if (converge && L->scope.generic_smem) {
+		if (L->scope.nthreads > L->t->info->warp)
+			lower_group_barrier(L, at);
+		else if (L->t->warp_sync)
+			L->t->warp_sync(L);
+	}
 	LLVMValueRef is0 = LLVMBuildICmp(L->b, LLVMIntEQ, L->scope.tid, lower_i32(L, 0), "");
 	return lower_if_begin(L, is0, "elected");
 }

@@ -1049,7 +1049,6 @@ rewrite_rs(Ov *o)
 	/* A tile past the world's chunks (or the buffer's columns) stores nothing; the first rank
 	 * to compute a tile (its chunk is wave 0's: r - 1 on the ring, chunk(r, 0) by hand) starts
 	 * the sum, every later one waits for it. */
-
 	IrValue *inworld = named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)),
 	                                      NULL), "inworld");
 	IrValue *incols = o->colv ? named(o, ring_pred(&sb, ring_B(m, IR_EX_LT, ring_V(m, o->colv),

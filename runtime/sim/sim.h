@@ -97,6 +97,7 @@ typedef struct SimThread {
 } SimThread;
 
 enum { SIM_RUN, SIM_WAIT, SIM_DONE };
+enum { SIM_MAX_WARPS = 64 }; /* warps a CTA's progress is counted for apart */
 
 struct SimCta {
 	struct SimRun *run;
@@ -107,7 +108,8 @@ struct SimCta {
 	size_t smem_size;
 	void *model;         /* the target model's per-CTA state */
 	uint64_t progress;   /* model calls (other than polling) and exits so far */
-	uint64_t warp_calls[64]; /* ... the model calls among them each warp's threads made */
+	uint64_t warp_calls[SIM_MAX_WARPS]; /* ... the model calls among them each warp's threads
+	                                        made */
 	const TargetInfo *target; /* the simulated target */
 	void **params;       /* the launch's parameters (its rank's, in a world launch) */
 	int rank;            /* the rank of a world launch, else -1 */

@@ -69,6 +69,7 @@ f_barrier(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 }
 
 static void f_readfirstlane(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res);
+static SimLanes *wave_of(SimThread *t);
 
 static void
 f_sleep(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
@@ -76,8 +77,7 @@ f_sleep(SimThread *t, const SimCall *k, const uint8_t *args, uint8_t *res)
 	(void)k;
 	(void)args;
 	(void)res;
-	if (t->warp >= MAX_WAVES)
-		sim_fail(t, "more than %d waves", MAX_WAVES);
+	(void)wave_of(t); /* in range */
 	/* A poll made wave-uniform by readfirstlane just before: what the lane it read saw; else
 	 * (a lane's own poll) what this lane saw. */
 	bool uniform = t->prev && t->prev->fn == f_readfirstlane;

@@ -199,7 +199,7 @@ sim_wait_progress(SimThread *t, const char *where)
 static uint64_t
 others(const SimThread *t)
 {
-	uint64_t own = t->warp >= 0 && t->warp < 64 ? t->cta->warp_calls[t->warp] : 0;
+	uint64_t own = t->warp >= 0 && t->warp < SIM_MAX_WARPS ? t->cta->warp_calls[t->warp] : 0;
 	return t->cta->run->progress - own;
 }
 
@@ -214,7 +214,6 @@ sim_wait_others(SimThread *t, uint64_t since, const char *where)
 {
 	sim_wait(t, others_progressed, NULL, since, where);
 }
-
 
 void
 sim_yield(SimThread *t)
@@ -300,7 +299,7 @@ sim_dispatch(int id, const uint8_t *args, uint8_t *res)
 	if (!k->idle) {
 		t->cta->progress++;
 		r->progress++;
-		if (t->warp >= 0 && t->warp < 64)
+		if (t->warp >= 0 && t->warp < SIM_MAX_WARPS)
 			t->cta->warp_calls[t->warp]++;
 	}
 	/* Seeded: another thread may run before this one's next step. */
