@@ -433,6 +433,17 @@ v_kernel(IrCtx *c, IrOp *op)
 		} else if (a->name == c->kw.persistent) {
 			if (a->attr->kind != IR_ATTR_INT || a->attr->i < 1)
 				return ERR(a->loc, "'persistent' must be a positive integer");
+		} else if (a->name == c->kw.gathered) {
+			/* The launch gathers every rank's chunk into every rank (docs/passes.md). */
+			IrOp *ch = a->attr->kind == IR_ATTR_SYM ? ir_symbol_lookup(c, op, a->attr->s)
+			                                        : NULL;
+			IrOp *mod = ir_op_parent_op(op);
+			IrAttr *w = mod && mod->code == IR_OP_MODULE ? attr_of(mod, c->kw.world) : NULL;
+			if (!ch || ch->code != IR_OP_CHUNK || ch->item[0].nparam != 1)
+				return ERR(a->loc, "'gathered' must name an 'ave.chunk' of one index");
+			if (!w || w->kind != IR_ATTR_INT)
+				return ERR(a->loc, "'gathered = @%s' needs the module's 'world' (a chunk per "
+					   "rank)", a->attr->s);
 		} else if (a->name == c->kw.overlap || a->name == c->kw.overlap_operand) {
 			if (a->attr->kind != IR_ATTR_SYM)
 				return ERR(a->loc, "'%s' must be a symbol", a->name);

@@ -217,6 +217,7 @@ typedef struct LowerKernelInfo {
 	char *target_json;        /* extra JSON members for the target, or NULL */
 	char *args_json;          /* the kernel's arguments (lower_args_json) */
 	char *symm_json;          /* its module's symmetric buffers (lower_symm_json), or NULL */
+	char *gather_json;        /* what its launch gathers first (lower_gather_json), or NULL */
 	char *regalloc_json;      /* the register plan (ra_plan_json, malloc'd), or NULL */
 	int regalloc_budget;      /* the largest budget of the plan's groups */
 	int regalloc_peak;        /* the most registers of tiles the plan holds at once (slots) */
@@ -456,6 +457,13 @@ const char *lower_spill_what(IrCtx *c, const LowerKernelInfo *k, const char *tar
  * | "int" | "float", "type": element or scalar type, "rank", "dims", "strides" (-1 for `?`)}]. */
 char *lower_args_json(IrCtx *c, IrOp *kernel);
 char *lower_symm_json(IrCtx *c, IrOp *kernel);
+/* What the launch of a kernel with `gathered = @chunk` copies before it starts, *out (NULL
+ * without the attribute): for each chunk q of the module's world, in order, [{"buffer",
+ * "offset" (bytes), "rows", "row_bytes", "pitch" (bytes between rows), "signal", "slot"
+ * (bytes), "slot_bytes"}]: rank q's copy of those rows goes to every other rank, whose slot is
+ * then signalled (one more, as an ave.chunk.signal). False after an error (a chunk that is not
+ * whole rows of contiguous elements, a signal slot that is not an integer). */
+bool lower_gather_json(IrCtx *c, IrOp *kernel, char **out);
 /* The grid dimensions the kernel reads (ave.program_id / ave.num_programs): bit d for d; in
  * *signals (unless NULL) whether it has an ave.chunk.signal. */
 unsigned lower_grid_read(IrCtx *c, IrOp *kernel, bool *signals);

@@ -351,6 +351,82 @@ lower_symm_json(IrCtx *c, IrOp *kernel)
 	return out;
 }
 
+/* Strides of symmetric buffer type t, in elements. */
+static void
+symm_strides(const IrType *t, int64_t *strides)
+{
+	int64_t st = 1;
+	for (int d = t->rank - 1; d >= 0; d--) {
+		strides[d] = t->strides ? t->strides[d] : st;
+		st *= t->dims[d];
+	}
+}
+
+bool
+lower_gather_json(IrCtx *c, IrOp *kernel, char **out)
+{
+	*out = NULL;
+	IrAttr *ga = ir_op_attr(kernel, c->kw.gathered);
+	if (!ga || ga->kind != IR_ATTR_SYM)
+		return true;
+	IrOp *ch = ir_symbol_lookup(c, kernel, ga->s), *mod = ir_op_parent_op(kernel);
+	IrAttr *w = mod ? ir_op_attr(mod, c->kw.world) : NULL;
+	if (!ch || ch->code != IR_OP_CHUNK || !w || w->kind != IR_ATTR_INT)
+		return true; /* the verifier says why */
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	fputc('[', f);
+	bool ok = true;
+	for (int64_t q = 0; q < w->i && ok; q++) {
+		IrChunkBox r, s;
+		char err[256];
+		int64_t rs[IR_MAX_RANK], ss[IR_MAX_RANK], ro = 0, so = 0;
+		if (!ir_chunk_box(c, ch, c->kw.region, &q, &r, err, sizeof err) ||
+		    !ir_chunk_box(c, ch, c->kw.signal, &q, &s, err, sizeof err)) {
+			ir_error(c, kernel->loc, "'gathered = @%s': chunk %lld: %s", ga->s, (long long)q,
+			         err);
+			ok = false;
+			break;
+		}
+		const IrType *rt = r.buf->type[0], *st = s.buf->type[0];
+		symm_strides(rt, rs);
+		symm_strides(st, ss);
+		int last = rt->rank - 1;
+		for (int d = 0; d < rt->rank; d++) {
+			ok &= r.lo[d] >= 0 && r.len[d] > 0 && r.lo[d] + r.len[d] <= rt->dims[d];
+			ro += r.lo[d] * rs[d];
+		}
+		for (int d = 0; d < st->rank; d++) {
+			ok &= s.lo[d] >= 0 && s.lo[d] < st->dims[d];
+			so += s.lo[d] * ss[d];
+		}
+		if (!ok || rt->rank > 2 || rs[last] != 1 || !ir_type_is_int(st->elem)) {
+			ir_error(c, kernel->loc, "'gathered = @%s': chunk %lld is not rows of contiguous "
+			         "elements inside '@%s' with an integer signal slot inside '@%s' (what "
+			         "the launch's gather copies)", ga->s, (long long)q, r.buf->item[0].s,
+			         s.buf->item[0].s);
+			ok = false;
+			break;
+		}
+		int64_t eb = lower_elem_bytes(rt->elem);
+		fprintf(f, "%s{\"buffer\": ", q ? ", " : "");
+		ir_json_str(f, r.buf->item[0].s);
+		fprintf(f, ", \"offset\": %lld, \"rows\": %lld, \"row_bytes\": %lld, \"pitch\": %lld, "
+		        "\"signal\": ", (long long)(ro * eb), (long long)(rt->rank == 2 ? r.len[0] : 1),
+		        (long long)(r.len[last] * eb), (long long)(rt->rank == 2 ? rs[0] * eb : 0));
+		ir_json_str(f, s.buf->item[0].s);
+		fprintf(f, ", \"slot\": %lld, \"slot_bytes\": %d}",
+		        (long long)(so * lower_elem_bytes(st->elem)), lower_elem_bytes(st->elem));
+	}
+	fputc(']', f);
+	fclose(f);
+	if (ok)
+		*out = ir_ctx_strdup(c, buf);
+	free(buf);
+	return ok;
+}
+
 void
 lower_grid_json(FILE *f, unsigned read, bool signals)
 {
@@ -386,6 +462,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			fprintf(f, "      \"args\": %s,\n", k->args_json);
 		if (k->symm_json)
 			fprintf(f, "      \"symmetric\": %s,\n", k->symm_json);
+		if (k->gather_json)
+			fprintf(f, "      \"gather\": %s,\n", k->gather_json);
 		if (k->persistent)
 			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
 		fprintf(f, "      \"params\": [");

@@ -24,6 +24,11 @@
  * same neighbour (the hop, 1 or W - 1, which the puts name instead of r + 1): the ring one way
  * or the other, which is what the pass writes.
  *
+ * On a GPU target a cost model first weighs the overlapped all-gather against an all-gather
+ * before the kernel (one CTA's puts against a collective's bandwidth, the GEMM work of a chunk);
+ * when the collective wins, the kernel keeps its order, waits for its tile's chunk, and is
+ * marked `gathered = @chunk`: its launch gathers every chunk first (collective_wins, gather).
+ *
  * What it needs, else a warning naming the reason and the kernel stays as written: a template
  * `all_gather.ring`, `all_gather.swizzle1d` or `reduce_scatter.ring`, or a hand-written schedule,
  * with backend "peer_store" (or none); a chunk
@@ -789,8 +794,38 @@ erase_pids(Ov *o)
 	ir_vec_free(o->c->al, &o->pids, sizeof(IrOp *));
 }
 
+/* The wait, before the first op that reads the buffer, when tile pm's chunk is another
+ * rank's (r). */
 static void
-rewrite(Ov *o)
+add_wait(Ov *o, IrValue *r, IrValue *pm)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	int64_t P = o->R / o->T, W = o->W;
+	IrBuilder wb;
+	ir_builder_before(&wb, m, o->first);
+	IrValue *ch = named(o, ir_b_index(&wb, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pm), ring_C(m, P))),
+	                    "chunk");
+	/* A tile past the world's chunks reads no chunk (past the buffer: nothing). */
+	IrValue *inw = named(o, ring_pred(&wb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)), NULL),
+	                     "inworld");
+	IrBuilder ib;
+	IrRegion *ir = if_begin(&wb, &ib);
+	IrValue *far = named(o, ring_pred(&ib, ring_B(m, IR_EX_NE, ring_V(m, ch), ring_V(m, r)), NULL),
+	                     "remote");
+	IrBuilder fb;
+	IrRegion *fr = if_begin(&ib, &fb);
+	IrOpState s;
+	ir_state_init(&s, IR_OP_CHUNK_WAIT, o->first->loc);
+	call_item(o, ir_state_item(m, &s, IR_IT_CALL), ch);
+	ir_state_result(m, &s, c->t_token, fresh(o, "tk"));
+	ir_b_insert(&fb, ir_op_build(m, &s));
+	if_end(&ib, &fb, far, fr);
+	if_end(&wb, &ib, inw, ir);
+}
+
+static void
+rewrite(Ov *o, const char *cost)
 {
 	IrModule *m = o->m;
 	IrCtx *c = o->c;
@@ -830,37 +865,16 @@ rewrite(Ov *o)
 	}
 	if_end(&b, &sb, snd, sr);
 
-	/* The wait, before the first op that reads the buffer, when the tile's chunk is another
-	 * rank's. */
-	IrBuilder wb;
-	ir_builder_before(&wb, m, o->first);
-	IrValue *ch = named(o, ir_b_index(&wb, ring_B(m, IR_EX_FLOORDIV, ring_V(m, pm), ring_C(m, P))),
-	                    "chunk");
-	/* A tile past the world's chunks reads no chunk (past the buffer: nothing). */
-	IrValue *inw = named(o, ring_pred(&wb, ring_B(m, IR_EX_LT, ring_V(m, ch), ring_C(m, W)), NULL),
-	                     "inworld");
-	IrBuilder ib;
-	IrRegion *ir = if_begin(&wb, &ib);
-	IrValue *far = named(o, ring_pred(&ib, ring_B(m, IR_EX_NE, ring_V(m, ch), ring_V(m, r)), NULL),
-	                     "remote");
-	IrBuilder fb;
-	IrRegion *fr = if_begin(&ib, &fb);
-	IrOpState s;
-	ir_state_init(&s, IR_OP_CHUNK_WAIT, o->first->loc);
-	call_item(o, ir_state_item(m, &s, IR_IT_CALL), ch);
-	ir_state_result(m, &s, c->t_token, fresh(o, "tk"));
-	ir_b_insert(&fb, ir_op_build(m, &s));
-	if_end(&ib, &fb, far, fr);
-	if_end(&wb, &ib, inw, ir);
+	add_wait(o, r, pm);
 	/* Last: the builders above insert before the body's first op, maybe one of these. */
 	erase_pids(o);
 	ir_remark(c, o->kernel->loc,
 	          "overlap: kernel '@%s': all-gather of '@%s' (%s) on %lld ranks, %lld tiles of %lld "
 	          "rows per chunk along program id %d, chunk waits before the first read, sends "
-	          "from CTA 0",
+	          "from CTA 0%s",
 	          o->kernel->item[0].s, o->name,
 	          o->hand ? "hand-written" : o->swizzle ? "swizzle1d" : "ring", (long long)W,
-	          (long long)P, (long long)o->T, o->dim);
+	          (long long)P, (long long)o->T, o->dim, cost);
 }
 
 /* ---- reduce-scatter ---- */
@@ -1110,9 +1124,194 @@ rewrite_rs(Ov *o)
 	          (long long)P, (long long)o->T, o->dim, (long long)o->hop, part);
 }
 
-static bool
-overlap_kernel(IrModule *m, IrOp *k)
+/* ---- does overlap pay? (docs/passes.md, "The cost model") ---- */
+
+/* What the model takes of the GPUs a target's kernels run on: SMs (CUs), dense 16-bit MMA
+ * peak, the bus bandwidth of a collective all-gather over the GPUs' links, what the one CTA
+ * that sends a rank's chunk reaches with its puts, and a collective's fixed cost (its launch
+ * and synchronization). The vendors' figures, and estimates where none is published (one
+ * CTA's puts); `overlap{tflops= coll-gbps= put-gbps=}` replaces them. */
+typedef struct Machine {
+	const char *gpu;
+	double sms, tflops, coll_gbps, put_gbps, coll_us;
+} Machine;
+
+static const Machine machines[TARGET_COUNT] = {
+    [TARGET_SM_80] = {"A100 SXM", 108, 312, 230, 60, 15},
+    [TARGET_SM_90A] = {"H100/H200 SXM", 132, 989, 360, 100, 15},
+    [TARGET_GFX942] = {"MI300X", 304, 1307, 330, 50, 20},
+    [TARGET_GFX90A] = {"MI250X GCD", 110, 191, 150, 40, 20},
+};
+
+enum { MMA_EFFICIENCY_PCT = 75 }; /* of the peak, inside one tile's main loop */
+
+/* The trip count of loop op when constant, else -1. */
+static int64_t
+const_trip(IrOp *op)
 {
+	int64_t lb, ub, st;
+	if (!ir_expr_eval_const(op->item[0].e, &lb) || !ir_expr_eval_const(op->item[1].e, &ub) ||
+	    !ir_expr_eval_const(op->item[2].e, &st) || st <= 0)
+		return -1;
+	return ub > lb ? (ub - lb + st - 1) / st : 0;
+}
+
+typedef struct Work {
+	Ov *o;
+	double flops;          /* one CTA's MMA work; < 0 when a loop's trip count is unknown */
+	int64_t ext[3];        /* CTAs along each grid dimension, from a store's static extent */
+	unsigned read;         /* bit d: the kernel reads program id d */
+} Work;
+
+static bool
+work_scan(IrOp *op, void *ud)
+{
+	Work *w = ud;
+	IrCtx *c = w->o->c;
+	if (op->code == IR_OP_PROGRAM_ID) {
+		int64_t d;
+		IrGroup *g = ir_op_group(op, c->kw.dim);
+		if (g && ir_expr_eval_const(g->item[0].e, &d) && d >= 0 && d < 3)
+			w->read |= 1u << d;
+	}
+	if ((op->code == IR_OP_MMA || op->code == IR_OP_MMA_ASYNC) && w->flops >= 0) {
+		IrValue *a = ir_item_value(op, &op->item[0]);
+		IrType *at = a ? a->type : NULL, *rt = op->res[0].type;
+		if (at && at->kind == IR_TY_RING)
+			at = at->elem;
+		double f = at && at->rank == 2 ? 2.0 * (double)rt->dims[0] * (double)rt->dims[1] *
+		                                     (double)at->dims[1]
+		                               : -1;
+		for (IrOp *p = ir_op_parent_op(op); p && p != w->o->kernel && f > 0;
+		     p = ir_op_parent_op(p)) {
+			int64_t n = p->code == IR_OP_FOR ? const_trip(p) : 1;
+			f = n < 0 ? -1 : f * (double)n;
+		}
+		w->flops = f < 0 ? -1 : w->flops + f;
+	}
+	/* A store into a tensor of static extent at `%q * TN + o`: ceil(extent / TN) CTAs along
+	 * q's dimension write it. */
+	IrGroup *into = op->code == IR_OP_STORE ? ir_op_group(op, c->kw.into) : NULL;
+	IrValue *tv = into ? ir_item_value(op, &into->item[0]) : NULL;
+	for (int d = 0; tv && tv->type->kind == IR_TY_TENSOR && d < into->item[0].ncoord &&
+	                d < tv->type->rank; d++) {
+		IrValue *v = NULL;
+		int64_t coef = 0, cst = 0, pd;
+		IrGroup *g;
+		if (linear(op, into->item[0].coord[d].e, &v, &coef, &cst) && v && coef > 0 &&
+		    v->kind == IR_VAL_RESULT && v->op->code == IR_OP_PROGRAM_ID &&
+		    (g = ir_op_group(v->op, c->kw.dim)) && ir_expr_eval_const(g->item[0].e, &pd) &&
+		    pd >= 0 && pd < 3 && tv->type->dims[d] != IR_DYN && !w->ext[pd])
+			w->ext[pd] = (tv->type->dims[d] + coef - 1) / coef;
+	}
+	return true;
+}
+
+/* The model's verdict for an all-gather: true when the collective before the kernel wins;
+ * *why is what `-v` says. Times in microseconds, per launch on one rank:
+ *   a chunk's tiles   Cw  = its MMA work / (efficiency x peak)
+ *   overlapped        Tov = max(W Cw, (W - 1) S / put + Cw)
+ *   collective first  Tcol = fixed + (W - 1) S / coll + W Cw
+ * with S the chunk's bytes: one CTA sends the rank's chunk to each rank in turn while the
+ * grid computes the chunks that have arrived; the collective moves the chunks at the links'
+ * bus bandwidth, and the kernel computes after it. Overlap pays when Tov < Tcol, i.e. when
+ * Cw > S (1/put - 1/coll) - fixed / (W - 1). */
+static bool
+collective_wins(Ov *o, const TargetInfo *t, const IrPassOpts *opts, bool *ok, const char **why)
+{
+	IrCtx *c = o->c;
+	*ok = true;
+	*why = "";
+	if (!t || !machines[t->id].gpu) {
+		*why = " (no GPU target: the cost model is not applied)";
+		return false;
+	}
+	Machine mc = machines[t->id];
+	int64_t v;
+	if (!ir_pass_arg_int(c, opts, "overlap", "tflops", (int64_t)mc.tflops, 1, 100000, &v))
+		return *ok = false;
+	mc.tflops = (double)v;
+	if (!ir_pass_arg_int(c, opts, "overlap", "coll-gbps", (int64_t)mc.coll_gbps, 1, 100000, &v))
+		return *ok = false;
+	mc.coll_gbps = (double)v;
+	if (!ir_pass_arg_int(c, opts, "overlap", "put-gbps", (int64_t)mc.put_gbps, 1, 100000, &v))
+		return *ok = false;
+	mc.put_gbps = (double)v;
+	IrItem *reg = &ir_op_group(o->chunk, c->kw.region)->item[0];
+	double W = (double)o->W, P = (double)(o->R / o->T);
+	double S = (double)o->R * (double)reg->coord[1].len * ir_type_elem_bits(o->buf->type[0]) / 8;
+	Work w = {o, 0, {0}, 0};
+	ir_walk_op(o->kernel, work_scan, &w);
+	const char *mach = ir_ctx_printf(c, "%s: %.0f TFLOP/s, all-gather %.0f GB/s, one CTA's "
+	                                 "puts %.0f GB/s", mc.gpu, mc.tflops, mc.coll_gbps,
+	                                 mc.put_gbps);
+	if (w.flops <= 0) {
+		*why = ir_ctx_printf(c, "; cost model (%s): no estimate, %s: overlapped", mach,
+		                     w.flops < 0 ? "a loop around an 'ave.mma' has no constant trip "
+		                                   "count" : "the kernel has no 'ave.mma'");
+		return false;
+	}
+	double rate = mc.tflops * 1e6 * MMA_EFFICIENCY_PCT / 100; /* FLOP per microsecond */
+	double send = S / (mc.put_gbps * 1e3), coll = S / (mc.coll_gbps * 1e3);
+	/* Overlap pays past this much compute per chunk. */
+	double need = send - coll - mc.coll_us / (W - 1 > 0 ? W - 1 : 1);
+	double ncta = P;
+	const char *unknown = NULL;
+	for (int d = 0; d < 3; d++)
+		if (d != o->dim && (w.read >> d & 1)) {
+			if (!w.ext[d])
+				unknown = ir_ctx_printf(c, "program id %d", d);
+			else
+				ncta *= (double)w.ext[d];
+		}
+	if (unknown) {
+		if (need <= 0) {
+			*why = ir_ctx_printf(c, "; cost model (%s): overlap pays at any grid", mach);
+			return false;
+		}
+		double per = P * w.flops / rate; /* a chunk's compute per CTA across its rows */
+		*why = ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
+		                     "overlap pays from %.0f CTAs along it (a chunk's tiles past "
+		                     "%.1f us of compute), so it is applied", mach, unknown,
+		                     need / per + 1 > 1 ? (double)(int64_t)(need / per) + 1 : 1, need);
+		return false;
+	}
+	double cw = ncta * w.flops / rate;
+	double tov = W * cw > (W - 1) * send + cw ? W * cw : (W - 1) * send + cw;
+	double tcol = mc.coll_us + (W - 1) * coll + W * cw;
+	bool lose = tov >= tcol;
+	*why = ir_ctx_printf(c, "; cost model (%s): %.0f CTAs a chunk, overlapped ~%.1f us, "
+	                     "all-gather then the kernel ~%.1f us: %s", mach, ncta, tov, tcol,
+	                     lose ? "the collective first" : "overlap pays");
+	return lose;
+}
+
+/* The kernel as written, behind a collective: the launch gathers every rank's chunk into
+ * every rank and signals it there before the kernel starts (`gathered = @chunk`, which the
+ * runtime and the interpreter carry out); the kernel waits for its tile's chunk as the
+ * overlapped one does, so the same proof covers its reads. */
+static void
+gather(Ov *o, const char *cost)
+{
+	IrModule *m = o->m;
+	IrCtx *c = o->c;
+	IrBuilder b;
+	ir_builder_before(&b, m, o->kernel->reg[0].block->first);
+	b.loc = o->kernel->loc;
+	IrValue *r = named(o, op0(&b, IR_OP_RANK, c->t_index), "rank");
+	IrValue *pid = named(o, ring_grid_op(&b, IR_OP_PROGRAM_ID, o->dim), "pid");
+	add_wait(o, r, pid);
+	ir_op_set_attr(m, o->kernel, c->kw.gathered, ir_attr_sym(c, o->chunk->item[0].s));
+	ir_remark(c, o->kernel->loc,
+	          "overlap: kernel '@%s': '@%s' gathered before the launch (gathered = @%s) on %lld "
+	          "ranks, the tiles in their own order, chunk waits before the first read%s",
+	          o->kernel->item[0].s, o->name, o->chunk->item[0].s, (long long)o->W, cost);
+}
+
+static bool
+overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode)
+{
+	const TargetInfo *t = pass_kernel_target(m->ctx, k, opts ? opts->target : NULL);
 	IrCtx *c = m->ctx;
 	IrAttr *ov = ir_op_attr(k, c->kw.overlap), *opnd = ir_op_attr(k, c->kw.overlap_operand);
 	if (!ov || ov->kind != IR_ATTR_SYM || !opnd || opnd->kind != IR_ATTR_SYM)
@@ -1139,10 +1338,31 @@ overlap_kernel(IrModule *m, IrOp *k)
 		           o.why);
 		return false;
 	}
-	if (o.rs)
+	if (o.rs) {
+		if (!strcmp(mode, "gather")) {
+			ir_error(c, k->loc, "overlap{mode=gather}: kernel '@%s' is a reduce-scatter; a "
+			         "collective after the kernel is not built (mode=gather takes "
+			         "all-gathers)", k->item[0].s);
+			ir_vec_free(c->al, &o.made, sizeof(IrStr));
+			return false;
+		}
 		rewrite_rs(&o);
-	else
-		rewrite(&o);
+	} else {
+		bool ok = true;
+		const char *why = "";
+		bool coll = !strcmp(mode, "gather") ||
+		            (!strcmp(mode, "auto") && collective_wins(&o, t, opts, &ok, &why));
+		if (!ok) {
+			ir_vec_free(c->al, &o.made, sizeof(IrStr));
+			return false;
+		}
+		if (strcmp(mode, "auto"))
+			why = ir_ctx_printf(c, " (mode=%s)", mode);
+		if (coll)
+			gather(&o, why);
+		else
+			rewrite(&o, why);
+	}
 	ir_vec_free(c->al, &o.made, sizeof(IrStr));
 	return true;
 }
@@ -1161,17 +1381,27 @@ collect(IrBlock *blk, IrVec *ks, const IrAllocator *al)
 bool
 pass_overlap(IrModule *m, const IrPassOpts *opts)
 {
-	(void)opts;
 	IrCtx *c = m->ctx;
+	const char *mode = ir_pass_arg(opts, "mode");
+	if (!mode)
+		mode = "auto";
+	if (strcmp(mode, "auto") && strcmp(mode, "overlap") && strcmp(mode, "gather")) {
+		ir_error(c, (IrLoc){0}, "overlap: mode=%s: expected auto, overlap or gather", mode);
+		return false;
+	}
 	IrVec ks = {0};
 	collect(m->body, &ks, c->al);
 	bool changed = false;
+	int before = c->nerrors;
 	for (int i = 0; i < ks.len; i++)
-		changed |= overlap_kernel(m, IR_VEC_AT(ks, IrOp *, i));
+		changed |= overlap_kernel(m, IR_VEC_AT(ks, IrOp *, i), opts, mode);
+	if (c->nerrors > before) {
+		ir_vec_free(c->al, &ks, sizeof(IrOp *));
+		return false;
+	}
 	ir_vec_free(c->al, &ks, sizeof(IrOp *));
 	if (!changed)
 		return c->nerrors == 0;
-	int before = c->nerrors;
 	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
 		ir_error(c, (IrLoc){0}, "internal error: overlap built a kernel that check-invariants "
 		         "does not prove (%d errors above); please report it with the input",

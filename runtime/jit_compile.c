@@ -126,6 +126,9 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	const char *symm = lower_symm_json(c, kernel);
 	if (symm)
 		fprintf(f, "      \"symmetric\": %s,\n", symm);
+	char *gather;
+	if (lower_gather_json(c, kernel, &gather) && gather)
+		fprintf(f, "      \"gather\": %s,\n", gather);
 	bool signals;
 	unsigned rd = lower_grid_read(c, kernel, &signals);
 	lower_grid_json(f, rd, signals);

@@ -197,6 +197,56 @@ rt_world_symm_find(const RtWorldRank *w, const char *symbol)
 	return NULL;
 }
 
+/* A kernel with `gathered = @chunk` runs behind a collective (docs/passes.md, "The cost
+ * model"): before it starts, each rank q's chunk q goes to every other rank, whose signal slot
+ * of that chunk then counts one more (the kernel's chunk waits return at this launch's epoch).
+ * Through the host: the device's own copy engine or NCCL would do it on a GPU. */
+static AveResult
+world_gather(RtDevice *d, RtKernel *k, RtWorldRank *ranks, int size)
+{
+	RtJson *g = rt_json_get(k->rec, "gather");
+	if (!g || g->kind != RT_JSON_ARRAY)
+		return AVE_SUCCESS;
+	AveResult r = d->ops->sync(d);
+	for (int q = 0; q < g->n && q < size && !r; q++) {
+		const RtJson *e = g->items[q];
+		const RtWorldSymm *b = rt_world_symm_find(&ranks[0], rt_json_str(e, "buffer"));
+		const RtWorldSymm *s = rt_world_symm_find(&ranks[0], rt_json_str(e, "signal"));
+		int64_t off = rt_json_int(e, "offset", -1), rows = rt_json_int(e, "rows", -1);
+		int64_t rb = rt_json_int(e, "row_bytes", -1), pitch = rt_json_int(e, "pitch", -1);
+		int64_t slot = rt_json_int(e, "slot", -1), sb = rt_json_int(e, "slot_bytes", -1);
+		if (!b || !s || off < 0 || rows < 1 || rb < 1 || pitch < 0 || slot < 0 ||
+		    (sb != 4 && sb != 8) || (uint64_t)(off + (rows - 1) * pitch + rb) > b->bytes ||
+		    (uint64_t)(slot + sb) > s->bytes) {
+			rt_error(d->ctx, "kernel '%s': malformed 'gather' record %d in its metadata",
+				 k->name, q);
+			return AVE_ERROR_LAUNCH;
+		}
+		char *row = malloc((size_t)rb);
+		for (int64_t i = 0; i < rows && !r; i++) {
+			size_t at = (size_t)(off + i * pitch);
+			r = d->ops->download(d, row, (char *)b->rank[q]->ptr + at, (size_t)rb);
+			for (int p = 0; p < size && !r; p++)
+				if (p != q)
+					r = d->ops->upload(d, (char *)b->rank[p]->ptr + at, row, (size_t)rb);
+		}
+		free(row);
+		for (int p = 0; p < size && !r; p++) {
+			if (p == q)
+				continue;
+			char *at = (char *)s->rank[p]->ptr + slot;
+			int64_t v64 = 0;
+			int32_t v32 = 0;
+			r = d->ops->download(d, sb == 8 ? (void *)&v64 : (void *)&v32, at, (size_t)sb);
+			v64++;
+			v32++;
+			if (!r)
+				r = d->ops->upload(d, at, sb == 8 ? (void *)&v64 : (void *)&v32, (size_t)sb);
+		}
+	}
+	return r;
+}
+
 AveResult
 aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs *ah, AveStream sh)
 {
@@ -253,6 +303,8 @@ aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs 
 	pthread_mutex_unlock(&w->mu);
 	for (int q = 0; q < w->size; q++)
 		ranks[q] = (RtWorldRank){q, w->size, epoch, symm, n};
+	if (!r)
+		r = world_gather(d, k, ranks, w->size);
 	if (!r)
 		r = d->ops->launch_world(d, k, handle, grid, args, ranks, w->size, st ? st->s : NULL);
 	pthread_mutex_lock(&w->mu);

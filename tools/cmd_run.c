@@ -630,6 +630,7 @@ cmd_run(int argc, char **argv)
 	bool ok = false;
 	InterpStats st = {0};
 	if (made) {
+		o.io.gather = true; /* the runtime's world launch does it itself */
 		ok = interp_run_world(m, ls, W, &o.io, &st);
 		run_report_interp("ave run", &st, o.grid, o.io.seed, o.io.schedules, ok, o.stats);
 	}

@@ -61,6 +61,8 @@ typedef struct InterpOptions {
 	bool no_compare; /* do not fail when two schedules leave different results */
 	int launches;    /* launches in a row on the same memory (<= 0 means 1); launch i (from 0)
 	                    has epoch `epoch + i` */
+	bool gather;     /* carry out the kernel's `gathered = @chunk` before each launch (a
+	                    runtime that launches it does that itself) */
 } InterpOptions;
 
 typedef struct InterpStats {

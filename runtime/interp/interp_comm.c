@@ -135,6 +135,58 @@ copy_on(Run *r, int rank, int k)
 	return &r->symm[rank * r->nsymm + k];
 }
 
+/* ---- a collective before the launch ---- */
+
+bool
+interp_gather(Run *r)
+{
+	IrCtx *c = r->c;
+	IrAttr *ga = ir_op_attr(r->p->kernel, c->kw.gathered);
+	IrOp *ch = ga && ga->kind == IR_ATTR_SYM ? ir_symbol_lookup(c, r->p->kernel, ga->s) : NULL;
+	if (!ch || ch->code != IR_OP_CHUNK)
+		return true;
+	for (int64_t q = 0; q < r->world; q++) {
+		IrChunkBox reg, sl;
+		char err[256];
+		if (!ir_chunk_box(c, ch, c->kw.region, &q, &reg, err, sizeof err) ||
+		    !ir_chunk_box(c, ch, c->kw.signal, &q, &sl, err, sizeof err)) {
+			ir_error(c, r->p->kernel->loc, "'gathered = @%s': chunk %lld: %s", ga->s,
+				 (long long)q, err);
+			return false;
+		}
+		int k = symm_index(r, reg.buf), ks = symm_index(r, sl.buf);
+		const Tens *src = copy_on(r, (int)q, k);
+		int64_t n = 1, sidx = 0;
+		for (int d = 0; d < reg.rank; d++) {
+			if (reg.lo[d] < 0 || reg.len[d] < 0 || reg.lo[d] + reg.len[d] > src->dims[d]) {
+				ir_error(c, r->p->kernel->loc, "'gathered = @%s': chunk %lld lies outside "
+					 "'@%s' in dimension %d", ga->s, (long long)q, src->sym, d);
+				return false;
+			}
+			n *= reg.len[d];
+		}
+		for (int d = 0; d < sl.rank; d++)
+			sidx += sl.lo[d] * copy_on(r, 0, ks)->str[d];
+		for (int p = 0; p < r->world; p++) {
+			if (p == q)
+				continue;
+			Tens *dst = copy_on(r, p, k), *sg = copy_on(r, p, ks);
+			for (int64_t e = 0; e < n; e++) {
+				int64_t rest = e, off = 0;
+				for (int d = reg.rank - 1; d >= 0; d--) {
+					off += (reg.lo[d] + rest % reg.len[d]) * src->str[d];
+					rest /= reg.len[d];
+				}
+				memcpy(dst->data + (size_t)off * dst->esz, src->data + (size_t)off * src->esz,
+				       src->esz);
+			}
+			interp_mem_set_i64(sg->elem, sg->data, sidx,
+					   interp_mem_get_i64(sg->elem, sg->data, sidx) + 1);
+		}
+	}
+	return true;
+}
+
 /* ---- signals and waits ---- */
 
 int

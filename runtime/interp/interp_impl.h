@@ -382,6 +382,9 @@ void interp_mbar_free(Run *r, Mbar *b);
 
 int interp_rank_op(Run *r, Task *t, IOp *o);
 int interp_chunk_wait(Run *r, Task *t, IOp *o);
+/* `gathered = @chunk` on the kernel: rank q's chunk q copied into every other rank and
+ * signalled there, before a launch (InterpOptions.gather). False after an error. */
+bool interp_gather(Run *r);
 int interp_chunk_signal(Run *r, Task *t, IOp *o);
 int interp_put(Run *r, Task *t, IOp *o);
 /* The peer's copy an ave.get reads (its `peer(...)`); NULL after an error. */

@@ -1180,6 +1180,10 @@ interp_run_world(IrModule *m, const InterpLaunch *ls, int world, const InterpOpt
 					memcpy(flat(&r, i)->data, pristine[i], tens_bytes(flat(&r, i)));
 		for (int e = 0; ok && e < launches; e++) {
 			r.epoch = (l->epoch > 0 ? l->epoch : 1) + e;
+			if (o->gather && !interp_gather(&r)) {
+				ok = false;
+				break;
+			}
 			new_launch(&r);
 			ok = r.comm ? run_world(&r) : run_schedule(&r);
 		}
