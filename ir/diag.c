@@ -202,12 +202,18 @@ print_one(IrCtx *c, const IrDiag *d, FILE *out, bool color)
 {
 	const IrFile *f = ir_ctx_file(c, d->loc.file);
 	static const char *const sev_color[] = {"\033[1;31m", "\033[1;35m", "\033[1;36m", "\033[1;32m"};
+	fputs(color ? "\033[1m" : "", out);
 	if (d->loc.line)
-		fprintf(out, "%s%s:%u:%u: ", color ? "\033[1m" : "", f->name, d->loc.line, d->loc.col);
-	else if (!d->loc.file && c->tool)
-		fprintf(out, "%s%s: ", color ? "\033[1m" : "", c->tool);
-	else
-		fprintf(out, "%s%s: ", color ? "\033[1m" : "", f->name);
+		fprintf(out, "%s:%u:%u: ", f->name, d->loc.line, d->loc.col);
+	else if (d->loc.file)
+		fprintf(out, "%s: ", f->name);
+	else {
+		/* No location: the program and the file it works on, what is known of them. */
+		if (c->tool)
+			fprintf(out, "%s: ", c->tool);
+		if (c->input)
+			fprintf(out, "%s: ", c->input);
+	}
 	fprintf(out, "%s%s:%s %s%s\n", color ? sev_color[d->sev] : "", sev_name[d->sev],
 		color ? "\033[0m\033[1m" : "", d->msg, color ? "\033[0m" : "");
 	const char *src;
@@ -251,7 +257,7 @@ static void
 json_loc(IrCtx *c, const IrDiag *d, FILE *out)
 {
 	fputs("\"file\":", out);
-	ir_json_str(out, ir_ctx_file(c, d->loc.file)->name);
+	ir_json_str(out, d->loc.file ? ir_ctx_file(c, d->loc.file)->name : c->input ? c->input : "");
 	fprintf(out, ",\"line\":%u,\"col\":%u,\"severity\":\"%s\",\"code\":", d->loc.line, d->loc.col,
 		sev_name[d->sev]);
 	ir_json_str(out, d->code);

@@ -155,6 +155,7 @@ struct IrCtx {
 	void *handler_ud;
 	const char *code; /* default diagnostic category for this phase */
 	const char *tool; /* the program ("ave compile"), named by diagnostics without a location */
+	const char *input; /* the file the program works on, named there too (NULL: none) */
 	int nerrors, nwarnings;
 	const char *last_code; /* category of the last error emitted */
 	IrKeywords kw;

@@ -136,6 +136,7 @@ main(int argc, char **argv)
 
 	IrCtx *c = ir_ctx_new(NULL);
 	c->tool = "ave-opt";
+	c->input = strcmp(o.input, "-") ? o.input : NULL;
 	DiagSink sink = {.c = c, .json = json, .collect = o.verify_diags};
 	ir_diag_set_handler(c, diag_sink_handler, &sink);
 	size_t len;
