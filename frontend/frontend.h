@@ -85,4 +85,8 @@ bool fe_def_alias(FeParser *p, IrStr name, bool is_type, IrAttr *a, IrType *t, I
 void *fe_lexer_new(FeParser *p);
 void fe_lexer_free(void *scanner);
 
+/* The scalar type names, as the lexer knows them (for "did you mean"). */
+enum { FE_NSCALAR = 12 };
+extern const char *const fe_scalar_names[FE_NSCALAR];
+
 #endif

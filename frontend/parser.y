@@ -1137,7 +1137,13 @@ yyreport_syntax_error(const yypcontext_t *ctx, FeParser *p, void *scanner)
 		snprintf(buf + len, sizeof buf - len, "%s%.*s", i == 0 ? "" : i == k - 1 ? " or " : ", ",
 			 (int)tl, t);
 	}
-	IrDiag *d = ir_diag_begin(p->c, IR_SEV_ERROR, loc, "expected %s, found %s", buf, found);
+	/* A word where a scalar type goes: the type it most likely misspells. */
+	const char *near = NULL;
+	for (int i = 0; i < n && i < MAXEXP && (got == YYSYMBOL_IDENT || got == YYSYMBOL_GROUPKW); i++)
+		if (exp[i] == YYSYMBOL_SCALAR_TYPE)
+			near = ir_closest(p->tok, p->toklen, fe_scalar_names, FE_NSCALAR);
+	IrDiag *d = ir_diag_begin(p->c, IR_SEV_ERROR, loc, "expected %s, found %s%s%s%s", buf, found,
+				  near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	if (got == YYSYMBOL_YYEOF && p->opens.len) {
 		IrLoc o = IR_VEC_AT(p->opens, IrLoc, p->opens.len - 1);
 		ir_diag_note(p->c, d, o, "this '{' is not closed");

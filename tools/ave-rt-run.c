@@ -13,7 +13,7 @@ static const char usage_text[] =
 	"usage: ave-rt-run BUNDLE [--device=cuda|hip|host] [--grid=X[,Y[,Z]]]\n"
 	"                  [--arg NAME=VALUE]... [--out NAME=FILE.npy]... [--print-stats]\n"
 	"                  [--repeat=N [--flops=F]]   (time N more launches; F: work of one)\n"
-	"                  [--schedules=N] [--seed=S]   (host and simulated devices)\n"
+	"                  [--schedules=N] [--seed=S]   (the host device)\n"
 	"                  [--world=N [--launches=N]]   (a world of N ranks on the device)\n"
 	"       ave-rt-run --version | -h | --help\n"
 	"--device defaults to cuda and --grid to 1 (one CTA); VALUE is FILE.npy, rand:DIMS:DTYPE:SEED,\n"
@@ -59,6 +59,20 @@ parse(int argc, char **argv, RunRequest *rq, RunArg *args, int *na, RunArg *outs
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strncmp(a, "--device=", 9)) {
 			rq->device = a + 9;
+			char near[32];
+			if (!strncmp(rq->device, "sim-", 4))
+				return bad("simulated devices run under 'ave run --device=sim-T' (ave-rt-run "
+					   "links only libave_rt): --device", rq->device);
+			if (strcmp(rq->device, "cuda") && strcmp(rq->device, "hip") &&
+			    strcmp(rq->device, "host")) {
+				if (tool_closest_word(rq->device, "cuda|hip|host", near))
+					fprintf(stderr, "ave-rt-run: unknown device '%s'; did you mean '%s'? "
+						"(cuda, hip or host)\n", rq->device, near);
+				else
+					fprintf(stderr, "ave-rt-run: unknown device '%s' (cuda, hip or host)\n",
+						rq->device);
+				return 2;
+			}
 		} else if (!strncmp(a, "--grid=", 7)) {
 			char *e;
 			const char *s = a + 7;

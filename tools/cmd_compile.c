@@ -26,7 +26,9 @@ static const char usage_text[] =
 	      "                          attribute); sim-T (e.g. sim-sm_90a) makes a bundle for the\n"
 	      "                          simulated device of target T (docs/testing.md)\n"
 	      "  --emit=K                ir (after the compile pipeline), llvm, ptx or cubin (default)\n"
-	      "                          for NVIDIA; ir, llvm, asm or hsaco (default) for AMDGPU\n"
+	      "                          for NVIDIA; ir, llvm, asm or hsaco (default) for AMDGPU;\n"
+	      "                          bundle: one kernel with its metadata, for ave-rt-run and\n"
+	      "                          libave_rt (the default for host and sim-T)\n"
 	      "  -o OUT                  output file ('-' for standard output; text outputs default to it,\n"
 	      "                          a binary to FILE's stem with .cubin or .hsaco)\n"
 	      "  -O0 .. -O3              optimization level of LLVM and ptxas (default -O3)\n"
@@ -324,6 +326,7 @@ cmd_compile(int argc, char **argv)
 	const LowerTarget *t = NULL;
 	char *out_alloc = NULL;
 	IrLoc none = {0, 0, 0};
+	bool usage = false; /* a bad option value: exit status 2 (docs/driver.md) */
 	/* sim-T: the kernel for a simulated device (a bundle of T's LLVM IR, docs/testing.md). */
 	bool sim = tname && !strncmp(tname, "sim-", 4);
 	if (sim)
@@ -345,14 +348,16 @@ cmd_compile(int argc, char **argv)
 			 target_names(names, sizeof names, TARGET_ALL, " or "));
 		ok = false;
 	} else if (ok && !host && !(t = ti ? jit_lower_target(ti) : NULL)) {
-		const char *near = ti ? NULL : target_closest(tname, TARGET_ALL);
+		const char *near = ti ? NULL : target_closest(tname, sim ? TARGET_GPUS : TARGET_ALL);
+		const char *pre = sim ? "sim-" : "";
 		if (near)
-			ir_error(c, none, "unknown target '%s'; did you mean '%s'? (this build has: %s)", tname,
-				 near, jit_target_names());
+			ir_error(c, none, "unknown target '%s%s'; did you mean '%s%s'? (this build has: %s)",
+				 pre, tname, pre, near, jit_target_names());
 		else
-			ir_error(c, none, "unknown target '%s' for 'ave compile' (this build has: %s)", tname,
-				 jit_target_names());
+			ir_error(c, none, "unknown target '%s%s' for 'ave compile' (this build has: %s)",
+				 pre, tname, jit_target_names());
 		ok = false;
+		usage = true;
 	}
 	if (ok && !o.emit) {
 		int n = 0;
@@ -378,6 +383,7 @@ cmd_compile(int argc, char **argv)
 			else
 				ir_error(c, none, "unknown --emit kind '%s' for target '%s'", o.emit, tname);
 			ok = false;
+			usage = true;
 		}
 	}
 	/* A bundle holds one kernel, compiled the way aveKernelCompile compiles it. */
@@ -476,5 +482,5 @@ cmd_compile(int argc, char **argv)
 	ir_module_free(m);
 	diag_sink_summary(&sink);
 	ir_ctx_free(c);
-	return ok ? 0 : 1;
+	return ok ? 0 : usage ? 2 : 1;
 }

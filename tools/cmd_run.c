@@ -14,15 +14,16 @@
 #include "run.h"
 
 static const char usage_text[] =
-    "usage: ave run FILE --kernel=@NAME [--grid=X[,Y[,Z]]] [--device=host|cuda|hip|sim-T]\n"
+    "usage: ave run FILE [--kernel=@NAME] [--grid=X[,Y[,Z]]] [--device=host|cuda|hip|sim-T]\n"
     "               [--target=T]\n"
     "               [--arg NAME=VALUE]... [--out NAME=FILE.npy]...\n"
     "               [--schedules=N] [--seed=S] [--no-compare] [--print-stats]\n"
     "               [--world=N] [--launches=N] [--print-schedule=@S]\n"
     "               [--diagnostics-format=text|json]\n"
     "\n"
-    "Runs kernel @NAME of FILE on a grid of X*Y*Z CTAs (--grid; default 1, one CTA: a warning\n"
-    "names each output with elements no CTA wrote). VALUE is one of:\n"
+    "Runs kernel @NAME of FILE (--kernel; default the file's only kernel) on a grid of X*Y*Z\n"
+    "CTAs (--grid; default 1, one CTA: a warning names each output with elements no CTA\n"
+    "wrote). VALUE is one of:\n"
     "  FILE.npy               a NumPy array (its shape binds the '?' sizes)\n"
     "  rand:DIMS:DTYPE:SEED   reproducible standard-normal values, e.g. rand:128x64:bf16:7\n"
     "  zeros:DIMS:DTYPE       zeros, e.g. zeros:128x128:f32\n"
@@ -262,6 +263,29 @@ pick_kernel(IrModule *m, const char *name)
 	return n == 1 ? only : NULL;
 }
 
+/* "; did you mean '@k'?" for the kernel of m that NAME most likely misspells, or "". */
+static const char *
+kernel_hint(IrModule *m, const char *name, char *buf, size_t n)
+{
+	enum { MAXC = 64 };
+	const char *cand[MAXC];
+	int nc = 0;
+	for (IrOp *op = m->body->first; op && nc < MAXC; op = op->next) {
+		if (op->code == IR_OP_KERNEL)
+			cand[nc++] = op->item[0].s;
+		for (IrOp *k = op->code == IR_OP_MODULE ? op->reg[0].block->first : NULL;
+		     k && nc < MAXC; k = k->next)
+			if (k->code == IR_OP_KERNEL)
+				cand[nc++] = k->item[0].s;
+	}
+	name += name[0] == '@';
+	const char *near = ir_closest(name, strlen(name), cand, nc);
+	buf[0] = 0;
+	if (near)
+		snprintf(buf, n, "; did you mean '@%s'?", near);
+	return buf;
+}
+
 /* Whether NAME (without a rank) is a kernel argument, a tensor one, or a symmetric buffer. */
 static bool
 known_name(IrOp *k, const char *name, size_t len, bool tensor)
@@ -280,6 +304,28 @@ known_name(IrOp *k, const char *name, size_t len, bool tensor)
 		    !strncmp(b->arg[i]->name, name, len))
 			return !tensor || b->arg[i]->type->kind == IR_TY_TENSOR;
 	return false;
+}
+
+/* "; did you mean '%b'?" for the argument (tensor argument, symmetric buffer) of k that NAME most
+ * likely misspells, or "". */
+static const char *
+name_hint(IrOp *k, const char *name, size_t len, bool tensor, char *buf, size_t n)
+{
+	enum { MAXC = 64 };
+	const char *cand[MAXC];
+	int nc = 0;
+	bool symm = name[0] == '@';
+	IrBlock *b = k->reg[0].block;
+	for (int i = 0; symm && nc < MAXC && interp_symm_alloc(k, i); i++)
+		cand[nc++] = interp_symm_alloc(k, i)->item[0].s;
+	for (int i = 0; !symm && i < b->narg && nc < MAXC; i++)
+		if (b->arg[i]->name && (!tensor || b->arg[i]->type->kind == IR_TY_TENSOR))
+			cand[nc++] = b->arg[i]->name;
+	const char *near = ir_closest(name + symm, len - symm, cand, nc);
+	buf[0] = 0;
+	if (near)
+		snprintf(buf, n, "; did you mean '%s%s'?", symm ? "@" : "%", near);
+	return buf;
 }
 
 /* Every --arg and --out names an argument or buffer, and a rank of the run. */
@@ -315,15 +361,17 @@ check_names(IrOp *k, RunOpts *o)
 				}
 			if (known_name(k, a[j].name, len, pass))
 				continue;
+			char hint[160];
+			name_hint(k, a[j].name, len, pass, hint, sizeof hint);
 			if (a[j].name[0] == '@')
-				fprintf(stderr, "ave run: %s %s: the module has no symmetric buffer '%.*s'\n",
-					opt, a[j].name, (int)len, a[j].name);
+				fprintf(stderr, "ave run: %s %s: the module has no symmetric buffer "
+					"'%.*s'%s\n", opt, a[j].name, (int)len, a[j].name, hint);
 			else if (pass)
 				fprintf(stderr, "ave run: --out %s: kernel '@%s' has no tensor argument "
-					"'%%%.*s'\n", a[j].name, k->item[0].s, (int)len, a[j].name);
+					"'%%%.*s'%s\n", a[j].name, k->item[0].s, (int)len, a[j].name, hint);
 			else
-				fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%.*s'\n",
-					k->item[0].s, (int)len, a[j].name);
+				fprintf(stderr, "ave run: kernel '@%s' has no argument '%%%.*s'%s\n",
+					k->item[0].s, (int)len, a[j].name, hint);
 			return false;
 		}
 	}
@@ -563,9 +611,11 @@ cmd_run(int argc, char **argv)
 		goto out;
 	IrOp *k = pick_kernel(m, o.kernel);
 	if (!k) {
+		char hint[160];
 		if (o.kernel)
-			fprintf(stderr, "ave run: no kernel '%s%s' in '%s'\n",
-			        o.kernel[0] == '@' ? "" : "@", o.kernel, o.common.input);
+			fprintf(stderr, "ave run: no kernel '%s%s' in '%s'%s\n",
+			        o.kernel[0] == '@' ? "" : "@", o.kernel, o.common.input,
+			        kernel_hint(m, o.kernel, hint, sizeof hint));
 		else
 			fprintf(stderr,
 			        "ave run: '%s' has several kernels (or none); choose one with "

@@ -85,14 +85,10 @@ run_print_diag(AveDiagnostic d, void *ud)
 	n = n < sizeof buf ? n : sizeof buf - 1;
 	rd->nerrors += aveDiagnosticGetSeverity(d) == AVE_SEVERITY_ERROR;
 	rd->nwarnings += aveDiagnosticGetSeverity(d) == AVE_SEVERITY_WARNING;
-	/* A diagnostic without a location names the tool, not a file. */
-	const char *p = buf;
-	if (!strncmp(buf, "<unknown>: ", 11)) {
+	/* A diagnostic without a location names the tool. */
+	if (!*aveDiagnosticGetFile(d))
 		fprintf(stderr, "%s: ", rd->tool);
-		p += 11;
-		n -= 11;
-	}
-	fwrite(p, 1, n, stderr);
+	fwrite(buf, 1, n, stderr);
 }
 
 void
