@@ -140,6 +140,61 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	return buf;
 }
 
+/* ---- a cache entry remembers the compile's diagnostics ---- */
+
+/* meta with the member "compile_diagnostics": said (a JSON array) first; malloc'd. */
+static char *
+with_diagnostics(const char *meta, const char *said)
+{
+	const char *body = strchr(meta, '{');
+	body = body ? body + 1 : meta;
+	size_t n = strlen(meta) + (said ? strlen(said) : 2) + 64;
+	char *out = malloc(n);
+	snprintf(out, n, "{\n  \"compile_diagnostics\": %s,%s", said ? said : "[]", body);
+	return out;
+}
+
+static IrSeverity
+severity_of(const char *s)
+{
+	return s && !strcmp(s, "warning") ? IR_SEV_WARNING
+	       : s && !strcmp(s, "note")  ? IR_SEV_NOTE
+	       : s && !strcmp(s, "error") ? IR_SEV_ERROR
+	                                  : IR_SEV_REMARK;
+}
+
+static IrLoc
+loc_of(const RtJson *d, uint32_t file)
+{
+	uint32_t line = (uint32_t)rt_json_int(d, "line", 0);
+	return (IrLoc){line ? file : 0, line, (uint32_t)rt_json_int(d, "col", 0)};
+}
+
+/* Reports again what the compile that filled a cache entry reported (`list`, the entry's
+ * "compile_diagnostics"), located in the module's canonical text as it was then. */
+static void
+replay(RtCtx *c, const RtJson *list, const char *name, const char *text, size_t len)
+{
+	if (!list || list->kind != RT_JSON_ARRAY || !list->n)
+		return;
+	IrCtx *ir = rt_ir_ctx(c);
+	uint32_t f = ir_ctx_add_file(ir, name ? name : "<string>", text, len, 1);
+	for (int i = 0; i < list->n; i++) {
+		const RtJson *d = list->items[i];
+		const char *code = rt_json_str(d, "code"), *msg = rt_json_str(d, "message");
+		ir->code = ir_ctx_strdup(ir, code ? code : "ave");
+		IrDiag *dg = ir_diag_begin(ir, severity_of(rt_json_str(d, "severity")), loc_of(d, f),
+					   "%s", msg ? msg : "");
+		const RtJson *notes = rt_json_get(d, "notes");
+		for (int j = 0; notes && notes->kind == RT_JSON_ARRAY && j < notes->n; j++) {
+			const char *nm = rt_json_str(notes->items[j], "message");
+			ir_diag_note(ir, dg, loc_of(notes->items[j], f), "%s", nm ? nm : "");
+		}
+		ir_diag_emit(ir, dg);
+	}
+	rt_ir_ctx_free(ir);
+}
+
 /* ---- compiling ---- */
 
 static IrOp *
@@ -298,6 +353,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 		RtKernel *rk;
 		if (rt_kernel_load_quiet(c, bundle, size, &rk) == AVE_SUCCESS) {
 			if (entry_matches(rk, name, o->target->name, text, len)) {
+				replay(c, rt_json_get(rk->meta, "compile_diagnostics"), mod->name, text, len);
 				free(ident);
 				free(text);
 				out->ptr = rk;
@@ -320,6 +376,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	/* The backend works on a private copy parsed from the canonical text: the module itself is
 	 * never changed, and compiles of one module run in parallel. */
 	IrCtx *ir = rt_ir_ctx(c);
+	rt_ir_ctx_record(ir);
 	IrModule *copy = fe_parse(ir, mod->name, text, len, 1);
 	AveResult r = AVE_SUCCESS;
 	JitOutput jo = {0};
@@ -334,10 +391,15 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 			r = jit_failure_kind(ir, errs);
 	}
 	ir_module_free(copy);
+	char *said = rt_ir_ctx_recorded(ir);
 	rt_ir_ctx_free(ir);
 	if (!r) {
-		bundle = rt_bundle_encode(jo.meta, strlen(jo.meta), jo.binary, jo.binary_len, text, len,
+		/* The compile's warnings and remarks go with the entry: a cache hit reports them
+		 * again (replay). */
+		char *meta = with_diagnostics(jo.meta, said);
+		bundle = rt_bundle_encode(meta, strlen(meta), jo.binary, jo.binary_len, text, len,
 					  &size);
+		free(meta);
 		rt_cache_put(&c->cache, key, ident, bundle, size);
 		RtKernel *rk;
 		r = rt_kernel_from_bundle(c, bundle, size, &rk);
@@ -345,6 +407,7 @@ aveKernelCompile(AveModule mh, const char *name, AveCompileOptions oh, AveKernel
 	}
 	free(jo.binary);
 	free(jo.meta);
+	free(said);
 	free(ident);
 	free(text);
 	return r;

@@ -131,6 +131,10 @@ void rt_ctx_release(RtCtx *c);
  * independent objects never share mutable IR state across threads). */
 IrCtx *rt_ir_ctx(RtCtx *c);
 void rt_ir_ctx_free(IrCtx *ir);
+/* From now on, keeps the warnings and remarks ir reports (a compile's, for its cache entry);
+ * rt_ir_ctx_recorded returns them as a JSON array of ir_diag_print_json objects (malloc'd). */
+void rt_ir_ctx_record(IrCtx *ir);
+char *rt_ir_ctx_recorded(IrCtx *ir);
 /* Reports a runtime diagnostic (no source location) through the context's handler. */
 void rt_error(RtCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports a misuse (a null handle or pointer, a bad value): through c when there is one, and

@@ -132,22 +132,51 @@ deliver(RtCtx *c, IrCtx *ir, const IrDiag *d)
 typedef struct IrBridge {
 	RtCtx *c;
 	IrCtx *ir;
+	FILE *rec; /* rt_ir_ctx_record: the warnings and remarks so far, as JSON */
+	char *rec_buf;
+	size_t rec_len;
+	int nrec;
 } IrBridge;
 
 static void
 bridge_handler(void *ud, const IrDiag *d)
 {
 	IrBridge *b = ud;
+	if (b->rec && (d->sev == IR_SEV_WARNING || d->sev == IR_SEV_REMARK)) {
+		fputs(b->nrec++ ? ", " : "", b->rec);
+		ir_diag_print_json(b->ir, d, b->rec);
+	}
 	if (d->sev == IR_SEV_REMARK && !b->c->remarks)
 		return;
 	deliver(b->c, b->ir, d);
+}
+
+void
+rt_ir_ctx_record(IrCtx *ir)
+{
+	IrBridge *b = ir->handler == bridge_handler ? ir->handler_ud : NULL;
+	if (b && !b->rec)
+		b->rec = open_memstream(&b->rec_buf, &b->rec_len);
+}
+
+char *
+rt_ir_ctx_recorded(IrCtx *ir)
+{
+	IrBridge *b = ir->handler == bridge_handler ? ir->handler_ud : NULL;
+	if (!b || !b->rec)
+		return NULL;
+	fflush(b->rec);
+	size_t n = b->rec_len + 3;
+	char *out = malloc(n);
+	snprintf(out, n, "[%s]", b->rec_buf ? b->rec_buf : "");
+	return out;
 }
 
 IrCtx *
 rt_ir_ctx(RtCtx *c)
 {
 	IrCtx *ir = ir_ctx_new(NULL);
-	IrBridge *b = malloc(sizeof *b);
+	IrBridge *b = calloc(1, sizeof *b);
 	rt_ctx_retain(c);
 	b->c = c;
 	b->ir = ir;
@@ -162,6 +191,10 @@ rt_ir_ctx_free(IrCtx *ir)
 		return;
 	IrBridge *b = ir->handler == bridge_handler ? ir->handler_ud : NULL;
 	ir_ctx_free(ir);
+	if (b && b->rec) {
+		fclose(b->rec);
+		free(b->rec_buf);
+	}
 	if (b) {
 		rt_ctx_release(b->c);
 		free(b);

@@ -81,3 +81,22 @@ def test_many_threads_compile_and_launch(tmp_path):
 def test_no_disk_cache(tmp_path):
     k = ave.compile(_unique_source("nodisk"), cache_dir=False)
     assert k.name == "vadd_nodisk"
+
+
+def test_a_cache_hit_reports_the_compile_warnings(tmp_path):
+    # The warnings of the compile that filled an entry come back with every hit, from memory
+    # and from the disk (another process), with their locations.
+    src = _unique_source("warn").replace("{threads = 256}", "{threads = 256, persistant = 4}")
+    first = ave.compile(src, cache_dir=tmp_path)
+    again = ave.compile(src, cache_dir=tmp_path)
+    msgs = [(d.severity, d.line, d.column, d.message) for d in first.diagnostics]
+    assert any("did you mean 'persistent'" in m for _, _, _, m in msgs), msgs
+    assert [(d.severity, d.line, d.column, d.message) for d in again.diagnostics] == msgs
+    code = ("import ave, sys\n"
+            "k = ave.compile(sys.argv[1], cache_dir=sys.argv[2])\n"
+            "print(ave.cache_stats(sys.argv[2])['disk_hits'], [d.message for d in k.diagnostics])\n")
+    p = tmp_path / "k.ave"
+    p.write_text(src)
+    out = subprocess.run([sys.executable, "-c", code, str(p), str(tmp_path)], check=True,
+                         capture_output=True, text=True, env=dict(os.environ)).stdout
+    assert out.startswith("1 ") and "did you mean 'persistent'" in out, out
