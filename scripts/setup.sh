@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs="llvm-19-dev llvm-19-tools lld-19 liblld-19-dev clang-19 libclang-rt-19-dev flex bison libz3-dev z3 cmake ninja-build pkg-config python3"
-# The Python package (python/) and its tests: NumPy, pytest, torch (CPU), pip and setuptools.
-pkgs="$pkgs python3-numpy python3-pytest python3-torch python3-pip python3-setuptools"
+# The Python package (python/) and its tests: NumPy, pytest, torch (CPU) and pip.
+pkgs="$pkgs python3-numpy python3-pytest python3-torch python3-pip"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -99,7 +99,8 @@ run_report_interp(const char *tool, const InterpStats *s, const int64_t grid[3],
 	for (int d = 0; d < 3; d++)
 		if (__builtin_mul_overflow(ncta, grid[d], &ncta))
 			ncta = INT64_MAX;
-	FILE *f = print_stats ? stdout : s->seconds > 10 ? stderr : NULL;
+	/* Nothing to say of a launch that failed before any CTA ran. */
+	FILE *f = !ok && !s->ctas ? NULL : print_stats ? stdout : s->seconds > 10 ? stderr : NULL;
 	if (f) {
 		fprintf(f,
 			"%s: %d schedule%s, %lld CTA%s (%lld per schedule), %lld tasks, %lld ops, "
