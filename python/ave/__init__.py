@@ -10,7 +10,7 @@ tensors. See docs/python.md.
 from ._lib import path as library_path
 from ._lib import lib as _cdll
 
-from ._diag import CompileError, DeviceError, Diagnostic, Error, LaunchError
+from ._diag import CompileError, DeviceError, Diagnostic, Error, LaunchError, LaunchWarning
 from ._core import (Device, Kernel, Module, Stream, World, cache_stats, compile, device,
                     load_bundle)
 from ._launch import bf16_bits, bf16_to_float32
@@ -20,6 +20,6 @@ __version__ = _cdll.aveGetVersion().decode()
 __all__ = [
     "compile", "Kernel", "Module", "load_bundle", "device", "Device", "Stream", "World",
     "cache_stats",
-    "Diagnostic", "Error", "CompileError", "LaunchError", "DeviceError",
+    "Diagnostic", "Error", "CompileError", "LaunchError", "LaunchWarning", "DeviceError",
     "bf16_bits", "bf16_to_float32", "library_path", "__version__",
 ]

@@ -106,6 +106,15 @@ class CompileError(Error):
     `.column`, `.notes` and `.counterexample` say where and why."""
 
 
+class LaunchWarning(UserWarning):
+    """A launch succeeded but libave warned about it (an output with elements no CTA wrote, on
+    the host device): issued through Python's `warnings`, the Diagnostic in `.diagnostic`."""
+
+    def __init__(self, diagnostic: "Diagnostic"):
+        super().__init__(str(diagnostic))
+        self.diagnostic = diagnostic
+
+
 class LaunchError(Error):
     """A launch was refused by libave, or the kernel failed while running (the host device
     reports races, deadlocks and out-of-bounds accesses)."""

@@ -9,13 +9,16 @@ from __future__ import annotations
 import ctypes
 import math
 import numbers
+import os
+import sys
+import warnings
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _dlpack
 from ._core import Device, Kernel, Stream, _target_device, device as _device
-from ._diag import Collect, LaunchError
+from ._diag import Collect, LaunchError, LaunchWarning
 from ._lib import Handle, lib
 
 # The element types of a tensor argument, and the dtypes (NumPy's or torch's names) that carry
@@ -409,6 +412,16 @@ def _plan(k: Kernel, args: List[Any], d: Device, wheres: List[Optional[Where]],
             x.staged = d.kind != "host" and x.where[0] == "cpu"
 
 
+def _caller_level() -> int:
+    """The stacklevel, for the function that calls this one, of the first frame outside the
+    package (the user's launch)."""
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == pkg:
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: Optional[Handle],
             native: Optional[int], on_torch: bool, wheres: List[Optional[Where]], plan: List[Any]) -> None:
     # Check everything before anything runs.
@@ -444,6 +457,9 @@ def _launch(k: Kernel, g: Tuple[int, int, int], args: List[Any], d: Device, sh: 
                 if r:
                     raise LaunchError("running @%s on %s" % (k.name, d.kind), r, diags)
             _finish(plan, bufs, diags)
+            for dg in diags:
+                if dg.severity == "warning":
+                    warnings.warn(LaunchWarning(dg), stacklevel=_caller_level())
         finally:
             for b in bufs:
                 lib.aveBufferDestroy(b)  # the handle only, for wrapped memory

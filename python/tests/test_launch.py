@@ -188,3 +188,20 @@ def test_lineinfo_reaches_the_binary():
     assert b".debug_line" not in plain.binary
     host = ave.compile(VADD, lineinfo=True)  # ignored on host: the binary is the .ave text
     assert host.binary.startswith(b"// c[i] = a[i] + b[i]")
+
+
+def test_a_grid_too_small_warns():
+    # The host device's warning about outputs no CTA fully wrote reaches Python's warnings,
+    # pointing at the caller's line; a grid that covers them says nothing.
+    import warnings
+    k = ave.compile(os.path.join(EXAMPLES, "vadd.ave"))
+    a = np.ones(3000, np.float32)
+    c = np.zeros(3000, np.float32)
+    with pytest.warns(ave.LaunchWarning, match="1976 of 3000 elements were not written") as w:
+        k[1](a, a, c)
+    assert w[0].filename == __file__
+    assert w[0].message.diagnostic.severity == "warning"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k[3](a, a, c)
+    np.testing.assert_array_equal(c, 2 * a)
