@@ -283,8 +283,10 @@ epilogue(IrCtx *c, IrOp *f, int64_t rows, Epi *e)
 				return ir_ctx_printf(c, "'%s' after the loop combines its result with "
 						     "a tile made before it", ir_opinfo(c, op->code)->name);
 			if (!before_loop(v, f))
-				return ir_ctx_printf(c, "'%s' after the loop uses a value defined after "
-						     "it", ir_opinfo(c, op->code)->name);
+				return ir_ctx_printf(c, "'%s' after the loop uses '%%%s', which is computed "
+						     "after the loop by an op that does not use its "
+						     "result (compute it before the loop)",
+						     ir_opinfo(c, op->code)->name, v->name ? v->name : "?");
 		}
 		if (e->n == (int)(sizeof e->op / sizeof e->op[0]))
 			return "the epilogue is too long";
@@ -301,6 +303,18 @@ shift_epilogue(IrModule *m, IrOp *op, int64_t M, IrExpr *off)
 		return;
 	if (op->code == IR_OP_STORE || (op->code == IR_OP_LOAD && rows_tile(op->res[0].type, M)))
 		shift_rows(m, op, ir_expr_clone(m, off));
+}
+
+/* A consumer's tiles have `rows` rows, laid out over one warpgroup's 128 threads, which takes
+ * a power of two; why not, or NULL. */
+static const char *
+pow2_rows(IrCtx *c, int64_t rows)
+{
+	if (rows & (rows - 1))
+		return ir_ctx_printf(c, "each consumer warpgroup would hold %lld rows, not a power of "
+				     "two (a register tile over one warpgroup's 128 threads needs one)",
+				     (long long)rows);
+	return NULL;
 }
 
 /* The consumers (the kernel's warpgroups unless the option says) and the rows each owns of the
@@ -322,7 +336,7 @@ split(IrCtx *c, const RingPlan *p, const WsOpts *o, int64_t M, int64_t *consumer
 		if (M % 64)
 			return ir_ctx_printf(c, "its %lld rows are not a multiple of 64 (one consumer "
 					     "warpgroup's tile in ping-pong)", (long long)M);
-		return NULL;
+		return pow2_rows(c, M);
 	}
 	*consumers = o->consumers ? o->consumers : threads / 128;
 	if (!o->consumers && (threads % 128 || !*consumers))
@@ -333,7 +347,7 @@ split(IrCtx *c, const RingPlan *p, const WsOpts *o, int64_t M, int64_t *consumer
 		return ir_ctx_printf(c, "its %lld rows do not split into %lld consumer%s of a "
 				     "multiple of 64 rows", (long long)M, (long long)*consumers,
 				     *consumers == 1 ? "" : "s");
-	return NULL;
+	return pow2_rows(c, *rows);
 }
 
 /* Why the plan's loop cannot be split into roles, or NULL; fills what the rewrite needs. */
@@ -1350,6 +1364,10 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	bool general = false;
 	if (!why) {
 		why = shape(m, &p, o, &sh);
+		if (why && o->inflight)
+			why = ir_ctx_printf(c, "%s, and inflight=1 takes only one MMA into one "
+					    "accumulator started from ave.zeros (the general form keeps "
+					    "its MMAs synchronous)", why);
 		if (why && o->inflight == 0) {
 			/* Not one MMA into one accumulator: the body as written, on each consumer's
 			 * rows, where its ops allow it. */
