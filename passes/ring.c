@@ -571,6 +571,22 @@ ring_tag_funcs(IrModule *m, const RingPlan *p, IrStr *tags)
 			                            ir_intern_cstr(c, ir_ctx_printf(c, "i%d", j)), ld->loc);
 			it->param[j]->index = j;
 		}
+		/* The label stands for the tile the load reads: region(%T[%i0 : rows, ...]), which
+		 * the checker proves every copy tagged with it reads (a copy at the wrong
+		 * coordinates is then an error, not a kernel computing something else). */
+		const IrItem *src = &ld->item[0];
+		IrValue *t = src->kind == IR_IT_VALUE ? ir_op_value(ld, src->opnd) : NULL;
+		IrType *tt = ld->res[0].type;
+		if (t && t->type->kind == IR_TY_TENSOR && tt->kind == IR_TY_TILE &&
+		    tt->rank == src->ncoord && t->type->rank == src->ncoord) {
+			IrItem *r = ir_group_add(m, ir_state_group(m, &s, c->kw.region), IR_IT_VALUE);
+			r->pv = t;
+			r->suffix = true;
+			r->ncoord = src->ncoord;
+			r->coord = ir_arena_alloc(&m->arena, sizeof(IrCoord) * (size_t)src->ncoord);
+			for (int j = 0; j < src->ncoord; j++)
+				r->coord[j] = (IrCoord){ring_V(m, it->param[j]), tt->dims[j]};
+		}
 		ir_b_insert(&b, ir_op_build(m, &s));
 	}
 }
