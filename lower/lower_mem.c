@@ -188,9 +188,11 @@ access_path(Lower *L, GAccess *g, int vbits, LowerFrag *f)
 }
 
 /* The fallback paths: one element at a time in a loop over the registers, small code for
- * accesses whose alignment only the run time knows. Registers cannot be indexed: a load goes
- * through a local copy (its registers stay out of the loop), a store picks register e with a tree
- * of selects on e's bits (its values are live anyway; no local memory). */
+ * accesses whose alignment only the run time knows. Registers cannot be indexed, so both go
+ * through a local copy: a load fills it in the loop and reads it back after, a store fills it
+ * before the loop and reads element e in it. (A store used to pick register e with a tree of
+ * selects on e's bits: in a loop that keeps every register and half the tree live at once, and a
+ * 128x128 f16 tile on one warpgroup then spilled.) */
 
 typedef struct ElemLoop {
 	LLVMBasicBlockRef body, done;
@@ -254,30 +256,24 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 	LLVMTypeRef mt = lower_mem_type(L, g->elem), at = LLVMArrayType(mt, (unsigned)n);
 	bool i1 = g->elem == L->c->t_i1;
 	LLVMValueRef zero = lower_i32(L, 0), arr = NULL;
-	if (!g->store) {
-		LLVMBasicBlockRef here = LLVMGetInsertBlock(b),
-		                  entry = LLVMGetEntryBasicBlock(L->fn);
-		LLVMValueRef first = LLVMGetFirstInstruction(entry);
-		if (first)
-			LLVMPositionBuilderBefore(b, first);
-		else
-			LLVMPositionBuilderAtEnd(b, entry);
-		arr = LLVMBuildAlloca(b, at, "regs");
-		LLVMPositionBuilderAtEnd(b, here);
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(b), entry = LLVMGetEntryBasicBlock(L->fn);
+	LLVMValueRef first = LLVMGetFirstInstruction(entry);
+	if (first)
+		LLVMPositionBuilderBefore(b, first);
+	else
+		LLVMPositionBuilderAtEnd(b, entry);
+	arr = LLVMBuildAlloca(b, at, "regs");
+	LLVMPositionBuilderAtEnd(b, here);
+	for (int r = 0; g->store && r < n; r++) {
+		LLVMValueRef ix[2] = {zero, lower_i32(L, r)};
+		LLVMBuildStore(b, i1 ? LLVMBuildZExt(b, f->v[r], L->i8, "") : f->v[r],
+		               LLVMBuildGEP2(b, at, arr, ix, 2, ""));
 	}
 	ElemLoop x;
 	loop_begin(L, g, &x);
 	if (g->store) {
-		LLVMValueRef *level = ir_arena_alloc(&L->arena, sizeof(LLVMValueRef) * (size_t)n);
-		for (int r = 0; r < n; r++)
-			level[r] = f->v[r];
-		for (int i = 0, m = n; m > 1; i++, m /= 2) {
-			LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, x.bits[i], zero, "");
-			for (int r = 0; r < m / 2; r++)
-				level[r] =
-				    LLVMBuildSelect(b, on, level[2 * r + 1], level[2 * r], "");
-		}
-		LLVMValueRef v = i1 ? LLVMBuildZExt(b, level[0], L->i8, "") : level[0];
+		LLVMValueRef idx[2] = {zero, x.e};
+		LLVMValueRef v = LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, at, arr, idx, 2, ""), "");
 		if (!store_or_reduce(L, g, x.ptr, x.off, v, es, x.mask))
 			return false;
 	} else {
