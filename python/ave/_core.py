@@ -7,6 +7,7 @@ and launch at once; libave itself is thread-safe for that (docs/jit.md)."""
 from __future__ import annotations
 
 import ctypes
+import difflib
 import json
 import os
 import threading
@@ -414,7 +415,10 @@ def compile(source: Union[str, os.PathLike], target: str = "host", opt: int = 2,
             if r:
                 raise CompileError("creating compile options", r, list(diags))
             if lib.aveCompileOptionsSetTarget(opts, target.encode()):
-                raise ValueError("ave.compile: unknown target %r (sm_90a, sm_80, gfx942, gfx90a or host)" % target)
+                names = ["sm_90a", "sm_80", "gfx942", "gfx90a", "host"]
+                near = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
+                raise ValueError("ave.compile: unknown target %r%s (sm_90a, sm_80, gfx942, gfx90a or host)"
+                                 % (target, "; did you mean %r?" % near[0] if near else ""))
             lib.aveCompileOptionsSetOptLevel(opts, opt)
             level = 2 if debug else 1 if lineinfo else 0
             if lib.aveCompileOptionsSetDebugInfo(opts, level):

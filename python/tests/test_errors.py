@@ -69,6 +69,13 @@ def test_check_error_counterexample():
 def test_bad_options():
     with pytest.raises(ValueError, match="unknown target"):
         ave.compile(VADD, target="sm_99")
+    with pytest.raises(ValueError, match="unknown target 'sn_80'; did you mean 'sm_80'"):
+        ave.compile(VADD, target="sn_80")
+    # A pass error has no place in the file: it names no '<unknown>' one.
+    with pytest.raises(ave.CompileError) as e:
+        ave.compile(VADD, pipeline="csee", cache_dir=False)
+    assert "<unknown>" not in str(e.value)
+    assert "error: unknown pass 'csee'; did you mean 'cse'?" in str(e.value)
     with pytest.raises(ValueError, match="opt"):
         ave.compile(VADD, opt=7)
     with pytest.raises(ave.CompileError):
