@@ -2599,6 +2599,19 @@ ready_cover(Ck *k, const CkInst *in, const Region *r)
 		Z3_ast alt = covers(k, &own, r);
 		ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
 	}
+	/* A kernel behind a collective (`gathered = @ch`): every chunk of the world is there
+	 * before it starts. */
+	IrAttr *ga = ir_op_attr(k->kernel, k->c->kw.gathered);
+	IrOp *gch = ga && ga->kind == IR_ATTR_SYM ? ir_symbol_lookup(k->c, k->kernel, ga->s) : NULL;
+	IrAttr *gw = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, k->c->kw.world) : NULL;
+	for (int64_t q = 0; gch && gch->code == IR_OP_CHUNK && gw && gw->kind == IR_ATTR_INT &&
+	                    q < gw->i && q < 256; q++) {
+		Z3_ast a[1] = {pass_ck_num(S, q)};
+		CkEnv *pe = args_env(k, NULL, &gch->item[0], a, 1);
+		Region cr = region_of(k, pe, gch, &ir_op_group(gch, k->c->kw.region)->item[0], NULL);
+		Z3_ast alt = covers(k, &cr, r);
+		ir_vec_push(k->c->al, &alts, &alt, sizeof alt);
+	}
 	Z3_ast res = pass_ck_or(S, alts.len, (Z3_ast *)alts.data);
 	ir_vec_free(k->c->al, &alts, sizeof(Z3_ast));
 	return res;
@@ -2703,10 +2716,12 @@ check_ready(Ck *k, CkSite *s, const IrItem *it, const IrType *tile, bool is_asse
 	IrDiag *d = ir_diag_begin(
 	    k->c, IR_SEV_ERROR, s->op->loc,
 	    is_assert ? "'ready' assertion may fail%s: %s is not covered by a completed "
-	                "'ave.chunk.wait' or by the rank's own chunk"
+	                "'ave.chunk.wait' or by the rank's own chunk%s"
 	              : "this read of symmetric memory%s (%s) is not covered by a completed "
-	                "'ave.chunk.wait' or by the rank's own chunk",
-	    is_assert ? msg_suffix(k, s->op) : "", buf);
+	                "'ave.chunk.wait' or by the rank's own chunk%s",
+	    is_assert ? msg_suffix(k, s->op) : "", buf,
+	    ir_op_attr(k->kernel, k->c->kw.gathered) ? ", nor lies in one chunk its launch gathers"
+	                                             : "");
 	IrCex *cx = ir_diag_cex(k->c, d);
 	cex_inst(k, cx, m, &in, true);
 	cex_globals(k, cx, m, fail);

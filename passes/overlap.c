@@ -40,6 +40,7 @@
  * constant, of a tile of @X's element type, and no read of @X). check-invariants then proves the result
  * (every read covered, every wait signalled once per launch); a kernel it does not prove is an
  * internal error, never compiled. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1127,23 +1128,29 @@ rewrite_rs(Ov *o)
 /* ---- does overlap pay? (docs/passes.md, "The cost model") ---- */
 
 /* What the model takes of the GPUs a target's kernels run on: SMs (CUs), dense 16-bit MMA
- * peak, the bus bandwidth of a collective all-gather over the GPUs' links, what the one CTA
- * that sends a rank's chunk reaches with its puts, and a collective's fixed cost (its launch
- * and synchronization). The vendors' figures, and estimates where none is published (one
- * CTA's puts); `overlap{tflops= coll-gbps= put-gbps=}` replaces them. */
+ * peak and how much slower f32 operands run (CUDA cores or f32 MFMA) or faster f8 ones, the bus
+ * bandwidth of a collective all-gather over the GPUs' links, what the one CTA that sends a
+ * rank's chunk reaches with its puts, and a collective's fixed cost (its launch and
+ * synchronization). The vendors' figures, and estimates where none is published (one CTA's
+ * puts); `overlap{tflops= coll-gbps= put-gbps=}` replaces them. */
 typedef struct Machine {
 	const char *gpu;
-	double sms, tflops, coll_gbps, put_gbps, coll_us;
+	double sms, tflops, f32_div, f8_mul, coll_gbps, put_gbps, coll_us;
 } Machine;
 
 static const Machine machines[TARGET_COUNT] = {
-    [TARGET_SM_80] = {"A100 SXM", 108, 312, 230, 60, 15},
-    [TARGET_SM_90A] = {"H100/H200 SXM", 132, 989, 360, 100, 15},
-    [TARGET_GFX942] = {"MI300X", 304, 1307, 330, 50, 20},
-    [TARGET_GFX90A] = {"MI250X GCD", 110, 191, 150, 40, 20},
+    [TARGET_SM_80] = {"A100 SXM", 108, 312, 16, 1, 230, 60, 15},
+    [TARGET_SM_90A] = {"H100/H200 SXM", 132, 989, 15, 2, 360, 100, 15},
+    [TARGET_GFX942] = {"MI300X", 304, 1307, 8, 2, 330, 50, 20},
+    [TARGET_GFX90A] = {"MI250X GCD", 110, 191, 4, 1, 150, 40, 20},
 };
 
 enum { MMA_EFFICIENCY_PCT = 75 }; /* of the peak, inside one tile's main loop */
+
+/* The overrides of the model's figures (0: the target's). */
+typedef struct Knobs {
+	int64_t tflops, coll_gbps, put_gbps;
+} Knobs;
 
 /* The trip count of loop op when constant, else -1. */
 static int64_t
@@ -1158,7 +1165,10 @@ const_trip(IrOp *op)
 
 typedef struct Work {
 	Ov *o;
-	double flops;          /* one CTA's MMA work; < 0 when a loop's trip count is unknown */
+	const Machine *mc;
+	double flops;          /* one CTA's MMA work, in 16-bit FLOPs (f32 and f8 weighted by their
+	                        * speed); < 0 when a loop's trip count is unknown */
+	int nmma;
 	int64_t ext[3];        /* CTAs along each grid dimension, from a store's static extent */
 	unsigned read;         /* bit d: the kernel reads program id d */
 } Work;
@@ -1179,9 +1189,12 @@ work_scan(IrOp *op, void *ud)
 		IrType *at = a ? a->type : NULL, *rt = op->res[0].type;
 		if (at && at->kind == IR_TY_RING)
 			at = at->elem;
+		w->nmma++;
 		double f = at && at->rank == 2 ? 2.0 * (double)rt->dims[0] * (double)rt->dims[1] *
 		                                     (double)at->dims[1]
 		                               : -1;
+		int bits = at ? ir_type_elem_bits(at) : 16;
+		f = f < 0 ? f : bits >= 32 ? f * w->mc->f32_div : bits <= 8 ? f / w->mc->f8_mul : f;
 		for (IrOp *p = ir_op_parent_op(op); p && p != w->o->kernel && f > 0;
 		     p = ir_op_parent_op(p)) {
 			int64_t n = p->code == IR_OP_FOR ? const_trip(p) : 1;
@@ -1207,81 +1220,84 @@ work_scan(IrOp *op, void *ud)
 	return true;
 }
 
+/* The two estimates for `ncta` CTAs a chunk, each doing `t` microseconds of MMA work on an SM
+ * of its own (W waves of them; a wave of more CTAs than SMs takes rounds):
+ *   a chunk's tiles   Cw   = ceil(ncta / sms) t
+ *   overlapped        Tov  = max(W Cw, (W - 1) S / put + Cw)
+ *   collective first  Tcol = fixed + (W - 1) S / coll + ceil(W ncta / sms) t
+ * with S the chunk's bytes: one CTA sends the rank's chunk to each rank in turn while the grid
+ * computes the chunks that have arrived; the collective moves the chunks at the links' bus
+ * bandwidth, and the kernel computes after it. */
+static void
+estimate(const Machine *mc, double W, double S, double ncta, double t, double *tov, double *tcol)
+{
+	double cw = ceil(ncta / mc->sms) * t, send = S / (mc->put_gbps * 1e3);
+	*tov = W * cw > (W - 1) * send + cw ? W * cw : (W - 1) * send + cw;
+	*tcol = mc->coll_us + (W - 1) * S / (mc->coll_gbps * 1e3) + ceil(W * ncta / mc->sms) * t;
+}
+
 /* The model's verdict for an all-gather: true when the collective before the kernel wins;
- * *why is what `-v` says. Times in microseconds, per launch on one rank:
- *   a chunk's tiles   Cw  = its MMA work / (efficiency x peak)
- *   overlapped        Tov = max(W Cw, (W - 1) S / put + Cw)
- *   collective first  Tcol = fixed + (W - 1) S / coll + W Cw
- * with S the chunk's bytes: one CTA sends the rank's chunk to each rank in turn while the
- * grid computes the chunks that have arrived; the collective moves the chunks at the links'
- * bus bandwidth, and the kernel computes after it. Overlap pays when Tov < Tcol, i.e. when
- * Cw > S (1/put - 1/coll) - fixed / (W - 1). */
+ * *why is what `-v` says. Times in microseconds, per launch on one rank. */
 static bool
-collective_wins(Ov *o, const TargetInfo *t, const IrPassOpts *opts, bool *ok, const char **why)
+collective_wins(Ov *o, const TargetInfo *t, const Knobs *kn, const char **why)
 {
 	IrCtx *c = o->c;
-	*ok = true;
 	*why = "";
 	if (!t || !machines[t->id].gpu) {
 		*why = " (no GPU target: the cost model is not applied)";
 		return false;
 	}
 	Machine mc = machines[t->id];
-	int64_t v;
-	if (!ir_pass_arg_int(c, opts, "overlap", "tflops", (int64_t)mc.tflops, 1, 100000, &v))
-		return *ok = false;
-	mc.tflops = (double)v;
-	if (!ir_pass_arg_int(c, opts, "overlap", "coll-gbps", (int64_t)mc.coll_gbps, 1, 100000, &v))
-		return *ok = false;
-	mc.coll_gbps = (double)v;
-	if (!ir_pass_arg_int(c, opts, "overlap", "put-gbps", (int64_t)mc.put_gbps, 1, 100000, &v))
-		return *ok = false;
-	mc.put_gbps = (double)v;
+	mc.tflops = kn->tflops ? (double)kn->tflops : mc.tflops;
+	mc.coll_gbps = kn->coll_gbps ? (double)kn->coll_gbps : mc.coll_gbps;
+	mc.put_gbps = kn->put_gbps ? (double)kn->put_gbps : mc.put_gbps;
 	IrItem *reg = &ir_op_group(o->chunk, c->kw.region)->item[0];
 	double W = (double)o->W, P = (double)(o->R / o->T);
 	double S = (double)o->R * (double)reg->coord[1].len * ir_type_elem_bits(o->buf->type[0]) / 8;
-	Work w = {o, 0, {0}, 0};
+	Work w = {o, &mc, 0, 0, {0}, 0};
 	ir_walk_op(o->kernel, work_scan, &w);
-	const char *mach = ir_ctx_printf(c, "%s: %.0f TFLOP/s, all-gather %.0f GB/s, one CTA's "
-	                                 "puts %.0f GB/s", mc.gpu, mc.tflops, mc.coll_gbps,
-	                                 mc.put_gbps);
+	const char *mach = ir_ctx_printf(c, "%s: %.0f SMs, %.0f TFLOP/s, all-gather %.0f GB/s, "
+	                                 "one CTA's puts %.0f GB/s", mc.gpu, mc.sms, mc.tflops,
+	                                 mc.coll_gbps, mc.put_gbps);
 	if (w.flops <= 0) {
 		*why = ir_ctx_printf(c, "; cost model (%s): no estimate, %s: overlapped", mach,
 		                     w.flops < 0 ? "a loop around an 'ave.mma' has no constant trip "
-		                                   "count" : "the kernel has no 'ave.mma'");
+		                                   "count"
+		                     : w.nmma    ? "its MMAs are in loops that run no iteration"
+		                                 : "the kernel has no 'ave.mma'");
 		return false;
 	}
-	double rate = mc.tflops * 1e6 * MMA_EFFICIENCY_PCT / 100; /* FLOP per microsecond */
-	double send = S / (mc.put_gbps * 1e3), coll = S / (mc.coll_gbps * 1e3);
-	/* Overlap pays past this much compute per chunk. */
-	double need = send - coll - mc.coll_us / (W - 1 > 0 ? W - 1 : 1);
-	double ncta = P;
+	/* One CTA's MMA work on one SM, in microseconds. */
+	double tcta = w.flops / (mc.tflops * 1e6 * MMA_EFFICIENCY_PCT / 100 / mc.sms);
+	double known = P, tov, tcol;
 	const char *unknown = NULL;
 	for (int d = 0; d < 3; d++)
 		if (d != o->dim && (w.read >> d & 1)) {
 			if (!w.ext[d])
 				unknown = ir_ctx_printf(c, "program id %d", d);
 			else
-				ncta *= (double)w.ext[d];
+				known *= (double)w.ext[d];
 		}
 	if (unknown) {
-		if (need <= 0) {
-			*why = ir_ctx_printf(c, "; cost model (%s): overlap pays at any grid", mach);
-			return false;
+		int64_t n = 1;
+		for (; n <= (1 << 16); n++) {
+			estimate(&mc, W, S, known * (double)n, tcta, &tov, &tcol);
+			if (tov < tcol)
+				break;
 		}
-		double per = P * w.flops / rate; /* a chunk's compute per CTA across its rows */
-		*why = ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
-		                     "overlap pays from %.0f CTAs along it (a chunk's tiles past "
-		                     "%.1f us of compute), so it is applied", mach, unknown,
-		                     need / per + 1 > 1 ? (double)(int64_t)(need / per) + 1 : 1, need);
+		*why = n > (1 << 16)
+		           ? ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
+		                           "overlap does not pay below %d CTAs along it, but is "
+		                           "applied", mach, unknown, 1 << 16)
+		           : ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
+		                           "overlap pays from %lld CTAs along it, so it is applied",
+		                           mach, unknown, (long long)n);
 		return false;
 	}
-	double cw = ncta * w.flops / rate;
-	double tov = W * cw > (W - 1) * send + cw ? W * cw : (W - 1) * send + cw;
-	double tcol = mc.coll_us + (W - 1) * coll + W * cw;
+	estimate(&mc, W, S, known, tcta, &tov, &tcol);
 	bool lose = tov >= tcol;
 	*why = ir_ctx_printf(c, "; cost model (%s): %.0f CTAs a chunk, overlapped ~%.1f us, "
-	                     "all-gather then the kernel ~%.1f us: %s", mach, ncta, tov, tcol,
+	                     "all-gather then the kernel ~%.1f us: %s", mach, known, tov, tcol,
 	                     lose ? "the collective first" : "overlap pays");
 	return lose;
 }
@@ -1309,7 +1325,7 @@ gather(Ov *o, const char *cost)
 }
 
 static bool
-overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode)
+overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode, const Knobs *kn)
 {
 	const TargetInfo *t = pass_kernel_target(m->ctx, k, opts ? opts->target : NULL);
 	IrCtx *c = m->ctx;
@@ -1322,6 +1338,9 @@ overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode)
 		ir_walk_op(k, scan, &s);
 		if (s.chunk_ops)
 			return false; /* already communicates: written by hand or rewritten */
+		if (ir_op_attr(k, c->kw.gathered))
+			fail(&o, k, "its launch gathers the chunks already ('gathered'): sends of its "
+			            "own would signal every chunk twice");
 		if (!o.rs && !s.nread)
 			fail(&o, k, ir_ctx_printf(c, "the kernel does not read '@%s'", o.name));
 		if (o.rs && !o.store)
@@ -1348,14 +1367,9 @@ overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode)
 		}
 		rewrite_rs(&o);
 	} else {
-		bool ok = true;
 		const char *why = "";
 		bool coll = !strcmp(mode, "gather") ||
-		            (!strcmp(mode, "auto") && collective_wins(&o, t, opts, &ok, &why));
-		if (!ok) {
-			ir_vec_free(c->al, &o.made, sizeof(IrStr));
-			return false;
-		}
+		            (!strcmp(mode, "auto") && collective_wins(&o, t, kn, &why));
 		if (strcmp(mode, "auto"))
 			why = ir_ctx_printf(c, " (mode=%s)", mode);
 		if (coll)
@@ -1389,12 +1403,17 @@ pass_overlap(IrModule *m, const IrPassOpts *opts)
 		ir_error(c, (IrLoc){0}, "overlap: mode=%s: expected auto, overlap or gather", mode);
 		return false;
 	}
+	Knobs kn;
+	if (!ir_pass_arg_int(c, opts, "overlap", "tflops", 0, 1, 100000, &kn.tflops) ||
+	    !ir_pass_arg_int(c, opts, "overlap", "coll-gbps", 0, 1, 100000, &kn.coll_gbps) ||
+	    !ir_pass_arg_int(c, opts, "overlap", "put-gbps", 0, 1, 100000, &kn.put_gbps))
+		return false;
 	IrVec ks = {0};
 	collect(m->body, &ks, c->al);
 	bool changed = false;
 	int before = c->nerrors;
 	for (int i = 0; i < ks.len; i++)
-		changed |= overlap_kernel(m, IR_VEC_AT(ks, IrOp *, i), opts, mode);
+		changed |= overlap_kernel(m, IR_VEC_AT(ks, IrOp *, i), opts, mode, &kn);
 	if (c->nerrors > before) {
 		ir_vec_free(c->al, &ks, sizeof(IrOp *));
 		return false;

@@ -66,7 +66,8 @@ bool jit_lower(IrModule **m, IrModule *orig, const LowerTarget *t, LowerOptions 
 /* Compiles for any target, host included (what `ave compile --emit=bundle` and the JIT use). */
 bool jit_build(const JitRequest *rq, JitOutput *out);
 
-/* The metadata of a kernel compiled for `host` (its signature; the runtime's schema). */
+/* The metadata of a kernel compiled for `host` (its signature; the runtime's schema); NULL
+ * after an error (reported). */
 char *jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *file);
 
 #endif

@@ -127,7 +127,12 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	if (symm)
 		fprintf(f, "      \"symmetric\": %s,\n", symm);
 	char *gather;
-	if (lower_gather_json(c, kernel, &gather) && gather)
+	if (!lower_gather_json(c, kernel, &gather)) {
+		fclose(f);
+		free(buf);
+		return NULL; /* reported: a kernel without what its launch must gather is no kernel */
+	}
+	if (gather)
 		fprintf(f, "      \"gather\": %s,\n", gather);
 	bool signals;
 	unsigned rd = lower_grid_read(c, kernel, &signals);
@@ -294,7 +299,7 @@ compile_host(const JitRequest *rq, JitOutput *out)
 	out->binary = (uint8_t *)text;
 	out->binary_len = len;
 	out->meta = jit_host_metadata(rq->m->ctx, rq->kernel, rq->target, rq->m->name);
-	return true;
+	return out->meta != NULL;
 }
 
 /* What a failed compile was: an invariant that could not be proved, or anything else. */

@@ -258,6 +258,9 @@ typedef struct RtDeviceOps {
 	AveResult (*launch_world)(struct RtDevice *d, RtKernel *k, void *handle,
 				  const uint32_t grid[3], const RtArgs *args,
 				  const struct RtWorldRank *ranks, int size, void *stream);
+	/* Device memory to device memory, in order with the device's work (NULL: stage through
+	 * the host with download and upload). */
+	AveResult (*copy)(struct RtDevice *d, void *dst, const void *src, size_t bytes);
 } RtDeviceOps;
 
 typedef struct RtDevice {

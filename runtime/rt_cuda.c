@@ -47,6 +47,7 @@ enum {
 	X(cuMemFree_v2, CUresult, (CUdeviceptr))                                            \
 	X(cuMemcpyHtoD_v2, CUresult, (CUdeviceptr, const void *, size_t))                   \
 	X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                         \
+	X(cuMemcpyDtoD_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t))                    \
 	X(cuStreamCreate, CUresult, (CUstream *, unsigned))                                 \
 	X(cuStreamDestroy_v2, CUresult, (CUstream))                                         \
 	X(cuStreamSynchronize, CUresult, (CUstream))                                        \
@@ -253,6 +254,15 @@ cuda_download(RtDevice *d, void *dst, const void *src, size_t n)
 	Cuda *cu = d->impl;
 	cu->cuCtxSetCurrent(cu->ctx);
 	return check(d, cu->cuMemcpyDtoH_v2(dst, (CUdeviceptr)(uintptr_t)src, n), "cuMemcpyDtoH");
+}
+
+static AveResult
+cuda_copy(RtDevice *d, void *dst, const void *src, size_t n)
+{
+	Cuda *cu = d->impl;
+	cu->cuCtxSetCurrent(cu->ctx);
+	return check(d, cu->cuMemcpyDtoD_v2((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
+					    n), "cuMemcpyDtoD");
 }
 
 static AveResult
@@ -536,4 +546,5 @@ const RtDeviceOps rt_cuda_ops = {
 	cuda_upload,   cuda_download,      cuda_stream_create,  cuda_stream_destroy,
 	cuda_stream_sync, cuda_sync,       cuda_load,           cuda_unload,      cuda_launch,
 	cuda_wrap,     cuda_stream_wrap,   NULL,             cuda_launch_world,
+	cuda_copy,
 };

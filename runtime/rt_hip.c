@@ -271,4 +271,5 @@ const RtDeviceOps rt_hip_ops = {
 	hip_upload,   hip_download,      hip_stream_create,  hip_stream_destroy,
 	hip_stream_sync, hip_sync,       hip_load,           hip_unload,        hip_launch,
 	hip_wrap,     hip_stream_wrap,   NULL,              NULL,
+	NULL, /* no worlds on hip: nothing copies device to device */
 };

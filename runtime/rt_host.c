@@ -278,6 +278,7 @@ const RtDeviceOps rt_host_ops = {
 	host_copy,     host_copy,          host_stream_create,  host_stream_destroy,
 	host_sync_stream, host_sync,       host_load,           host_unload,      host_launch,
 	host_wrap,     host_stream_wrap,   NULL,             host_launch_world,
+	host_copy,
 };
 
 bool

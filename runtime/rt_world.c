@@ -200,15 +200,23 @@ rt_world_symm_find(const RtWorldRank *w, const char *symbol)
 /* A kernel with `gathered = @chunk` runs behind a collective (docs/passes.md, "The cost
  * model"): before it starts, each rank q's chunk q goes to every other rank, whose signal slot
  * of that chunk then counts one more (the kernel's chunk waits return at this launch's epoch).
- * Through the host: the device's own copy engine or NCCL would do it on a GPU. */
+ * Device to device where the device copies (one copy per chunk and rank when its rows are
+ * contiguous), else through the host; NCCL's all-gather is to take its place on GPUs.
+ * *ran says whether any counter moved. */
 static AveResult
-world_gather(RtDevice *d, RtKernel *k, RtWorldRank *ranks, int size)
+world_gather(RtDevice *d, RtKernel *k, RtWorldRank *ranks, int size, bool *ran)
 {
 	RtJson *g = rt_json_get(k->rec, "gather");
+	*ran = false;
 	if (!g || g->kind != RT_JSON_ARRAY)
 		return AVE_SUCCESS;
+	if (g->n != size) {
+		rt_error(d->ctx, "kernel '%s' gathers the chunks of a %d-rank world before it starts "
+				 "(its module's 'world'), not of %d", k->name, g->n, size);
+		return AVE_ERROR_LAUNCH;
+	}
 	AveResult r = d->ops->sync(d);
-	for (int q = 0; q < g->n && q < size && !r; q++) {
+	for (int q = 0; q < g->n && !r; q++) {
 		const RtJson *e = g->items[q];
 		const RtWorldSymm *b = rt_world_symm_find(&ranks[0], rt_json_str(e, "buffer"));
 		const RtWorldSymm *s = rt_world_symm_find(&ranks[0], rt_json_str(e, "signal"));
@@ -222,15 +230,26 @@ world_gather(RtDevice *d, RtKernel *k, RtWorldRank *ranks, int size)
 				 k->name, q);
 			return AVE_ERROR_LAUNCH;
 		}
-		char *row = malloc((size_t)rb);
-		for (int64_t i = 0; i < rows && !r; i++) {
+		/* Contiguous rows move as one block. */
+		int64_t nblk = rows == 1 || pitch == rb ? 1 : rows, blk = nblk == 1 ? rows * rb : rb;
+		char *stage = d->ops->copy ? NULL : malloc((size_t)blk);
+		if (!d->ops->copy && !stage) {
+			rt_error(d->ctx, "kernel '%s': out of host memory for the gather", k->name);
+			return AVE_ERROR_OUT_OF_MEMORY;
+		}
+		for (int64_t i = 0; i < nblk && !r; i++) {
 			size_t at = (size_t)(off + i * pitch);
-			r = d->ops->download(d, row, (char *)b->rank[q]->ptr + at, (size_t)rb);
+			const char *src = (const char *)b->rank[q]->ptr + at;
+			if (stage)
+				r = d->ops->download(d, stage, src, (size_t)blk);
 			for (int p = 0; p < size && !r; p++)
 				if (p != q)
-					r = d->ops->upload(d, (char *)b->rank[p]->ptr + at, row, (size_t)rb);
+					r = stage ? d->ops->upload(d, (char *)b->rank[p]->ptr + at, stage,
+								   (size_t)blk)
+						  : d->ops->copy(d, (char *)b->rank[p]->ptr + at, src,
+								 (size_t)blk);
 		}
-		free(row);
+		free(stage);
 		for (int p = 0; p < size && !r; p++) {
 			if (p == q)
 				continue;
@@ -242,6 +261,7 @@ world_gather(RtDevice *d, RtKernel *k, RtWorldRank *ranks, int size)
 			v32++;
 			if (!r)
 				r = d->ops->upload(d, at, sb == 8 ? (void *)&v64 : (void *)&v32, (size_t)sb);
+			*ran |= !r;
 		}
 	}
 	return r;
@@ -303,12 +323,14 @@ aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs 
 	pthread_mutex_unlock(&w->mu);
 	for (int q = 0; q < w->size; q++)
 		ranks[q] = (RtWorldRank){q, w->size, epoch, symm, n};
+	bool gathered = false;
 	if (!r)
-		r = world_gather(d, k, ranks, w->size);
+		r = world_gather(d, k, ranks, w->size, &gathered);
 	if (!r)
 		r = d->ops->launch_world(d, k, handle, grid, args, ranks, w->size, st ? st->s : NULL);
 	pthread_mutex_lock(&w->mu);
-	for (int i = 0; i < n && !r; i++) {
+	/* A launch whose gather moved counters spent its epoch even if it then failed. */
+	for (int i = 0; i < n && (!r || gathered); i++) {
 		RtJson *sig = rt_json_get(list->items[i], "signals");
 		if (sig && sig->kind == RT_JSON_BOOL && sig->i)
 			symm[i]->epochs = epoch;

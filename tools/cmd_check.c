@@ -28,7 +28,7 @@ driver_ctx(DriverCommon *o, DiagSink *sink)
 {
 	IrCtx *c = ir_ctx_new(NULL);
 	c->tool = o->tool;
-	c->input = o->input;
+	c->input = o->input && strcmp(o->input, "-") ? o->input : NULL;
 	memset(sink, 0, sizeof *sink);
 	sink->c = c;
 	sink->json = o->json;

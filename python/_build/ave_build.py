@@ -25,7 +25,9 @@ Provides-Extra: torch
 Requires-Dist: torch; extra == "torch"
 Provides-Extra: test
 Requires-Dist: pytest; extra == "test"
-""".format(v=VERSION)
+Description-Content-Type: text/markdown
+
+""".format(v=VERSION) + open(os.path.join(HERE, "README.md")).read()
 WHEEL = "Wheel-Version: 1.0\nGenerator: ave_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 DIST_INFO = "%s-%s.dist-info" % (NAME, VERSION)
 
@@ -76,7 +78,9 @@ def _wheel(wheel_directory, entries):
     entries.append((DIST_INFO + "/RECORD", ("\n".join(record) + "\n").encode()))
     with zipfile.ZipFile(os.path.join(wheel_directory, name), "w", zipfile.ZIP_DEFLATED) as z:
         for arc, data in entries:
-            z.writestr(zipfile.ZipInfo(arc, date_time=(2026, 1, 1, 0, 0, 0)), data)
+            info = zipfile.ZipInfo(arc, date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
     return name
 
 

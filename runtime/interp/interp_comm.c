@@ -165,8 +165,15 @@ interp_gather(Run *r)
 			}
 			n *= reg.len[d];
 		}
-		for (int d = 0; d < sl.rank; d++)
-			sidx += sl.lo[d] * copy_on(r, 0, ks)->str[d];
+		const Tens *s0 = copy_on(r, 0, ks);
+		for (int d = 0; d < sl.rank; d++) {
+			if (sl.lo[d] < 0 || sl.lo[d] >= s0->dims[d]) {
+				ir_error(c, r->p->kernel->loc, "'gathered = @%s': the signal slot of chunk "
+					 "%lld lies outside '@%s'", ga->s, (long long)q, s0->sym);
+				return false;
+			}
+			sidx += sl.lo[d] * s0->str[d];
+		}
 		for (int p = 0; p < r->world; p++) {
 			if (p == q)
 				continue;

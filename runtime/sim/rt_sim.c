@@ -326,6 +326,7 @@ const RtDeviceOps rt_sim_ops = {
     .free = sim_free,
     .upload = sim_copy,
     .download = sim_copy,
+    .copy = sim_copy,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_sync = sim_sync_stream,
