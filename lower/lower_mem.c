@@ -266,8 +266,8 @@ access_loop(Lower *L, GAccess *g, LowerFrag *f)
 	LLVMPositionBuilderAtEnd(b, here);
 	for (int r = 0; g->store && r < n; r++) {
 		LLVMValueRef ix[2] = {zero, lower_i32(L, r)};
-		LLVMBuildStore(b, i1 ? LLVMBuildZExt(b, f->v[r], L->i8, "") : f->v[r],
-		               LLVMBuildGEP2(b, at, arr, ix, 2, ""));
+		LLVMValueRef v = i1 ? LLVMBuildZExt(b, f->v[r], L->i8, "") : f->v[r];
+		LLVMBuildStore(b, v, LLVMBuildGEP2(b, at, arr, ix, 2, ""));
 	}
 	ElemLoop x;
 	loop_begin(L, g, &x);
