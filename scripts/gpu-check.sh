@@ -90,6 +90,12 @@ sed "s/WORLD/4/g; s/ROWS/256/g" test/passes/overlap/Inputs/rs_local.ave > "$dir/
 run $ave compile "$dir/rs4.ave" --target=$target --emit=bundle -o "$dir/rs4.avb" 2>/dev/null
 mkdir -p "$dir/rs4"
 run $py test/passes/overlap/Inputs/rs_ref.py inputs 4 "$dir/rs4"
+# A kernel behind a collective (`gathered = @Ach`, what overlap's cost model picks when one CTA's
+# puts cannot keep up): the launch copies every chunk device to device first, 4 ranks.
+run $ave compile test/passes/overlap/Inputs/gathered_local.ave --target=$target --emit=bundle \
+  -o "$dir/gat4.avb" 2>/dev/null
+mkdir -p "$dir/gat4"
+cp "$dir"/ag4/a*.npy "$dir/ag4/b.npy" "$dir/gat4/"
 cp test/passes/overlap/Inputs/ag_ref.py test/passes/overlap/Inputs/ws_ref.py \
   test/passes/overlap/Inputs/rs_ref.py "$dir/"
 # The same worlds on the simulated target first: the check of the script itself.
@@ -99,7 +105,11 @@ $py test/passes/overlap/Inputs/ag_ref.py check 4 "$dir/ag4" | tail -1
 sim "$dir/rs4.ave" --world=4 --grid=8,2 --arg "A=$dir/rs4/a{r}.npy" --arg "B=$dir/rs4/b{r}.npy" \
   --arg "@P=$dir/rs4/p{r}.npy" --out "@P=$dir/rs4/P.npy" 2>/dev/null
 $py test/passes/overlap/Inputs/rs_ref.py check 4 "$dir/rs4" | tail -1
-rm -f "$dir"/ag4/*.rank*.npy "$dir"/rs4/*.rank*.npy
+sim test/passes/overlap/Inputs/gathered_local.ave --world=4 --grid=8 --arg "@A_full=$dir/gat4/a{r}.npy" \
+  --arg B="$dir/gat4/b.npy" --arg C=zeros:256x32:f32 --out "@A_full=$dir/gat4/A.npy" \
+  --out C="$dir/gat4/C.npy" --launches=2 2>/dev/null
+$py test/passes/overlap/Inputs/ag_ref.py check 4 "$dir/gat4" | tail -1
+rm -f "$dir"/ag4/*.rank*.npy "$dir"/rs4/*.rank*.npy "$dir"/gat4/*.rank*.npy "$dir"/gat4/[AC].npy
 
 cat > "$dir/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -140,6 +150,10 @@ step "world on one GPU: GEMM + reduce-scatter (ring), 4 ranks"
 ./ave-rt-run rs4.avb --device=$dev --world=4 --grid=8,2 --arg 'A=rs4/a{r}.npy' \
   --arg 'B=rs4/b{r}.npy' --arg '@P=rs4/p{r}.npy' --out @P=rs4/P.npy --launches=3 &&
   python3 rs_ref.py check 4 rs4 || fail=1
+step "world on one GPU: a kernel behind a collective (gathered: device-to-device copies), 4 ranks"
+./ave-rt-run gat4.avb --device=$dev --world=4 --grid=8 --arg '@A_full=gat4/a{r}.npy' \
+  --arg B=gat4/b.npy --arg C=zeros:256x32:f32 --out @A_full=gat4/A.npy --out C=gat4/C.npy \
+  --launches=3 && python3 ag_ref.py check 4 gat4 || fail=1
 step "world on one GPU: warp-specialized all-gather + GEMM (TMA from symmetric memory), 2 ranks"
 ./ave-rt-run agws.avb --device=$dev --world=2 --grid=2,2 --arg '@A_full=agws/a{r}.npy' \
   --arg B=agws/b.npy --arg C=zeros:256x128:f32 --out C=agws/C.npy --out @A_full=agws/A.npy \
