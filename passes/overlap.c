@@ -72,6 +72,7 @@ typedef struct Ov {
 	int64_t W;           /* the module's world size */
 	const char *why;     /* why not, or NULL */
 	IrOp *bad;           /* the op the reason is about */
+	const TargetInfo *target; /* the GPU target compiled for, or NULL */
 } Ov;
 
 /* e (in op's operands) as coef * v + cst, v one value leaf or none. */
@@ -1120,9 +1121,12 @@ rewrite_rs(Ov *o)
 	ir_remark(c, o->kernel->loc,
 	          "overlap: kernel '@%s': reduce-scatter of '@%s' (%s) on %lld ranks, %lld tiles of "
 	          "%lld rows per chunk along program id %d, each tile's partial sum passed to rank "
-	          "r + %lld through '@%s'",
+	          "r + %lld through '@%s'%s",
 	          o->kernel->item[0].s, o->name, o->hand ? "hand-written" : "ring", (long long)W,
-	          (long long)P, (long long)o->T, o->dim, (long long)o->hop, part);
+	          (long long)P, (long long)o->T, o->dim, (long long)o->hop, part,
+	          o->target ? " (the cost model weighs all-gathers only: a reduce-scatter has no "
+	                      "collective after the kernel to weigh against)"
+	                    : "");
 }
 
 /* ---- does overlap pay? (docs/passes.md, "The cost model") ---- */
@@ -1333,6 +1337,7 @@ overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode, c
 	if (!ov || ov->kind != IR_ATTR_SYM || !opnd || opnd->kind != IR_ATTR_SYM)
 		return false;
 	Ov o = {.m = m, .c = c, .kernel = k, .dim = -1};
+	o.target = t && t->vendor != TARGET_VENDOR_HOST ? t : NULL;
 	if (plan(&o, ov, opnd)) {
 		Scan s = {&o, 0, false};
 		ir_walk_op(k, scan, &s);
