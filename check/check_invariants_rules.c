@@ -3497,6 +3497,58 @@ proved_by_cases(Ck *k, SigQuery *q, Z3_ast *failp, bool *quantp, Z3_model *model
 	return res;
 }
 
+/* A wait on the chunk a kernel's launch gathers (`gathered = @ch`): the launch signals chunk q
+ * once on every rank but q, for q in [0, world); a wait for the rank's own chunk, or one outside
+ * the world, never returns. */
+static void
+check_gathered_wait(Ck *k, CkSite *w)
+{
+	pass_ck_world(k);
+	CkInst in = pass_ck_inst(k, w, "t");
+	bool known = true;
+	Z3_ast gw = pass_ck_guard(k, &in, &known);
+	Z3_ast cw[8];
+	int nw = chunk_args(k, in.env, w->op, cw, 8);
+	if (!known || nw != 1) {
+		if (pass_ck_error_once(k, w->op))
+			ir_error(k->c, w->op->loc,
+			         "cannot check that this 'ave.chunk.wait' on a chunk the launch gathers "
+			         "gets a signal: %s", nw != 1 ? "the chunk does not take one index"
+			                                      : "a condition around it is beyond the "
+			                                        "solver");
+		return;
+	}
+	Z3_ast bad[3] = {pass_ck_eq(S, cw[0], k->rank), pass_ck_lt(S, cw[0], pass_ck_num(S, 0)),
+	                 pass_ck_le(S, k->world, cw[0])};
+	Z3_ast fail = pass_ck_and2(S, pass_ck_and2(S, pass_ck_inst_exists(k, &in), gw),
+	                           pass_ck_or(S, 3, bad));
+	if (holds_query(k, w->op, fail, "that this chunk wait gets a signal") ||
+	    !pass_ck_error_once(k, w->op))
+		return;
+	CkInst *ins[1] = {&in};
+	Z3_model m = solve_min(k, fail, ins, 1, cw, 1);
+	if (!m)
+		return;
+	int64_t c = ev(k, m, cw[0]), r = ev(k, m, k->rank);
+	IrDiag *d = ir_diag_begin(
+	    k->c, IR_SEV_ERROR, w->op->loc,
+	    "this 'ave.chunk.wait' for @%s(%lld) on rank %lld never returns: the launch gathers "
+	    "chunk q into every rank but q (gathered = @%s), and %s", w->op->item[0].s,
+	    (long long)c, (long long)r, w->op->item[0].s,
+	    c == r ? "this is the rank's own chunk (guard the wait with the chunk != rank)"
+	           : "this chunk is outside the world");
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_show(k, cx, m, "rank", k->rank);
+	cex_show(k, cx, m, "world", k->world);
+	cex_inst(k, cx, m, &in, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = w->role->name;
+	cx->found = "no signal of the chunk to this rank";
+	cx->expected = "a wait for another rank's chunk";
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
 /* SPEC 5.9: an `ave.chunk.wait @ch(c)` on rank r returns once chunk c has been signalled to r.
  * For each wait instance (any rank, CTA, replica, iteration) the solver looks for one for which
  * no signal instance of any CTA of any rank (a quantified instance: its rank, program ids,
@@ -3516,6 +3568,11 @@ check_chunk_signals(Ck *k)
 		bool signalled = false;
 		for (int j = 0; j < sigs.len && !signalled; j++)
 			signalled = IR_VEC_AT(sigs, IrOp *, j)->item[0].s == w->op->item[0].s;
+		IrAttr *ga = ir_op_attr(k->kernel, k->c->kw.gathered);
+		if (!signalled && ga && ga->kind == IR_ATTR_SYM && ga->s == w->op->item[0].s) {
+			check_gathered_wait(k, w);
+			continue;
+		}
 		if (!signalled)
 			continue;
 		pass_ck_world(k);

@@ -627,6 +627,7 @@ lower_kernel(Lower *L)
 	L->info.symm_json = lower_symm_json(L->c, k);
 	if (!lower_gather_json(L->c, k, &L->info.gather_json))
 		L->ok = false;
+	L->info.world = lower_world(L->c, k);
 	L->info.threads = th && th->kind == IR_ATTR_INT ? (int)th->i : 0;
 	IrAttr *pers = ir_op_attr(k, c->kw.persistent);
 	L->info.persistent = pers && pers->kind == IR_ATTR_INT ? pers->i : 0;

@@ -218,6 +218,7 @@ typedef struct LowerKernelInfo {
 	char *args_json;          /* the kernel's arguments (lower_args_json) */
 	char *symm_json;          /* its module's symmetric buffers (lower_symm_json), or NULL */
 	char *gather_json;        /* what its launch gathers first (lower_gather_json), or NULL */
+	int64_t world;            /* its module's `world` (ranks it is written for), or 0 */
 	char *regalloc_json;      /* the register plan (ra_plan_json, malloc'd), or NULL */
 	int regalloc_budget;      /* the largest budget of the plan's groups */
 	int regalloc_peak;        /* the most registers of tiles the plan holds at once (slots) */
@@ -464,6 +465,8 @@ char *lower_symm_json(IrCtx *c, IrOp *kernel);
  * then signalled (one more, as an ave.chunk.signal). False after an error (a chunk that is not
  * whole rows of contiguous elements, a signal slot that is not an integer). */
 bool lower_gather_json(IrCtx *c, IrOp *kernel, char **out);
+/* The `world` of the kernel's module (the ranks it is written for), or 0. */
+int64_t lower_world(IrCtx *c, IrOp *kernel);
 /* The grid dimensions the kernel reads (ave.program_id / ave.num_programs): bit d for d; in
  * *signals (unless NULL) whether it has an ave.chunk.signal. */
 unsigned lower_grid_read(IrCtx *c, IrOp *kernel, bool *signals);

@@ -362,6 +362,14 @@ symm_strides(const IrType *t, int64_t *strides)
 	}
 }
 
+int64_t
+lower_world(IrCtx *c, IrOp *kernel)
+{
+	IrOp *mod = ir_op_parent_op(kernel);
+	IrAttr *w = mod && mod->code == IR_OP_MODULE ? ir_op_attr(mod, c->kw.world) : NULL;
+	return w && w->kind == IR_ATTR_INT && w->i > 0 ? w->i : 0;
+}
+
 bool
 lower_gather_json(IrCtx *c, IrOp *kernel, char **out)
 {
@@ -464,6 +472,8 @@ lower_write_metadata(IrCtx *c, const LowerResult *r, FILE *f)
 			fprintf(f, "      \"symmetric\": %s,\n", k->symm_json);
 		if (k->gather_json)
 			fprintf(f, "      \"gather\": %s,\n", k->gather_json);
+		if (k->world)
+			fprintf(f, "      \"world\": %lld,\n", (long long)k->world);
 		if (k->persistent)
 			fprintf(f, "      \"persistent\": %lld,\n", (long long)k->persistent);
 		fprintf(f, "      \"params\": [");

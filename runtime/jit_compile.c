@@ -134,6 +134,8 @@ jit_host_metadata(IrCtx *c, IrOp *kernel, const TargetInfo *target, const char *
 	}
 	if (gather)
 		fprintf(f, "      \"gather\": %s,\n", gather);
+	if (lower_world(c, kernel))
+		fprintf(f, "      \"world\": %lld,\n", (long long)lower_world(c, kernel));
 	bool signals;
 	unsigned rd = lower_grid_read(c, kernel, &signals);
 	lower_grid_json(f, rd, signals);

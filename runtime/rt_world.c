@@ -300,6 +300,15 @@ aveWorldLaunch(AveKernel kh, AveWorld wh, const uint32_t grid[3], const AveArgs 
 			free(args);
 			return AVE_ERROR_LAUNCH;
 		}
+	/* A module written for W ranks has W built in (its schedules, its chunks): another world
+	 * would wait for chunks nobody sends. */
+	int64_t mw = rt_json_int(k->rec, "world", 0);
+	if (mw > 0 && mw != w->size) {
+		rt_error(d->ctx, "kernel '%s' is written for a world of %lld ranks (its module's "
+				 "'world'), not %d", k->name, (long long)mw, w->size);
+		free(args);
+		return AVE_ERROR_LAUNCH;
+	}
 	void *handle;
 	AveResult r = rt_kernel_prepare(k, d, st ? st->dev : d, args, w->size, &handle);
 	RtJson *list = rt_json_get(k->rec, "symmetric");
