@@ -1225,19 +1225,22 @@ work_scan(IrOp *op, void *ud)
 }
 
 /* The two estimates for `ncta` CTAs a chunk, each doing `t` microseconds of MMA work on an SM
- * of its own (W waves of them; a wave of more CTAs than SMs takes rounds):
- *   a chunk's tiles   Cw   = ceil(ncta / sms) t
- *   overlapped        Tov  = max(W Cw, (W - 1) S / put + Cw)
- *   collective first  Tcol = fixed + (W - 1) S / coll + ceil(W ncta / sms) t
+ * of its own (a grid of more CTAs than SMs takes rounds):
+ *   all the tiles     G    = ceil(W ncta / sms) t
+ *   the last chunk's  Cw   = ceil(ncta / sms) t
+ *   overlapped        Tov  = max(G, (W - 1) S / put + Cw)
+ *   collective first  Tcol = fixed + (W - 1) S / coll + G
  * with S the chunk's bytes: one CTA sends the rank's chunk to each rank in turn while the grid
- * computes the chunks that have arrived; the collective moves the chunks at the links' bus
- * bandwidth, and the kernel computes after it. */
+ * computes the chunks that have arrived (the SMs take the next CTAs as they free up), so the
+ * kernel ends with the tiles, or with the last chunk's tiles after it arrives; the collective
+ * moves the chunks at the links' bus bandwidth, and the kernel computes after it. */
 static void
 estimate(const Machine *mc, double W, double S, double ncta, double t, double *tov, double *tcol)
 {
-	double cw = ceil(ncta / mc->sms) * t, send = S / (mc->put_gbps * 1e3);
-	*tov = W * cw > (W - 1) * send + cw ? W * cw : (W - 1) * send + cw;
-	*tcol = mc->coll_us + (W - 1) * S / (mc->coll_gbps * 1e3) + ceil(W * ncta / mc->sms) * t;
+	double g = ceil(W * ncta / mc->sms) * t, cw = ceil(ncta / mc->sms) * t;
+	double last = (W - 1) * S / (mc->put_gbps * 1e3) + cw;
+	*tov = g > last ? g : last;
+	*tcol = mc->coll_us + (W - 1) * S / (mc->coll_gbps * 1e3) + g;
 }
 
 /* The model's verdict for an all-gather: true when the collective before the kernel wins;
@@ -1283,19 +1286,34 @@ collective_wins(Ov *o, const TargetInfo *t, const Knobs *kn, const char **why)
 				known *= (double)w.ext[d];
 		}
 	if (unknown) {
-		int64_t n = 1;
-		for (; n <= (1 << 16); n++) {
+		/* The first count of CTAs along it where overlap pays, and the count from which it
+		 * pays at every count up to the bound (rounds of SMs make the model's choice come and
+		 * go between them). */
+		enum { BOUND = 1 << 14 };
+		int64_t first = 0, from = 0;
+		for (int64_t n = 1; n <= BOUND; n++) {
 			estimate(&mc, W, S, known * (double)n, tcta, &tov, &tcol);
-			if (tov < tcol)
-				break;
+			if (tov < tcol && !first)
+				first = n;
+			if (tov < tcol && !from)
+				from = n;
+			if (tov >= tcol)
+				from = 0;
 		}
-		*why = n > (1 << 16)
-		           ? ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
-		                           "overlap does not pay below %d CTAs along it, but is "
-		                           "applied", mach, unknown, 1 << 16)
-		           : ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known here; "
-		                           "overlap pays from %lld CTAs along it, so it is applied",
-		                           mach, unknown, (long long)n);
+		const char *pre = ir_ctx_printf(c, "; cost model (%s): the grid along %s is not known "
+		                                "here; ", mach, unknown);
+		*why = !first ? ir_ctx_printf(c, "%soverlap does not pay up to %d CTAs along it, but "
+		                              "is applied", pre, BOUND)
+		       : first == from
+		           ? ir_ctx_printf(c, "%soverlap pays from %lld CTAs along it, so it is "
+		                           "applied", pre, (long long)first)
+		       : from ? ir_ctx_printf(c, "%soverlap pays at %lld CTAs along it and at every "
+		                              "count from %lld (not at some between: the model counts "
+		                              "rounds of SMs), so it is applied", pre,
+		                              (long long)first, (long long)from)
+		              : ir_ctx_printf(c, "%soverlap pays at %lld CTAs along it and at some "
+		                              "larger counts, so it is applied", pre,
+		                              (long long)first);
 		return false;
 	}
 	estimate(&mc, W, S, known, tcta, &tov, &tcol);
