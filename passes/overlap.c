@@ -395,6 +395,9 @@ hand_waves(Ov *o)
 			else if (seen[st.chunk] >= 0)
 				why = ir_ctx_printf(c, "visits the chunk twice (wave %lld too)",
 				                    (long long)seen[st.chunk]);
+			else if (!o->rs && st.peer != st.chunk)
+				why = ir_ctx_printf(c, "names peer %lld, but chunk q of an all-gather "
+				                    "comes from rank q, its owner", (long long)st.peer);
 			if (why)
 				return fail(o, o->sched,
 				            ir_ctx_printf(c, "the hand-written schedule %s: rank %lld, wave "
