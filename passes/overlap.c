@@ -1407,6 +1407,22 @@ overlap_kernel(IrModule *m, IrOp *k, const IrPassOpts *opts, const char *mode, c
 	return true;
 }
 
+/* Forwards diagnostics, counting the reads of symmetric memory no chunk covers. */
+typedef struct Watch {
+	IrDiagHandler h;
+	void *ud;
+	int uncovered;
+} Watch;
+
+static void
+watch(void *ud, const IrDiag *d)
+{
+	Watch *w = ud;
+	w->uncovered += d->sev == IR_SEV_ERROR &&
+	                !strncmp(d->msg, "this read of symmetric memory", 29);
+	w->h(w->ud, d);
+}
+
 static void
 collect(IrBlock *blk, IrVec *ks, const IrAllocator *al)
 {
@@ -1447,11 +1463,21 @@ pass_overlap(IrModule *m, const IrPassOpts *opts)
 	ir_vec_free(c->al, &ks, sizeof(IrOp *));
 	if (!changed)
 		return c->nerrors == 0;
-	if (!pass_check_invariants_with(m, &(PassCkOpts){0})) {
+	/* The rewrite waits for the chunk each read's rows lie in; a read the proof finds
+	 * uncovered reads columns no chunk holds: the input's error, not the pass's. */
+	Watch w = {c->handler, c->handler_ud, 0};
+	c->handler = watch;
+	c->handler_ud = &w;
+	bool ok = pass_check_invariants_with(m, &(PassCkOpts){0});
+	c->handler = w.h;
+	c->handler_ud = w.ud;
+	if (!ok && w.uncovered)
+		ir_error(c, (IrLoc){0}, "overlap: a kernel reads its symmetric buffer outside the "
+		         "regions of its chunks (the %d errors above): no chunk wait can cover that "
+		         "read; widen the chunk's region or read inside it", c->nerrors - before);
+	else if (!ok)
 		ir_error(c, (IrLoc){0}, "internal error: overlap built a kernel that check-invariants "
 		         "does not prove (%d errors above); please report it with the input",
 		         c->nerrors - before);
-		return false;
-	}
-	return true;
+	return ok;
 }
