@@ -153,6 +153,10 @@ cmd_check(int argc, char **argv)
 	if (ok)
 		ok = pass_smem_fits(m);
 	co.gstore_strict = true;
+	/* A kernel with `overlap` is checked as every target compiles it: after the pass (which
+	 * says why when it leaves one as written). */
+	if (ok)
+		ok = pass_overlap(m, NULL);
 	if (ok)
 		ok = pass_check_invariants_with(m, &co);
 	if (ok)
