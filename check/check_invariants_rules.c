@@ -174,6 +174,17 @@ cex_show(Ck *k, IrCex *x, Z3_model m, const char *name, Z3_ast t)
 		cex_var(k, x, name, ev(k, m, t));
 }
 
+/* The counterexample of an instance on one rank of a world: the rank, the world size, the
+ * instance's variables and the launch's values that `fail` names. */
+static void
+cex_rank_inst(Ck *k, IrCex *x, Z3_model m, Z3_ast rank, const CkInst *in, Z3_ast fail)
+{
+	cex_show(k, x, m, "rank", rank);
+	cex_show(k, x, m, "world", k->world);
+	cex_inst(k, x, m, in, true);
+	cex_globals(k, x, m, fail);
+}
+
 static const char *
 bar_str(Ck *k, Z3_model m, IrValue *bar, Z3_ast i)
 {
@@ -2843,10 +2854,7 @@ check_put_published(Ck *k)
 		    "region before the put lands)",
 		    buf, (long long)ev(k, m, peer));
 		IrCex *cx = ir_diag_cex(k->c, d);
-		cex_show(k, cx, m, "rank", k->rank);
-		cex_show(k, cx, m, "world", k->world);
-		cex_inst(k, cx, m, &in, true);
-		cex_globals(k, cx, m, fail);
+		cex_rank_inst(k, cx, m, k->rank, &in, fail);
 		cx->role = s->role->name;
 		cx->found = "no later signal covering the put";
 		cx->expected = ir_ctx_printf(k->c, "an 'ave.chunk.signal' of a chunk covering %s with "
@@ -3538,10 +3546,7 @@ check_gathered_wait(Ck *k, CkSite *w)
 	    c == r ? "this is the rank's own chunk (guard the wait with the chunk != rank)"
 	           : "this chunk is outside the world");
 	IrCex *cx = ir_diag_cex(k->c, d);
-	cex_show(k, cx, m, "rank", k->rank);
-	cex_show(k, cx, m, "world", k->world);
-	cex_inst(k, cx, m, &in, true);
-	cex_globals(k, cx, m, fail);
+	cex_rank_inst(k, cx, m, k->rank, &in, fail);
 	cx->role = w->role->name;
 	cx->found = "no signal of the chunk to this rank";
 	cx->expected = "a wait for another rank's chunk";
@@ -3663,10 +3668,7 @@ check_chunk_signals(Ck *k)
 		    "deadlock across ranks)",
 		    w->op->item[0].s, args, (long long)ev(k, m, rw), (long long)ev(k, m, rw));
 		IrCex *cx = ir_diag_cex(k->c, d);
-		cex_show(k, cx, m, "rank", rw);
-		cex_show(k, cx, m, "world", k->world);
-		cex_inst(k, cx, m, &in, true);
-		cex_globals(k, cx, m, fail);
+		cex_rank_inst(k, cx, m, rw, &in, fail);
 		for (int dd = 0; dd < 3; dd++)
 			if (k->npid[dd] && pass_ck_mentions(S, pass_ck_closure(S, fail), k->npid[dd]))
 				cex_show(k, cx, m, ir_ctx_printf(k->c, "num_programs(%d)", dd),

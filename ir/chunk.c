@@ -43,6 +43,33 @@ ir_chunk_box(IrCtx *c, IrOp *ch, IrStr which, const int64_t *args, IrChunkBox *o
 	return true;
 }
 
+bool
+ir_gathered_chunk(IrCtx *c, IrOp *ch, int64_t q, IrChunkBox *region, IrChunkBox *slot,
+		  char *err, size_t errlen)
+{
+	char why[256];
+	if (!ir_chunk_box(c, ch, c->kw.region, &q, region, why, sizeof why) ||
+	    !ir_chunk_box(c, ch, c->kw.signal, &q, slot, why, sizeof why)) {
+		snprintf(err, errlen, "chunk %lld: %s", (long long)q, why);
+		return false;
+	}
+	const IrType *bt = region->buf->type[0], *st = slot->buf->type[0];
+	bool ok = bt->rank <= 2 && (!bt->strides || bt->strides[bt->rank - 1] == 1) &&
+		  ir_type_is_int(st->elem) && st->elem != c->t_index &&
+		  (ir_type_elem_bits(st) == 32 || ir_type_elem_bits(st) == 64);
+	for (int d = 0; ok && d < bt->rank; d++)
+		ok = region->lo[d] >= 0 && region->len[d] > 0 &&
+		     region->lo[d] + region->len[d] <= bt->dims[d];
+	for (int d = 0; ok && d < st->rank; d++)
+		ok = slot->lo[d] >= 0 && slot->lo[d] < st->dims[d];
+	if (!ok)
+		snprintf(err, errlen, "chunk %lld is not rows of contiguous elements inside '@%s' "
+			 "(rank 1 or 2, last stride 1) with a 32- or 64-bit integer signal slot inside "
+			 "'@%s': the launch could not gather it", (long long)q,
+			 region->buf->item[0].s, slot->buf->item[0].s);
+	return ok;
+}
+
 IrOp *
 ir_chunk_schedule_for(IrCtx *c, IrOp *sched)
 {

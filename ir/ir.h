@@ -811,6 +811,12 @@ typedef struct IrChunkStep {
  * expression divides by a value that is not positive. A coordinate without `: n` is one element. */
 bool ir_chunk_box(IrCtx *c, IrOp *ch, IrStr which, const int64_t *args, IrChunkBox *out,
 		  char *err, size_t errlen);
+/* Chunk q of `ch`, the chunk a kernel's launch gathers (`gathered = @ch`): its region and signal
+ * slot, checked to be what the launch can copy (rows of contiguous elements inside a buffer of
+ * rank 1 or 2, a 32- or 64-bit integer slot inside its buffer). False with a message in err.
+ * The verifier, the lowering's metadata and the interpreter's gather share it. */
+bool ir_gathered_chunk(IrCtx *c, IrOp *ch, int64_t q, IrChunkBox *region, IrChunkBox *slot,
+		       char *err, size_t errlen);
 /* The ave.chunk a schedule is for. */
 IrOp *ir_chunk_schedule_for(IrCtx *c, IrOp *sched);
 /* The step of schedule `sched` for `rank` at `wave` (both in [0, world)) of a `world`-rank job:

@@ -448,25 +448,9 @@ v_kernel(IrCtx *c, IrOp *op)
 			 * its buffer, and a 4- or 8-byte integer signal slot inside its own. */
 			for (int64_t q = 0; q < w->i; q++) {
 				IrChunkBox r, sl;
-				char err[256];
-				if (!ir_chunk_box(c, ch, c->kw.region, &q, &r, err, sizeof err) ||
-				    !ir_chunk_box(c, ch, c->kw.signal, &q, &sl, err, sizeof err))
-					return ERR(a->loc, "'gathered = @%s': chunk %lld: %s", a->attr->s,
-						   (long long)q, err);
-				const IrType *bt = r.buf->type[0], *st = sl.buf->type[0];
-				bool ok = bt->rank <= 2 && (!bt->strides || bt->strides[bt->rank - 1] == 1) &&
-					  ir_type_is_int(st->elem) && st->elem != c->t_index &&
-					  (ir_type_elem_bits(st) == 32 || ir_type_elem_bits(st) == 64);
-				for (int d = 0; ok && d < bt->rank; d++)
-					ok = r.lo[d] >= 0 && r.len[d] > 0 && r.lo[d] + r.len[d] <= bt->dims[d];
-				for (int d = 0; ok && d < st->rank; d++)
-					ok = sl.lo[d] >= 0 && sl.lo[d] < st->dims[d];
-				if (!ok)
-					return ERR(a->loc, "'gathered = @%s': chunk %lld is not rows of contiguous "
-						   "elements inside '@%s' (rank 1 or 2, last stride 1) with a "
-						   "32- or 64-bit integer signal slot inside '@%s': the launch "
-						   "could not gather it", a->attr->s, (long long)q,
-						   r.buf->item[0].s, sl.buf->item[0].s);
+				char err[512];
+				if (!ir_gathered_chunk(c, ch, q, &r, &sl, err, sizeof err))
+					return ERR(a->loc, "'gathered = @%s': %s", a->attr->s, err);
 			}
 		} else if (a->name == c->kw.overlap || a->name == c->kw.overlap_operand) {
 			if (a->attr->kind != IR_ATTR_SYM)

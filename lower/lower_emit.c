@@ -306,6 +306,17 @@ sig_scan(IrOp *op, void *ud)
 	return true;
 }
 
+/* Strides of symmetric buffer type t, in elements. */
+static void
+symm_strides(const IrType *t, int64_t *strides)
+{
+	int64_t st = 1;
+	for (int d = t->rank - 1; d >= 0; d--) {
+		strides[d] = t->strides ? t->strides[d] : st;
+		st *= t->dims[d];
+	}
+}
+
 /* The symmetric buffers of the kernel's module (SPEC 5.9: each rank's copy of each), for a
  * runtime that makes them: [{"symbol", "type" (element), "rank", "dims", "strides", "bytes",
  * "signals"}] ("signals": the kernel's chunk signals or waits count in it, so a launch is an
@@ -327,13 +338,10 @@ lower_symm_json(IrCtx *c, IrOp *kernel)
 		fputs(", \"type\": ", f);
 		ir_json_str(f, ir_type_str(c, t->elem));
 		fprintf(f, ", \"rank\": %d, \"dims\": [", t->rank);
-		int64_t st = 1, last = 0;
-		int64_t strides[IR_MAX_RANK];
-		for (int d = t->rank - 1; d >= 0; d--) {
-			strides[d] = t->strides ? t->strides[d] : st;
-			st *= t->dims[d];
+		int64_t last = 0, strides[IR_MAX_RANK];
+		symm_strides(t, strides);
+		for (int d = 0; d < t->rank; d++)
 			last += (t->dims[d] - 1) * strides[d];
-		}
 		for (int d = 0; d < t->rank; d++)
 			fprintf(f, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
 		fputs("], \"strides\": [", f);
@@ -349,17 +357,6 @@ lower_symm_json(IrCtx *c, IrOp *kernel)
 	char *out = count ? ir_ctx_strdup(c, buf) : NULL;
 	free(buf);
 	return out;
-}
-
-/* Strides of symmetric buffer type t, in elements. */
-static void
-symm_strides(const IrType *t, int64_t *strides)
-{
-	int64_t st = 1;
-	for (int d = t->rank - 1; d >= 0; d--) {
-		strides[d] = t->strides ? t->strides[d] : st;
-		st *= t->dims[d];
-	}
 }
 
 int64_t
@@ -388,35 +385,20 @@ lower_gather_json(IrCtx *c, IrOp *kernel, char **out)
 	bool ok = true;
 	for (int64_t q = 0; q < w->i && ok; q++) {
 		IrChunkBox r, s;
-		char err[256];
+		char err[512];
 		int64_t rs[IR_MAX_RANK], ss[IR_MAX_RANK], ro = 0, so = 0;
-		if (!ir_chunk_box(c, ch, c->kw.region, &q, &r, err, sizeof err) ||
-		    !ir_chunk_box(c, ch, c->kw.signal, &q, &s, err, sizeof err)) {
-			ir_error(c, kernel->loc, "'gathered = @%s': chunk %lld: %s", ga->s, (long long)q,
-			         err);
-			ok = false;
+		if (!(ok = ir_gathered_chunk(c, ch, q, &r, &s, err, sizeof err))) {
+			ir_error(c, kernel->loc, "'gathered = @%s': %s", ga->s, err);
 			break;
 		}
 		const IrType *rt = r.buf->type[0], *st = s.buf->type[0];
 		symm_strides(rt, rs);
 		symm_strides(st, ss);
 		int last = rt->rank - 1;
-		for (int d = 0; d < rt->rank; d++) {
-			ok &= r.lo[d] >= 0 && r.len[d] > 0 && r.lo[d] + r.len[d] <= rt->dims[d];
+		for (int d = 0; d < rt->rank; d++)
 			ro += r.lo[d] * rs[d];
-		}
-		for (int d = 0; d < st->rank; d++) {
-			ok &= s.lo[d] >= 0 && s.lo[d] < st->dims[d];
+		for (int d = 0; d < st->rank; d++)
 			so += s.lo[d] * ss[d];
-		}
-		if (!ok || rt->rank > 2 || rs[last] != 1 || !ir_type_is_int(st->elem)) {
-			ir_error(c, kernel->loc, "'gathered = @%s': chunk %lld is not rows of contiguous "
-			         "elements inside '@%s' with an integer signal slot inside '@%s' (what "
-			         "the launch's gather copies)", ga->s, (long long)q, r.buf->item[0].s,
-			         s.buf->item[0].s);
-			ok = false;
-			break;
-		}
 		int64_t eb = lower_elem_bytes(rt->elem);
 		fprintf(f, "%s{\"buffer\": ", q ? ", " : "");
 		ir_json_str(f, r.buf->item[0].s);

@@ -147,33 +147,18 @@ interp_gather(Run *r)
 		return true;
 	for (int64_t q = 0; q < r->world; q++) {
 		IrChunkBox reg, sl;
-		char err[256];
-		if (!ir_chunk_box(c, ch, c->kw.region, &q, &reg, err, sizeof err) ||
-		    !ir_chunk_box(c, ch, c->kw.signal, &q, &sl, err, sizeof err)) {
-			ir_error(c, r->p->kernel->loc, "'gathered = @%s': chunk %lld: %s", ga->s,
-				 (long long)q, err);
+		char err[512];
+		if (!ir_gathered_chunk(c, ch, q, &reg, &sl, err, sizeof err)) {
+			ir_error(c, r->p->kernel->loc, "'gathered = @%s': %s", ga->s, err);
 			return false;
 		}
 		int k = symm_index(r, reg.buf), ks = symm_index(r, sl.buf);
-		const Tens *src = copy_on(r, (int)q, k);
+		const Tens *src = copy_on(r, (int)q, k), *s0 = copy_on(r, 0, ks);
 		int64_t n = 1, sidx = 0;
-		for (int d = 0; d < reg.rank; d++) {
-			if (reg.lo[d] < 0 || reg.len[d] < 0 || reg.lo[d] + reg.len[d] > src->dims[d]) {
-				ir_error(c, r->p->kernel->loc, "'gathered = @%s': chunk %lld lies outside "
-					 "'@%s' in dimension %d", ga->s, (long long)q, src->sym, d);
-				return false;
-			}
+		for (int d = 0; d < reg.rank; d++)
 			n *= reg.len[d];
-		}
-		const Tens *s0 = copy_on(r, 0, ks);
-		for (int d = 0; d < sl.rank; d++) {
-			if (sl.lo[d] < 0 || sl.lo[d] >= s0->dims[d]) {
-				ir_error(c, r->p->kernel->loc, "'gathered = @%s': the signal slot of chunk "
-					 "%lld lies outside '@%s'", ga->s, (long long)q, s0->sym);
-				return false;
-			}
+		for (int d = 0; d < sl.rank; d++)
 			sidx += sl.lo[d] * s0->str[d];
-		}
 		for (int p = 0; p < r->world; p++) {
 			if (p == q)
 				continue;
