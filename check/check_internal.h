@@ -321,6 +321,7 @@ Z3_ast pass_ck_bytes(Ck *k, const CkInst *in); /* EXPECT: its bytes */
  * can share an element. */
 Z3_ast pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b);
 /* Whether element (e0, e1) of its slot is one the access touches. */
+void pass_ck_span(Ck *k, const CkInst *in, int d, Z3_ast *lo, Z3_ast *len);
 Z3_ast pass_ck_region_has(Ck *k, const CkInst *in, Z3_ast e0, Z3_ast e1);
 CkEnv *pass_ck_role_env(Ck *k, CkRole *r, Z3_ast rep);
 CkEnv *pass_ck_loop_env(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t);

@@ -1800,8 +1800,8 @@ pass_ck_bytes(Ck *k, const CkInst *in)
 }
 
 /* The rows (d = 0) or columns (d = 1) of its slot an access touches: [*lo, *lo + *len). */
-static void
-region(Ck *k, const CkInst *in, int d, Z3_ast *lo, Z3_ast *len)
+void
+pass_ck_span(Ck *k, const CkInst *in, int d, Z3_ast *lo, Z3_ast *len)
 {
 	const CkSite *s = in->site;
 	IrType *t = s->mem->type->kind == IR_TY_RING ? s->mem->type->elem : s->mem->type;
@@ -1829,7 +1829,7 @@ pass_ck_region_has(Ck *k, const CkInst *in, Z3_ast e0, Z3_ast e1)
 	Z3_ast c[4];
 	for (int d = 0; d < 2; d++) {
 		Z3_ast lo, n, e = d ? e1 : e0;
-		region(k, in, d, &lo, &n);
+		pass_ck_span(k, in, d, &lo, &n);
 		c[2 * d] = pass_ck_le(S, lo, e);
 		c[2 * d + 1] = pass_ck_lt(S, e, pass_ck_add(S, lo, n));
 	}
@@ -1842,8 +1842,8 @@ pass_ck_regions_meet(Ck *k, const CkInst *a, const CkInst *b)
 	Z3_ast c[4];
 	for (int d = 0; d < 2; d++) {
 		Z3_ast la, na, lb, nb;
-		region(k, a, d, &la, &na);
-		region(k, b, d, &lb, &nb);
+		pass_ck_span(k, a, d, &la, &na);
+		pass_ck_span(k, b, d, &lb, &nb);
 		c[2 * d] = pass_ck_lt(S, la, pass_ck_add(S, lb, nb));
 		c[2 * d + 1] = pass_ck_lt(S, lb, pass_ck_add(S, la, na));
 	}

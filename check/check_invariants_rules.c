@@ -339,6 +339,63 @@ attempt_by_replica(Ck *k, IrOp *op, Z3_ast *fail, const char *what, bool *proven
 	return attempt(k, op, *fail, what, proven);
 }
 
+/* ---- regions of tensors ---- */
+
+typedef struct Region {
+	IrStr buf;
+	int n;
+	Z3_ast lo[IR_MAX_RANK], len[IR_MAX_RANK];
+} Region;
+
+static Region
+region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
+{
+	Region r = {it->s, 0, {0}, {0}};
+	r.n = it->ncoord < IR_MAX_RANK ? it->ncoord : IR_MAX_RANK;
+	for (int d = 0; d < r.n; d++) {
+		r.lo[d] = pass_ck_expr(k, e, op, it->coord[d].e);
+		int64_t len = it->coord[d].len >= 0 ? it->coord[d].len
+		                                    : (tile && d < tile->rank ? tile->dims[d] : 1);
+		r.len[d] = pass_ck_num(S, len);
+	}
+	return r;
+}
+
+/* A region as text, `@X[lo : len, ...]` (a tensor argument: `%X[...]`, sigil '%'), in model m. */
+static char *
+region_text_in(Ck *k, Z3_model m, const Region *r, char sigil)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "%c%s[", sigil, r->buf);
+	for (int d = 0; d < r->n && n < 200; d++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
+		              (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
+	snprintf(buf + n, sizeof buf - (size_t)n, "]");
+	return ir_ctx_strdup(k->c, buf);
+}
+
+static char *
+region_text(Ck *k, Z3_model m, const Region *r)
+{
+	return region_text_in(k, m, r, '@');
+}
+
+/* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
+ * first n parameters bound to the terms a[0 .. n); other values come from `parent` (NULL:
+ * none). */
+static CkEnv *
+args_env(Ck *k, CkEnv *parent, const IrItem *decl, const Z3_ast *a, int n)
+{
+	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
+	pe->parent = parent;
+	pe->scope = NULL;
+	ir_map_init(&pe->memo, k->c->al);
+	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
+	for (int i = 0; i < decl->nparam && i < n; i++)
+		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i], (void *)a[i], NULL);
+	return pe;
+}
+
 /* ---- labels ---- */
 
 typedef enum LabelKind { LB_TAG, LB_NONE, LB_UNKNOWN } LabelKind;
@@ -347,6 +404,8 @@ typedef struct LabelOne {
 	IrStr f;
 	int n;
 	Z3_ast a[8];
+	CkEnv *env; /* where the arguments were evaluated */
+	IrOp *user; /* the op that names the label */
 } LabelOne;
 
 /* The labels data may carry: TAG with one or more members (a compute result carries the union
@@ -360,7 +419,7 @@ typedef struct Label {
 static Label
 call_label(Ck *k, CkEnv *e, IrOp *op, const IrItem *call)
 {
-	Label l = {LB_TAG, 1, {{call->s, 0, {0}}}};
+	Label l = {LB_TAG, 1, {{call->s, 0, {0}, e, op}}};
 	l.m[0].n = call->ncoord < 8 ? call->ncoord : 8;
 	for (int i = 0; i < l.m[0].n; i++)
 		l.m[0].a[i] = pass_ck_expr(k, e, op, call->coord[i].e);
@@ -463,6 +522,56 @@ label_eq(Ck *k, const Label *a, const Label *b)
 		all[j] = pass_ck_and(S, x->n, c);
 	}
 	return pass_ck_and(S, a->nm, all);
+}
+
+/* The region of the tensor label `l` stands for (its tag function's `region`), false when it
+ * names none. */
+static bool
+label_region(Ck *k, const LabelOne *l, Region *out, IrValue **tensor)
+{
+	IrOp *tf = ir_symbol_lookup(k->c, l->user, l->f);
+	IrGroup *rg = tf && tf->code == IR_OP_TAG_FUNC ? ir_op_group(tf, k->c->kw.region) : NULL;
+	if (!rg)
+		return false;
+	CkEnv *pe = args_env(k, l->env, &tf->item[0], l->a, l->n);
+	*out = region_of(k, pe, tf, &rg->item[0], NULL);
+	*tensor = ir_item_value(tf, &rg->item[0]);
+	return *tensor != NULL;
+}
+
+/* Two labels under different names whose regions lie in one tensor of rank 1 or 2 (what
+ * label_match compares by region). */
+static bool
+label_regions(Ck *k, const Label *a, const Label *b, Region *ra, Region *rb)
+{
+	IrValue *ta, *tb;
+	return a->kind == LB_TAG && b->kind == LB_TAG && a->nm == 1 && b->nm == 1 &&
+	       a->m[0].f != b->m[0].f && label_region(k, &a->m[0], ra, &ta) &&
+	       label_region(k, &b->m[0], rb, &tb) && ta == tb && ra->n == rb->n && ra->n <= 2;
+}
+
+/* Does the data a write `w` labelled `a` put where reader `r` looks stand for `b`? Under one
+ * name: the arguments agree (label_eq). Under two names whose tag functions both name a region
+ * of the same tensor (a slice of a slot asserted to hold a part of the slot's tile): each
+ * element the reader sees is the tensor element `b`'s region puts there, and the reader's view
+ * is as long as that region. */
+static Z3_ast
+label_match(Ck *k, const Label *a, const CkInst *w, const Label *b, const CkInst *r)
+{
+	Region ra, rb;
+	if (label_regions(k, a, b, &ra, &rb)) {
+		Z3_ast c[4];
+		for (int d = 0; d < ra.n; d++) {
+			Z3_ast wl, wn, rl, rn;
+			pass_ck_span(k, w, d, &wl, &wn);
+			pass_ck_span(k, r, d, &rl, &rn);
+			c[2 * d] = pass_ck_eq(S, pass_ck_sub(S, ra.lo[d], wl),
+			                      pass_ck_sub(S, rb.lo[d], rl));
+			c[2 * d + 1] = pass_ck_eq(S, rn, rb.len[d]);
+		}
+		return pass_ck_and(S, 2 * ra.n, c);
+	}
+	return label_eq(k, a, b);
 }
 
 static const char *
@@ -1975,6 +2084,39 @@ typedef struct Reader {
 	Z3_ast slot;
 } Reader;
 
+/* A view (a slice of a slot) that holds another part of the tile the slot holds than the one
+ * asserted: the slice is the likely cause, not the wait. Says so in cx; false when that is not
+ * the case. */
+static bool
+view_culprit(Ck *k, Z3_model m, IrCex *cx, const Reader *rd, const CkInst *w, const Label *wl,
+             const Label *want)
+{
+	Region ra, rb;
+	const CkSite *rs = rd->in.site;
+	if (!rs->nslice || rs->nslice > 4 || !label_regions(k, wl, want, &ra, &rb) ||
+	    ev(k, m, label_match(k, wl, w, want, &rd->in)))
+		return false;
+	Region view = ra;
+	for (int d = 0; d < ra.n; d++) {
+		Z3_ast wlo, wn, rlo, rn;
+		pass_ck_span(k, w, d, &wlo, &wn);
+		pass_ck_span(k, &rd->in, d, &rlo, &rn);
+		view.lo[d] = pass_ck_add(S, ra.lo[d], pass_ck_sub(S, rlo, wlo));
+		view.len[d] = rn;
+	}
+	IrOp *sl = rs->slice[0];
+	IrValue *t = NULL;
+	label_region(k, &wl->m[0], &ra, &t);
+	view.buf = rb.buf = t && t->name ? t->name : "?";
+	cx->culprit = ir_ctx_printf(k->c,
+	                            "the slice at line %d takes %s of %s, but '@%s' is %s",
+	                            line_of(sl), region_text_in(k, m, &view, '%'),
+	                            label_str(k, m, wl), want->m[0].f,
+	                            region_text_in(k, m, &rb, '%'));
+	cx->culprit_loc = sl->loc;
+	return true;
+}
+
 static void
 holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, Cand *c, int nc,
              IrVec *bads, IrVec *badw, Z3_ast e0, Z3_ast e1)
@@ -2080,6 +2222,8 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 				else
 					cx->found =
 					    "nothing: the phase it waits for carries no such write";
+				if (ev(k, m, wex) && view_culprit(k, m, cx, rd, &why->w, &wl, want))
+					goto done;
 				cx->culprit = ir_ctx_printf(
 				    k->c,
 				    "the wait on %s with parity %lld (line %d) "
@@ -2112,6 +2256,7 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 			break;
 		}
 	}
+done:
 	cex_globals(k, cx, m, fail);
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
@@ -2173,7 +2318,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 					Z3_ast parts[5] = {
 					    base, okg, okw,
 					    pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-					    label_eq(k, &wl, want)};
+					    label_match(k, &wl, &c.w, want, &rd->in)};
 					c.ok = pass_ck_and(S, 5, parts);
 					ir_vec_push(k->c->al, &cands, &c, sizeof c);
 				}
@@ -2212,7 +2357,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 				    S, 4,
 				    (Z3_ast[]){okb, okw,
 				               pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-				               label_eq(k, &wl, want)});
+				               label_match(k, &wl, &c.w, want, &rd->in)});
 				ir_vec_push(k->c->al, &cands, &c, sizeof c);
 			}
 		}
@@ -2236,7 +2381,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			c.ok = pass_ck_and(
 			    S, 3,
 			    (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-			               label_eq(k, &wl, want)});
+			               label_match(k, &wl, &c.w, want, &rd->in)});
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
@@ -2250,7 +2395,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		Label wl = write_label(k, &c.w);
 		c.ok = pass_ck_and(S, 3,
 		                   (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-		                              label_eq(k, &wl, want)});
+		                              label_match(k, &wl, &c.w, want, &rd->in)});
 		ir_vec_push(k->c->al, &cands, &c, sizeof c);
 	}
 	/* fail = for every candidate: it does not apply, or some other write is unordered. */
@@ -2270,7 +2415,8 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
 			Z3_ast parts[6] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
-			                   pass_ck_not(S, label_eq(k, &vl, want)), live(k, V),
+			                   pass_ck_not(S, label_match(k, &vl, V, want, &rd->in)),
+			                   live(k, V),
 			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
 			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss)),
 			                   pass_ck_region_has(k, V, e0, e1)};
@@ -2437,42 +2583,6 @@ check_compare(Ck *k, CkSite *as, const IrGroup *g)
 }
 
 /* ---- symmetric memory: ready regions and reads ---- */
-
-typedef struct Region {
-	IrStr buf;
-	int n;
-	Z3_ast lo[IR_MAX_RANK], len[IR_MAX_RANK];
-} Region;
-
-static Region
-region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
-{
-	Region r = {it->s, 0, {0}, {0}};
-	r.n = it->ncoord < IR_MAX_RANK ? it->ncoord : IR_MAX_RANK;
-	for (int d = 0; d < r.n; d++) {
-		r.lo[d] = pass_ck_expr(k, e, op, it->coord[d].e);
-		int64_t len = it->coord[d].len >= 0 ? it->coord[d].len
-		                                    : (tile && d < tile->rank ? tile->dims[d] : 1);
-		r.len[d] = pass_ck_num(S, len);
-	}
-	return r;
-}
-
-/* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
- * first n parameters bound to the terms a[0 .. n); other values come from `parent` (NULL:
- * none). */
-static CkEnv *
-args_env(Ck *k, CkEnv *parent, const IrItem *decl, const Z3_ast *a, int n)
-{
-	CkEnv *pe = ir_arena_alloc(&k->arena, sizeof *pe);
-	pe->parent = parent;
-	pe->scope = NULL;
-	ir_map_init(&pe->memo, k->c->al);
-	ir_vec_push(k->c->al, &k->envs, &pe, sizeof pe);
-	for (int i = 0; i < decl->nparam && i < n; i++)
-		ir_map_put(&pe->memo, ir_hash_ptr(decl->param[i]), decl->param[i], (void *)a[i], NULL);
-	return pe;
-}
 
 /* An environment for the expressions of a declaration (a chunk's, a tag function's) with its
  * parameters bound to the arguments of `call`, evaluated in `e` at `user`; other values come from
@@ -2682,19 +2792,6 @@ runs(Ck *k, const CkInst *in)
 	return known ? on : Z3_mk_true(S->z);
 }
 
-/* A region as text, `@X[lo : len, ...]`, in model m. */
-static char *
-region_text(Ck *k, Z3_model m, const Region *r)
-{
-	char buf[256];
-	int n = snprintf(buf, sizeof buf, "@%s[", r->buf);
-	for (int d = 0; d < r->n && n < 200; d++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
-		              (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
-	snprintf(buf + n, sizeof buf - (size_t)n, "]");
-	return ir_ctx_strdup(k->c, buf);
-}
-
 /* A chunk's arguments a[0 .. n) as text, `1, 2, 3`, in model m. */
 static char *
 args_text(Ck *k, Z3_model m, const Z3_ast *a, int n)
@@ -2864,14 +2961,17 @@ check_put_published(Ck *k)
 	}
 }
 
-/* ---- tag regions: a copy tagged @L(args) reads the region @L names ---- */
+/* ---- tag regions: a copy tagged @L(args) reads the region @L names, a store writes it ---- */
+
+static CkRole *role_of_op(Ck *k, IrOp *op);
 
 /* A label whose tag function has `region(%T[lo : len, ...])` stands for that tile of %T: every
- * ave.copy.async tagged with it must read exactly it (the same tensor, the region's lengths as its
- * tile, and its origin for every instance: a copy reading other coordinates is an error with a
- * counterexample). Without a region a label is only a name, as before. */
+ * ave.copy.async tagged with it must read exactly it, and every ave.store tagged with it must write
+ * exactly it (the same tensor, the region's lengths as its tile, and its origin for every
+ * instance: other coordinates are an error with a counterexample). Without a region a copy's
+ * label is only a name, as before (the verifier refuses a store's tag without one). */
 static void
-check_copy_region(Ck *k, CkSite *s)
+check_tag_region(Ck *k, CkSite *s)
 {
 	IrKeywords *kw = &k->c->kw;
 	IrOp *op = s->op;
@@ -2883,35 +2983,38 @@ check_copy_region(Ck *k, CkSite *s)
 	IrGroup *rg = tf && tf->code == IR_OP_TAG_FUNC ? ir_op_group(tf, kw->region) : NULL;
 	if (!rg)
 		return;
-	const IrItem *reg = &rg->item[0], *src = &op->item[0];
-	IrValue *rv = ir_item_value(tf, reg), *sv = ir_item_value(op, src);
+	bool store = op->code == IR_OP_STORE;
+	const char *what = store ? "store" : "copy", *does = store ? "writes" : "reads";
 	IrGroup *ig = ir_op_group(op, kw->into);
-	const IrType *tile = ig ? ir_item_value(op, &ig->item[0])->type : NULL;
-	if (tile && tile->kind == IR_TY_RING)
+	const IrItem *reg = &rg->item[0], *src = store ? &ig->item[0] : &op->item[0];
+	IrValue *rv = ir_item_value(tf, reg), *sv = ir_item_value(op, src);
+	const IrType *tile = store ? ir_item_value(op, &op->item[0])->type
+	                           : ir_item_value(op, &ig->item[0])->type;
+	if (tile->kind == IR_TY_RING)
 		tile = tile->elem;
 	if (rv != sv) {
 		if (pass_ck_error_once(k, op))
 			ir_error(k->c, op->loc,
-			         "this copy is tagged '@%s' but reads '%%%s'; the region of '@%s' is in "
-			         "'%%%s'", call->s, sv && sv->name ? sv->name : "?", call->s,
+			         "this %s is tagged '@%s' but %s '%%%s'; the region of '@%s' is in "
+			         "'%%%s'", what, call->s, does, sv && sv->name ? sv->name : "?", call->s,
 			         rv && rv->name ? rv->name : "?");
 		return;
 	}
-	if (!tile || tile->rank != reg->ncoord || src->ncoord != reg->ncoord)
+	if (tile->rank != reg->ncoord || src->ncoord != reg->ncoord)
 		return; /* the verifier's */
 	for (int d = 0; d < reg->ncoord; d++)
 		if (tile->dims[d] != reg->coord[d].len) {
 			if (pass_ck_error_once(k, op))
 				ir_error(k->c, op->loc,
-				         "this copy tagged '@%s' moves a tile of %lld along dimension %d; "
+				         "this %s tagged '@%s' moves a tile of %lld along dimension %d; "
 				         "the region of '@%s' is %lld long there",
-				         call->s, (long long)tile->dims[d], d, call->s,
+				         what, call->s, (long long)tile->dims[d], d, call->s,
 				         (long long)reg->coord[d].len);
 			return;
 		}
 	CkInst in = pass_ck_inst(k, s, "t");
-	/* The region's expressions with the tag's parameters bound to this copy's arguments; other
-	 * values (the kernel's) evaluate where the copy is. */
+	/* The region's expressions with the tag's parameters bound to this op's arguments; other
+	 * values (the kernel's) evaluate where the op is. */
 	CkEnv *pe = call_env(k, in.env, in.env, op, &tf->item[0], call);
 	Z3_ast got[IR_MAX_RANK], want[IR_MAX_RANK], differ = Z3_mk_false(S->z);
 	for (int d = 0; d < reg->ncoord; d++) {
@@ -2920,7 +3023,9 @@ check_copy_region(Ck *k, CkSite *s)
 		differ = pass_ck_or2(S, differ, pass_ck_not(S, pass_ck_eq(S, got[d], want[d])));
 	}
 	Z3_ast fail = pass_ck_and2(S, live(k, &in), differ);
-	if (holds_query(k, op, fail, "that this copy reads its tag's region") ||
+	if (holds_query(k, op, fail,
+	                store ? "that this store writes its tag's region"
+	                      : "that this copy reads its tag's region") ||
 	    !pass_ck_error_once(k, op))
 		return;
 	CkInst *ins[1] = {&in};
@@ -2939,9 +3044,10 @@ check_copy_region(Ck *k, CkSite *s)
 		               "%s%lld", d ? ", " : "", (long long)ev(k, m, want[d]));
 	}
 	IrDiag *dg = ir_diag_begin(k->c, IR_SEV_ERROR, op->loc,
-	                           "this copy tagged '@%s' may read the wrong tile: it reads '%%%s' "
+	                           "this %s tagged '@%s' may %s the wrong tile: it %s '%%%s' "
 	                           "at [%s], but the region of '@%s' starts at [%s]",
-	                           call->s, sv->name ? sv->name : "?", a, call->s, b);
+	                           what, call->s, store ? "write" : "read", does,
+	                           sv->name ? sv->name : "?", a, call->s, b);
 	IrCex *cx = ir_diag_cex(k->c, dg);
 	cex_inst(k, cx, m, &in, true);
 	cex_globals(k, cx, m, fail);
@@ -2953,14 +3059,24 @@ check_copy_region(Ck *k, CkSite *s)
 	pass_ck_model_free(S, m);
 }
 
+static bool
+collect_tagged_store(IrOp *op, void *ud)
+{
+	Ck *k = ud;
+	if (op->code == IR_OP_STORE && ir_op_group(op, k->c->kw.tag))
+		check_tag_region(k, pass_ck_site_detached(k, op, role_of_op(k, op)));
+	return true;
+}
+
 static void
-check_copy_regions(Ck *k)
+check_tag_regions(Ck *k)
 {
 	for (int i = 0; i < k->sites.len; i++) {
 		CkSite *s = site_at(k, i);
 		if (s->kind == CK_COPY)
-			check_copy_region(k, s);
+			check_tag_region(k, s);
 	}
+	ir_walk_op(k->kernel, collect_tagged_store, k);
 }
 
 /* ---- chunk signals: every chunk wait gets a signal, from some CTA of some rank ---- */
@@ -4445,7 +4561,7 @@ pass_ck_check_kernel(Ck *k)
 	    check_phase_totals, check_no_overflow,    check_races,          check_ambiguity,
 	    check_fences,       check_in_flight_at_exit, check_chunk_signals, check_put_published,
 	    check_signal_slots,
-	    check_copy_regions, check_written,
+	    check_tag_regions, check_written,
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);

@@ -246,7 +246,7 @@ ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color)
 		if (x->expected)
 			fprintf(out, "    required: %s\n", x->expected);
 		if (x->culprit)
-			fprintf(out, "    missing ordering: %s\n", x->culprit);
+			fprintf(out, "    likely cause: %s\n", x->culprit);
 	}
 	for (int i = 0; i < d->nnote; i++)
 		print_one(c, &d->note[i], out, color);

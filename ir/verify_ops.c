@@ -903,6 +903,20 @@ v_load(IrCtx *c, IrOp *op)
 	return tile_matches_tensor(c, op->loc, t, a.type, "'ave.load'");
 }
 
+static bool
+tag_call(IrCtx *c, IrOp *op, const IrItem *it)
+{
+	IrOp *f = ir_symbol_lookup(c, op, it->s);
+	if (!f)
+		return ERR(it->loc, "use of undefined tag '@%s'", it->s);
+	if (f->code != IR_OP_TAG_FUNC)
+		return ERR(it->loc, "'@%s' is not a tag function ('%s')", it->s, opname(f));
+	if (f->item[0].nparam != it->ncoord)
+		return ERR(it->loc, "tag '@%s' takes %d argument%s, found %d", it->s, f->item[0].nparam,
+			   f->item[0].nparam == 1 ? "" : "s", it->ncoord);
+	return true;
+}
+
 bool
 v_store(IrCtx *c, IrOp *op)
 {
@@ -912,7 +926,21 @@ v_store(IrCtx *c, IrOp *op)
 	Addr a;
 	if (!addr(c, op, &ir_op_group(op, c->kw.into)->item[0], A_TENSOR, false, &a))
 		return false;
-	return tile_matches_tensor(c, op->loc, v->type, a.type, "'ave.store'");
+	if (!tile_matches_tensor(c, op->loc, v->type, a.type, "'ave.store'"))
+		return false;
+	/* A store's tag says which region it writes; labels are not kept in global memory, so a
+	 * tag without a region would say nothing and is refused. */
+	IrGroup *tag = ir_op_group(op, c->kw.tag);
+	if (!tag)
+		return true;
+	if (!tag_call(c, op, &tag->item[0]))
+		return false;
+	IrOp *f = ir_symbol_lookup(c, op, tag->item[0].s);
+	if (!ir_op_group(f, c->kw.region))
+		return ERR(tag->item[0].loc, "'ave.store' is tagged '@%s', which names no region: a "
+				    "store's tag says which tile of the tensor it writes ('ave.tag.func "
+				    "@%s(...) region(%%T[lo : len, ...])')", tag->item[0].s, tag->item[0].s);
+	return true;
 }
 
 bool
@@ -949,16 +977,7 @@ v_copy_async(IrCtx *c, IrOp *op)
 	if (!tile_matches_tensor(c, op->loc, dst.type, src.type, "'ave.copy.async'"))
 		return false;
 	IrGroup *tag = ir_op_group(op, c->kw.tag);
-	if (tag) {
-		IrItem *it = &tag->item[0];
-		IrOp *f = ir_symbol_lookup(c, op, it->s);
-		if (!f || f->code != IR_OP_TAG_FUNC)
-			return ERR(it->loc, "'@%s' is not a tag function declared with 'ave.tag.func'", it->s);
-		if (f->item[0].nparam != it->ncoord)
-			return ERR(it->loc, "tag '@%s' takes %d argument%s, found %d", it->s,
-				   f->item[0].nparam, f->item[0].nparam == 1 ? "" : "s", it->ncoord);
-	}
-	return true;
+	return !tag || tag_call(c, op, &tag->item[0]);
 }
 
 bool
@@ -1380,20 +1399,6 @@ v_tag_func(IrCtx *c, IrOp *op)
 		if (it->coord[i].len < 1)
 			return ERR(it->loc, "coordinate %d of the region of tag '@%s' needs a constant "
 					    "length ('lo : len')", i, d->s);
-	return true;
-}
-
-static bool
-tag_call(IrCtx *c, IrOp *op, const IrItem *it)
-{
-	IrOp *f = ir_symbol_lookup(c, op, it->s);
-	if (!f)
-		return ERR(it->loc, "use of undefined tag '@%s'", it->s);
-	if (f->code != IR_OP_TAG_FUNC)
-		return ERR(it->loc, "'@%s' is not a tag function ('%s')", it->s, opname(f));
-	if (f->item[0].nparam != it->ncoord)
-		return ERR(it->loc, "tag '@%s' takes %d argument%s, found %d", it->s, f->item[0].nparam,
-			   f->item[0].nparam == 1 ? "" : "s", it->ncoord);
 	return true;
 }
 

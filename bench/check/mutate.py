@@ -23,8 +23,8 @@ Mutation classes:
   sync  slot and barrier indices, parities and their initial values, phase.next (ring size, or
         replaced by xor), expect_tx bytes, arrival counts, tag arguments, mma.wait pending
   data  global-memory coordinates, slice offsets, loop bounds (not synchronization: the checker
-        catches those of copies whose tag names its region, as examples/gemm_ws.ave's do, and
-        not the others: slices of a slot and stores of the result)
+        catches them where the kernel ties data to its address, as examples/gemm_ws.ave does:
+        copies and the store tagged with a region, the consumer's slice under a `holds`)
 A mutant that no longer parses or verifies is counted as invalid, not as caught.
 """
 import argparse
