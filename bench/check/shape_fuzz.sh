@@ -31,9 +31,10 @@ cat "$work"/*.log | awk '
 	/^rejected .*: counterexample:/ { cx++ }
 	/^rejected .*: cannot check:/ { cc++ }
 	/^rejected .*: rejected otherwise:/ { ro++ }
+	/^rejected .*\[cause.s line named\]/ { nl++ }
 	/^accepted, equivalent\?/ { acc++; eq++ }
 	/^MISSED/ { acc++; mi++ }
 	/^ok shape/ { ok++ }
 	/^FAIL/ { fail++ }
-	END { printf "total: %d kernels ok, %d failures; mutants: %d counterexample, %d cannot check, %d accepted (%d equivalent), %d missed; %d rejected otherwise\n", ok, fail, cx, cc, acc, eq, mi, ro }'
+	END { printf "total: %d kernels ok, %d failures; mutants: %d counterexample, %d cannot check, %d accepted (%d equivalent), %d missed; %d rejected otherwise; %d rejections name the mutated line\n", ok, fail, cx, cc, acc, eq, mi, ro, nl }'
 echo "$((seeds * per)) kernels in $(( $(date +%s) - start )) s"

@@ -54,13 +54,18 @@ every rejected mutant in the interpreter too ("[interpreter: agrees]" marks a re
 proof sees, or one of a mutant that is in fact correct); a rejected mutant expected to be
 equivalent always is, and says why.
 
+A rejection that names a line of the mutant that differs from the kernel (as the error's or a
+note's location, or "line N" in the text) says "[cause's line named]".
+
 Prints "ok shape N: ..." per kernel, one line per mutant, FAIL / MISSED lines, and the summary
   "N kernels, F failures; mutants: X counterexample, Y cannot check, Z accepted (W equivalent),
-   V missed; R rejected otherwise"
+   V missed; R rejected otherwise; L rejections name the mutated line"
 and exits 0 (a FileCheck run decides).
 """
+import difflib
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -585,6 +590,25 @@ def interp(work, tag, path, p, schedules, seed):
     return None
 
 
+def changed_lines(src, msrc):
+    """The lines of the mutant (1-based) that differ from the kernel's: replaced or inserted
+    lines, and for a deletion the lines on either side of it."""
+    out = set()
+    sm = difflib.SequenceMatcher(None, src.splitlines(), msrc.splitlines(), autojunk=False)
+    for op, _, _, j1, j2 in sm.get_opcodes():
+        if op in ("replace", "insert"):
+            out.update(range(j1 + 1, j2 + 1))
+        elif op == "delete":
+            out.update((j1, j1 + 1))
+    return out
+
+
+def names_line(out, lines):
+    """Does the report name one of `lines`: an error's or a note's location, or "line N"?"""
+    return any(re.search(r"\.ave:%d:\d+: (error|note)|\(line %d[,)]|line %d\b" % (n, n, n), out)
+               for n in lines)
+
+
 def first_error(out):
     lines = [l for l in out.splitlines() if "error:" in l or "warning:" in l]
     return lines[0].strip() if lines else out.strip().splitlines()[-1] if out.strip() else ""
@@ -599,7 +623,7 @@ def main():
     r = random.Random(seed)
     fails = 0
     n = {"counterexample": 0, "cannot check": 0, "accepted": 0, "equivalent": 0, "missed": 0,
-         "other": 0, "rejected-agrees": 0}
+         "other": 0, "rejected-agrees": 0, "named": 0}
     for i in range(count):
         p = draw(r)
         desc = describe(p)
@@ -643,6 +667,9 @@ def main():
                     kind = "other"
                 n[kind] += 1
                 note = ""
+                if names_line(out, changed_lines(src, msrc)):
+                    n["named"] += 1
+                    note = " [cause's line named]"
                 why = equivalent(name, p)
                 if INTERP_ALL or why:
                     bad = interp(work, "s%d.%s" % (i, name), mpath, p, 24, 7 + 10 * i)
@@ -672,9 +699,10 @@ def main():
             sys.stdout.flush()
         sys.stdout.flush()
     print("%d kernels, %d failures; mutants: %d counterexample, %d cannot check, %d accepted "
-          "(%d equivalent), %d missed; %d rejected otherwise" % (
+          "(%d equivalent), %d missed; %d rejected otherwise; %d rejections name the "
+          "mutated line" % (
               count, fails, n["counterexample"], n["cannot check"], n["accepted"],
-              n["equivalent"], n["missed"], n["other"]))
+              n["equivalent"], n["missed"], n["other"], n["named"]))
     if INTERP_ALL:
         print("rejected mutants the interpreter agrees with (24 schedules): %d" % n["rejected-agrees"])
     return 0
