@@ -292,10 +292,18 @@ typedef struct Ck {
 	int gs_dim[8];
 	int ngs;
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
+	/* A wait whose parity in residue class bad_parity_class of its barrier index follows no
+	 * form (alternating per use, or constant): reported by pass_ck_check_kernel as an error with
+	 * a counterexample, where it leaves the form it follows longest. */
+	CkSite *bad_parity;
+	int bad_parity_class;
 	IrOp *overflow_op; /* the first op whose index expression overflowed int64, if known */
 } Ck;
 
 void pass_ck_begin(Ck *k, IrOp *kernel);
+/* Parity a wait needs at occurrence j of its residue class: alternating (lin) with delta `val`,
+ * or constant (val 0 needs parity 1, val 1 needs 0). */
+Z3_ast pass_ck_form_parity(Ck *k, bool lin, int64_t val, Z3_ast j);
 /* True, after reporting that the kernel cannot be checked, when constant folding overflowed. */
 bool pass_ck_overflowed(Ck *k);
 void pass_ck_end(Ck *k);

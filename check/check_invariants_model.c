@@ -1920,8 +1920,8 @@ same_bar(const CkSite *a, const CkSite *b)
 
 /* Parity a wait needs at occurrence j (per form): lin delta: (j + 1 - delta) mod 2; const 0: 1;
  * const 1: 0. */
-static Z3_ast
-form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
+Z3_ast
+pass_ck_form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
 {
 	if (lin)
 		return pass_ck_mod(S, pass_ck_add(S, j, pass_ck_num(S, 1 - val)), 2);
@@ -1958,7 +1958,7 @@ wait_form(Ck *k, CkSite *w)
 	for (int delta = 1; delta >= 0; delta--) {
 		if (p0 >= 0 && delta != 1 - p0)
 			continue;
-		if (valid(k, pass_ck_eq(S, par, form_parity(k, true, delta, occ)))) {
+		if (valid(k, pass_ck_eq(S, par, pass_ck_form_parity(k, true, delta, occ)))) {
 			f->uniform = true;
 			for (int c = 0; c < p; c++) {
 				f->lin[c] = true;
@@ -1984,7 +1984,7 @@ wait_form(Ck *k, CkSite *w)
 			    S, exists,
 			    pass_ck_not(
 			        S,
-			        pass_ck_eq(S, pc, form_parity(k, forms[i].lin, forms[i].val, j))));
+			        pass_ck_eq(S, pc, pass_ck_form_parity(k, forms[i].lin, forms[i].val, j))));
 			if (pass_ck_check(S, bad, NULL) == CK_UNSAT) {
 				f->lin[c] = forms[i].lin;
 				f->val[c] = forms[i].val;
@@ -1992,13 +1992,11 @@ wait_form(Ck *k, CkSite *w)
 			}
 		}
 		if (!found) {
-			if (pass_ck_error_once(k, w->op))
-				ir_error(k->c, w->op->loc,
-				         "cannot tell which phase of '%%%s' this wait waits for: "
-				         "its parity "
-				         "neither alternates once per use of the barrier nor stays "
-				         "constant",
-				         pass_ck_vname(w->bar));
+			/* Most often a wrong parity: reported with a counterexample (the rules). */
+			if (!k->bad_parity) {
+				k->bad_parity = w;
+				k->bad_parity_class = c;
+			}
 			k->broken = true;
 			return false;
 		}

@@ -365,13 +365,17 @@ region_of(Ck *k, CkEnv *e, IrOp *op, const IrItem *it, const IrType *tile)
 static char *
 region_text_in(Ck *k, Z3_model m, const Region *r, char sigil)
 {
-	char buf[256];
-	int n = snprintf(buf, sizeof buf, "%c%s[", sigil, r->buf);
-	for (int d = 0; d < r->n && n < 200; d++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld : %lld", d ? ", " : "",
-		              (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
-	snprintf(buf + n, sizeof buf - (size_t)n, "]");
-	return ir_ctx_strdup(k->c, buf);
+	char buf[128];
+	size_t n = 0;
+	buf[0] = 0;
+	for (int d = 0; d < r->n; d++) {
+		int w = snprintf(buf + n, sizeof buf - n, "%s%lld : %lld", d ? ", " : "",
+		                 (long long)ev(k, m, r->lo[d]), (long long)ev(k, m, r->len[d]));
+		if (w < 0 || (size_t)w >= sizeof buf - n)
+			break;
+		n += (size_t)w;
+	}
+	return ir_ctx_printf(k->c, "%c%s[%s]", sigil, r->buf ? r->buf : "?", buf);
 }
 
 static char *
@@ -559,7 +563,7 @@ static Z3_ast
 label_match(Ck *k, const Label *a, const CkInst *w, const Label *b, const CkInst *r)
 {
 	Region ra, rb;
-	if (label_regions(k, a, b, &ra, &rb)) {
+	if (r && label_regions(k, a, b, &ra, &rb)) {
 		Z3_ast c[4];
 		for (int d = 0; d < ra.n; d++) {
 			Z3_ast wl, wn, rl, rn;
@@ -2082,19 +2086,32 @@ typedef struct Reader {
 	CkInst in;
 	IrValue *mem;
 	Z3_ast slot;
+	bool by_region; /* a holds on a view of shared memory: labels may compare by region */
 } Reader;
 
-/* A view (a slice of a slot) that holds another part of the tile the slot holds than the one
- * asserted: the slice is the likely cause, not the wait. Says so in cx; false when that is not
- * the case. */
+/* A view of a slot that holds another part of a tensor than the one asserted, under another
+ * label with a region: the view's slices (or the assertion, without one) are the likely cause,
+ * not the wait. Says so in cx; false when that is not the case. */
 static bool
 view_culprit(Ck *k, Z3_model m, IrCex *cx, const Reader *rd, const CkInst *w, const Label *wl,
-             const Label *want)
+             const Label *want, IrOp *as)
 {
 	Region ra, rb;
+	IrValue *ta = NULL, *tb = NULL;
 	const CkSite *rs = rd->in.site;
-	if (!rs->nslice || rs->nslice > 4 || !label_regions(k, wl, want, &ra, &rb) ||
-	    ev(k, m, label_match(k, wl, w, want, &rd->in)))
+	if (!rd->by_region || wl->kind != LB_TAG || want->kind != LB_TAG || wl->nm != 1 ||
+	    want->nm != 1 || wl->m[0].f == want->m[0].f || !label_region(k, &wl->m[0], &ra, &ta) ||
+	    !label_region(k, &want->m[0], &rb, &tb))
+		return false;
+	if (ta != tb) {
+		cx->culprit = ir_ctx_printf(k->c, "'@%s' names a region of '%%%s', but the slot holds "
+		                            "%s, a region of '%%%s'",
+		                            want->m[0].f, tb->name ? tb->name : "?",
+		                            label_str(k, m, wl), ta->name ? ta->name : "?");
+		cx->culprit_loc = as->loc;
+		return true;
+	}
+	if (!label_regions(k, wl, want, &ra, &rb) || ev(k, m, label_match(k, wl, w, want, &rd->in)))
 		return false;
 	Region view = ra;
 	for (int d = 0; d < ra.n; d++) {
@@ -2104,16 +2121,30 @@ view_culprit(Ck *k, Z3_model m, IrCex *cx, const Reader *rd, const CkInst *w, co
 		view.lo[d] = pass_ck_add(S, ra.lo[d], pass_ck_sub(S, rlo, wlo));
 		view.len[d] = rn;
 	}
-	IrOp *sl = rs->slice[0];
-	IrValue *t = NULL;
-	label_region(k, &wl->m[0], &ra, &t);
-	view.buf = rb.buf = t && t->name ? t->name : "?";
-	cx->culprit = ir_ctx_printf(k->c,
-	                            "the slice at line %d takes %s of %s, but '@%s' is %s",
-	                            line_of(sl), region_text_in(k, m, &view, '%'),
-	                            label_str(k, m, wl), want->m[0].f,
-	                            region_text_in(k, m, &rb, '%'));
-	cx->culprit_loc = sl->loc;
+	view.buf = rb.buf = ta->name ? ta->name : "?";
+	const char *vt = region_text_in(k, m, &view, '%'), *bt = region_text_in(k, m, &rb, '%');
+	if (!rs->nslice) {
+		cx->culprit = ir_ctx_printf(k->c, "the slot holds %s of %s, but '@%s' is %s", vt,
+		                            label_str(k, m, wl), want->m[0].f, bt);
+		cx->culprit_loc = as->loc;
+		return true;
+	}
+	/* The slices in program order (the one taken of the slot first). */
+	char lines[64] = "";
+	size_t n = 0;
+	for (int i = rs->nslice - 1; i >= 0; i--) {
+		int wr = snprintf(lines + n, sizeof lines - n, "%s%d",
+		                  i == rs->nslice - 1 ? "" : i == 0 ? " and " : ", ",
+		                  line_of(rs->slice[i]));
+		if (wr < 0 || (size_t)wr >= sizeof lines - n)
+			break;
+		n += (size_t)wr;
+	}
+	cx->culprit = ir_ctx_printf(k->c, "the slice%s at line%s %s take%s %s of %s, but '@%s' is %s",
+	                            rs->nslice > 1 ? "s" : "", rs->nslice > 1 ? "s" : "", lines,
+	                            rs->nslice > 1 ? "" : "s", vt, label_str(k, m, wl),
+	                            want->m[0].f, bt);
+	cx->culprit_loc = rs->slice[rs->nslice - 1]->loc;
 	return true;
 }
 
@@ -2222,7 +2253,7 @@ holds_report(Ck *k, IrOp *as, const Reader *rd, const Label *want, Z3_ast fail, 
 				else
 					cx->found =
 					    "nothing: the phase it waits for carries no such write";
-				if (ev(k, m, wex) && view_culprit(k, m, cx, rd, &why->w, &wl, want))
+				if (ev(k, m, wex) && view_culprit(k, m, cx, rd, &why->w, &wl, want, as))
 					goto done;
 				cx->culprit = ir_ctx_printf(
 				    k->c,
@@ -2318,7 +2349,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 					Z3_ast parts[5] = {
 					    base, okg, okw,
 					    pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-					    label_match(k, &wl, &c.w, want, &rd->in)};
+					    label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)};
 					c.ok = pass_ck_and(S, 5, parts);
 					ir_vec_push(k->c->al, &cands, &c, sizeof c);
 				}
@@ -2357,7 +2388,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 				    S, 4,
 				    (Z3_ast[]){okb, okw,
 				               pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-				               label_match(k, &wl, &c.w, want, &rd->in)});
+				               label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
 				ir_vec_push(k->c->al, &cands, &c, sizeof c);
 			}
 		}
@@ -2381,7 +2412,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			c.ok = pass_ck_and(
 			    S, 3,
 			    (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-			               label_match(k, &wl, &c.w, want, &rd->in)});
+			               label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
@@ -2395,7 +2426,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		Label wl = write_label(k, &c.w);
 		c.ok = pass_ck_and(S, 3,
 		                   (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-		                              label_match(k, &wl, &c.w, want, &rd->in)});
+		                              label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
 		ir_vec_push(k->c->al, &cands, &c, sizeof c);
 	}
 	/* fail = for every candidate: it does not apply, or some other write is unordered. */
@@ -2415,7 +2446,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
 			Z3_ast parts[6] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
-			                   pass_ck_not(S, label_match(k, &vl, V, want, &rd->in)),
+			                   pass_ck_not(S, label_match(k, &vl, V, want, rd->by_region ? &rd->in : NULL)),
 			                   live(k, V),
 			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
 			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss)),
@@ -2541,8 +2572,16 @@ check_holds(Ck *k, CkSite *as, const IrGroup *g)
 	}
 	if (!pass_ck_mem(k, &tmp, as->op, x))
 		return;
+	if (tmp.nslice > 4) {
+		if (pass_ck_error_once(k, as->op))
+			ir_error(k->c, as->op->loc,
+			         "cannot prove 'holds' on a view %d slices deep: the checker follows "
+			         "at most 4 nested 'ave.slice'", tmp.nslice);
+		return;
+	}
 	rd.in = in;
 	rd.in.site = &tmp;
+	rd.by_region = true;
 	rd.mem = tmp.mem;
 	rd.slot = pass_ck_slot(k, &rd.in);
 	check_holds_at(k, as->op, &rd, &want);
@@ -2988,6 +3027,9 @@ check_tag_region(Ck *k, CkSite *s)
 	IrGroup *ig = ir_op_group(op, kw->into);
 	const IrItem *reg = &rg->item[0], *src = store ? &ig->item[0] : &op->item[0];
 	IrValue *rv = ir_item_value(tf, reg), *sv = ir_item_value(op, src);
+	const char *sname = sv && sv->name ? ir_ctx_printf(k->c, "%%%s", sv->name)
+	                    : src->s       ? ir_ctx_printf(k->c, "@%s", src->s)
+	                                   : "?";
 	const IrType *tile = store ? ir_item_value(op, &op->item[0])->type
 	                           : ir_item_value(op, &ig->item[0])->type;
 	if (tile->kind == IR_TY_RING)
@@ -2995,8 +3037,8 @@ check_tag_region(Ck *k, CkSite *s)
 	if (rv != sv) {
 		if (pass_ck_error_once(k, op))
 			ir_error(k->c, op->loc,
-			         "this %s is tagged '@%s' but %s '%%%s'; the region of '@%s' is in "
-			         "'%%%s'", what, call->s, does, sv && sv->name ? sv->name : "?", call->s,
+			         "this %s is tagged '@%s' but %s '%s'; the region of '@%s' is in "
+			         "'%%%s'", what, call->s, does, sname, call->s,
 			         rv && rv->name ? rv->name : "?");
 		return;
 	}
@@ -3023,6 +3065,12 @@ check_tag_region(Ck *k, CkSite *s)
 		differ = pass_ck_or2(S, differ, pass_ck_not(S, pass_ck_eq(S, got[d], want[d])));
 	}
 	Z3_ast fail = pass_ck_and2(S, live(k, &in), differ);
+	/* Only where it runs: under its `ave.if`s (a guard the solver cannot express is left out,
+	 * so more instances are checked, never fewer). */
+	bool known = true;
+	Z3_ast runs = pass_ck_guard(k, &in, &known);
+	if (known)
+		fail = pass_ck_and2(S, fail, runs);
 	if (holds_query(k, op, fail,
 	                store ? "that this store writes its tag's region"
 	                      : "that this copy reads its tag's region") ||
@@ -3044,10 +3092,10 @@ check_tag_region(Ck *k, CkSite *s)
 		               "%s%lld", d ? ", " : "", (long long)ev(k, m, want[d]));
 	}
 	IrDiag *dg = ir_diag_begin(k->c, IR_SEV_ERROR, op->loc,
-	                           "this %s tagged '@%s' may %s the wrong tile: it %s '%%%s' "
+	                           "this %s tagged '@%s' may %s the wrong tile: it %s '%s' "
 	                           "at [%s], but the region of '@%s' starts at [%s]",
-	                           what, call->s, store ? "write" : "read", does,
-	                           sv->name ? sv->name : "?", a, call->s, b);
+	                           what, call->s, store ? "write" : "read", does, sname, a, call->s,
+	                           b);
 	IrCex *cx = ir_diag_cex(k->c, dg);
 	cex_inst(k, cx, m, &in, true);
 	cex_globals(k, cx, m, fail);
@@ -4551,6 +4599,104 @@ check_barrier_pairing(Ck *k)
 	}
 }
 
+/* A wait whose parity, in one residue class of its barrier index, neither alternates once per
+ * use of the barrier nor stays constant (the phase analysis stopped there). The form it follows
+ * longest (the latest first failure) is taken as the one meant; the first use that leaves it is
+ * the counterexample. */
+static void
+report_bad_parity(Ck *k)
+{
+	CkSite *w = k->bad_parity;
+	int64_t p = w->wf ? w->wf->period : 1, c = k->bad_parity_class;
+	if (!pass_ck_error_once(k, w->op))
+		return;
+	static const struct {
+		bool lin;
+		int64_t val;
+	} forms[] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
+	CkInst in = pass_ck_inst(k, w, "t");
+	Z3_ast j = pass_ck_fresh(S, "j");
+	pass_ck_side(S, j, pass_ck_le(S, pass_ck_num(S, 0), j));
+	Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, p), pass_ck_num(S, c));
+	CkInst ic = pass_ck_inst_at(k, w, in.r, t);
+	Z3_ast exists = pass_ck_inst_exists(k, &ic), pc = pass_ck_parity(k, &ic);
+	/* An alternating form that holds for a use or more is preferred: the protocol alternates. */
+	int best = -1;
+	int64_t best_j = -1;
+	bool best_lin = false;
+	for (int i = 0; i < 4; i++) {
+		Z3_ast bad = pass_ck_and2(
+		    S, exists,
+		    pass_ck_not(S, pass_ck_eq(S, pc, pass_ck_form_parity(k, forms[i].lin,
+		                                                         forms[i].val, j))));
+		Z3_model m = NULL;
+		int64_t v;
+		bool lin = false;
+		if (pass_ck_minimize(S, bad, 1, &j, &m) == CK_SAT && pass_ck_eval(S, m, j, &v)) {
+			lin = forms[i].lin && v >= 1;
+			if ((lin && !best_lin) || (lin == best_lin && v > best_j)) {
+				best = i;
+				best_j = v;
+				best_lin = lin;
+			}
+		}
+		if (m)
+			pass_ck_model_free(S, m);
+	}
+	if (best < 0) {
+		ir_error(k->c, w->op->loc,
+		         "cannot tell which phase of '%%%s' this wait waits for: its parity neither "
+		         "alternates once per use of the barrier nor stays constant",
+		         pass_ck_vname(w->bar));
+		return;
+	}
+	Z3_ast want = pass_ck_form_parity(k, forms[best].lin, forms[best].val, j);
+	Z3_ast fail = pass_ck_and(S, 3,
+	                          (Z3_ast[]){exists, pass_ck_not(S, pass_ck_eq(S, pc, want)),
+	                                     pass_ck_eq(S, j, pass_ck_num(S, best_j))});
+	CkInst *ins[1] = {&ic};
+	Z3_ast bi = pass_ck_bar_index(k, &ic);
+	Z3_ast show[3] = {pc, want, bi};
+	Z3_model m = solve_min(k, fail, ins, 1, show, 3);
+	if (!m) {
+		ir_error(k->c, w->op->loc,
+		         "cannot tell which phase of '%%%s' this wait waits for: its parity neither "
+		         "alternates once per use of the barrier nor stays constant",
+		         pass_ck_vname(w->bar));
+		return;
+	}
+	int64_t got = ir_mod(ev(k, m, pc), 2), need = ir_mod(ev(k, m, want), 2);
+	const char *bar = bar_str(k, m, w->bar, bi);
+	IrDiag *d;
+	if (forms[best].lin)
+		d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
+		                  "this wait's parity is %lld at use %lld of %s, which needs %lld: it "
+		                  "alternates once per use of the barrier before that use, not after "
+		                  "(a wait for a phase that has completed returns at once; one for a "
+		                  "phase that never comes hangs)",
+		                  (long long)got, (long long)best_j, bar, (long long)need);
+	else
+		d = ir_diag_begin(k->c, IR_SEV_ERROR, w->op->loc,
+		                  "this wait's parity is %lld at use %lld of %s, but %lld at every use "
+		                  "before: it neither alternates once per use of the barrier nor stays "
+		                  "constant",
+		                  (long long)got, (long long)best_j, bar, (long long)need);
+	IrCex *cx = ir_diag_cex(k->c, d);
+	cex_inst(k, cx, m, &ic, true);
+	cex_globals(k, cx, m, fail);
+	cx->role = w->role->name;
+	IrGroup *pg = ir_op_group(w->op, k->c->kw.parity);
+	IrValue *pv = pg ? expr_value(w->op, pg->item[0].e) : NULL;
+	if (pv && pv->kind == IR_VAL_RESULT && pv->op) {
+		cx->culprit = ir_ctx_printf(k->c, "the parity '%%%s' computed at line %d",
+		                            pass_ck_vname(pv), line_of(pv->op));
+		cx->culprit_loc = pv->op->loc;
+	}
+	provenance_notes(k, d, m, &ic);
+	ir_diag_emit(k->c, d);
+	pass_ck_model_free(S, m);
+}
+
 void
 pass_ck_check_kernel(Ck *k)
 {
@@ -4565,8 +4711,11 @@ pass_ck_check_kernel(Ck *k)
 	};
 	check_barrier_pairing(k);
 	check_ranges(k);
-	if (pass_ck_overflowed(k) || k->broken || !pass_ck_phases(k) || pass_ck_overflowed(k))
+	if (pass_ck_overflowed(k) || k->broken || !pass_ck_phases(k) || pass_ck_overflowed(k)) {
+		if (k->bad_parity && !pass_ck_overflowed(k))
+			report_bad_parity(k);
 		return;
+	}
 	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
 		checks[i](k);
 		if (pass_ck_overflowed(k))

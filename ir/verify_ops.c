@@ -1379,6 +1379,9 @@ bool
 v_tag_func(IrCtx *c, IrOp *op)
 {
 	const IrItem *d = &op->item[0];
+	/* The checker keeps a label's arguments in a fixed array (docs/language.md). */
+	if (d->nparam > 8)
+		return ERR(d->loc, "tag function '@%s' takes %d parameters; at most 8", d->s, d->nparam);
 	for (int i = 0; i < d->nparam; i++)
 		if (!ir_type_is_int(d->param[i]->type))
 			return ERR(d->loc, "tag parameter '%%%s' must be an integer or index, found '%s'",

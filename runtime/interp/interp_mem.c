@@ -256,6 +256,9 @@ interp_store(Run *r, Task *t, IOp *o)
 	int64_t at[3];
 	if (!interp_coords(r, t, o, dst, at))
 		return EX_ERR;
+	IrGroup *tg = ir_op_group(op, r->c->kw.tag);
+	if (tg && !interp_store_tag_ok(r, t, o, &tg->item[0], at))
+		return EX_ERR;
 	if (x->tags && !g->labels) {
 		g->labels = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)g->nelem);
 		memset(g->labels, 0, sizeof(uint32_t) * (size_t)g->nelem);
@@ -340,6 +343,8 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 		memset(m->data, 0, (size_t)total * m->ssz);
 		m->meta = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)total);
 		memset(m->meta, 0, sizeof(uint32_t) * (size_t)total);
+		m->origin = ir_xalloc(r->al, sizeof(int64_t) * (size_t)total);
+		memset(m->origin, 0, sizeof(int64_t) * (size_t)total);
 		m->flags = ir_xalloc(r->al, (size_t)total);
 		memset(m->flags, 0, (size_t)total);
 		m->readers = ir_xalloc(r->al, sizeof(uint16_t) * (size_t)total);
@@ -366,6 +371,7 @@ interp_smem_free(Run *r, Smem *m)
 	size_t total = (size_t)(m->numel * m->nslots);
 	ir_xfree(r->al, m->data, total * m->ssz);
 	ir_xfree(r->al, m->meta, sizeof(uint32_t) * total);
+	ir_xfree(r->al, m->origin, sizeof(int64_t) * total);
 	ir_xfree(r->al, m->flags, total);
 	ir_xfree(r->al, m->readers, sizeof(uint16_t) * total);
 	ir_xfree(r->al, m, sizeof *m);
@@ -589,6 +595,7 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 			memcpy((unsigned char *)m->data + (size_t)idx * m->ssz,
 			       s + (size_t)k * m->ssz, m->ssz);
 			m->meta[idx] = x->tags + 1;
+			m->origin[idx] = v.off;
 			m->flags[idx] |= SM_UNFENCED;
 			k++;
 		}
@@ -748,6 +755,7 @@ interp_copy_land(Run *r, Copy *cp)
 		{
 			memcpy((unsigned char *)m->data + (size_t)idx * sz, d + (size_t)k * sz, sz);
 			m->meta[idx] = tags + 1;
+			m->origin[idx] = v->off;
 			m->flags[idx] &= (uint8_t) ~(SM_INFLIGHT | SM_UNFENCED);
 			k++;
 		}

@@ -211,6 +211,7 @@ fail(Run *r, Task *t, IOp *o, const char *what)
 typedef struct LBox {
 	uint32_t set; /* the label set it was made for, + 1 (0: not made yet) */
 	bool ok;
+	IrStr fn;
 	IrValue *tensor;
 	int rank;
 	int64_t lo[IR_MAX_RANK], len[IR_MAX_RANK];
@@ -224,6 +225,7 @@ label_box(Run *r, Task *t, IrOp *user, uint32_t set, LBox *b)
 	if (s->n != 1)
 		return;
 	const Label *l = IR_VEC_AT(r->lab.labv, Label *, s->l[0]);
+	b->fn = l->fn;
 	IrOp *tf = ir_symbol_lookup(r->c, user, l->fn);
 	IrGroup *rg = tf && tf->code == IR_OP_TAG_FUNC ? ir_op_group(tf, r->c->kw.region) : NULL;
 	if (!rg || tf->nopnd > 32 || rg->item[0].ncoord > IR_MAX_RANK)
@@ -256,18 +258,58 @@ label_box(Run *r, Task *t, IrOp *user, uint32_t set, LBox *b)
 	b->ok = b->tensor != NULL;
 }
 
-/* Under a label other than the one asserted, an element of view v may still be the element
- * asserted: both labels name regions of one tensor, and the element's place in its slot (from
- * the slot's origin, where a labelled copy puts a tile) under its label is the tensor element
- * its place in the view is under the asserted label (docs/invariants.md, "Views of a slot"). */
+/* ave.store ... tag(@L(...)): the store writes exactly @L's region (the verifier requires one):
+ * its coordinates `at` are the region's origin, as the checker proves (docs/invariants.md). */
+bool
+interp_store_tag_ok(Run *r, Task *t, IOp *o, const IrItem *call, const int64_t *at)
+{
+	uint32_t set;
+	if (!interp_tag_call(r, t, o, call, &set))
+		return false;
+	LBox b;
+	label_box(r, t, o->op, set, &b);
+	const IrItem *dst = &ir_op_group(o->op, r->c->kw.into)->item[0];
+	if (!b.ok || b.rank != dst->ncoord) {
+		interp_err(r, t, o, "cannot evaluate the region of '@%s' for this store", call->s);
+		return false;
+	}
+	bool same = b.tensor == ir_item_value(o->op, dst);
+	for (int d = 0; d < b.rank && same; d++)
+		same = at[d] == b.lo[d];
+	if (same)
+		return true;
+	char got[160] = "", want[160] = "";
+	size_t ng = 0, nw = 0;
+	for (int d = 0; d < b.rank; d++) {
+		int a1 = snprintf(got + ng, sizeof got - ng, "%s%lld", d ? ", " : "", (long long)at[d]);
+		int a2 = snprintf(want + nw, sizeof want - nw, "%s%lld", d ? ", " : "",
+		                  (long long)b.lo[d]);
+		if (a1 < 0 || a2 < 0 || (size_t)a1 >= sizeof got - ng || (size_t)a2 >= sizeof want - nw)
+			break;
+		ng += (size_t)a1;
+		nw += (size_t)a2;
+	}
+	interp_err(r, t, o,
+	           "this store tagged '@%s' writes at [%s], but the region of '@%s' is at [%s]%s",
+	           call->s, got, call->s, want,
+	           b.tensor == ir_item_value(o->op, dst) ? "" : " of another tensor");
+	return false;
+}
+
+/* Under a label of another name than the one asserted, an element of view v may still be the
+ * element asserted: both labels name regions of one tensor (rank 1 or 2, as the checker), and
+ * the element's place in the write that labelled it (from that write's first element, where its
+ * tile's origin sits) under its label is the tensor element its place in the view is under the
+ * asserted label (docs/invariants.md, "Views of a slot"). */
 static bool
 same_element(const View *v, const LBox *got, const LBox *want, int64_t idx, const int64_t *i3)
 {
 	const Smem *m = v->m;
-	if (!got->ok || !want->ok || got->tensor != want->tensor || got->rank != want->rank ||
-	    want->rank != v->rank || want->rank != m->rank || want->rank > 3)
+	if (!got->ok || !want->ok || got->fn == want->fn || got->tensor != want->tensor ||
+	    got->rank != want->rank || want->rank != v->rank || want->rank != m->rank ||
+	    want->rank > 2)
 		return false;
-	int64_t local = idx - (m->ring ? v->slot * m->numel : 0);
+	int64_t local = idx - m->origin[idx];
 	for (int d = m->rank - 1; d >= 0; d--) {
 		int64_t at = local % m->dims[d];
 		local /= m->dims[d];
