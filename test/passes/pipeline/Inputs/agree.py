@@ -4,6 +4,7 @@ that check-invariants proves the pipelined kernel. Prints one line per case for 
 
   agree.py matrix WORKDIR            the fixed cases: bf16 gemm with and without transpose_b,
                                      M, N, K ragged, K < tile, K = 0, 2, 3 and 4 stages
+                                     [SCHEDULES: of the pipelined kernel, default 50]
   agree.py fuzz WORKDIR SEED COUNT   random tile sizes, stages, trip counts and step/lower bound
 """
 import os
@@ -80,7 +81,7 @@ def case(work, name, src, stages, m, n, k, bm, bn, trans, schedules, seed=1):
     return "ok %s" % name
 
 
-def matrix(work):
+def matrix(work, schedules=50):
     shapes = [("ragged", 50, 40, 37), ("ksmall", 40, 33, 10), ("kzero", 33, 40, 0),
               ("whole", 64, 64, 48)]
     for trans in (True, False):
@@ -89,7 +90,7 @@ def matrix(work):
                 name = "%s_s%d_%s" % ("nt" if trans else "nn", stages, tag)
                 # nt: both operands straight from the rings; nn: A through registers
                 print(case(work, name, kernel(32, 32, 16, trans, viareg=not trans), stages, m, n,
-                           k, 32, 32, trans, 50))
+                           k, 32, 32, trans, schedules))
                 sys.stdout.flush()
 
 
@@ -114,6 +115,6 @@ def fuzz(work, seed, count):
 if __name__ == "__main__":
     os.makedirs(sys.argv[2], exist_ok=True)
     if sys.argv[1] == "matrix":
-        matrix(sys.argv[2])
+        matrix(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 50)
     else:
         fuzz(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
