@@ -2273,25 +2273,44 @@ pass_ck_phases(Ck *k)
 	for (int i = 0; i < k->groups.len && !k->broken; i++) {
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, i);
 		int64_t late = 0;
-		CkSite *tl = NULL;
+		CkSite *tl = NULL, *first_late = NULL;
 		for (int j = 0; j < g->nsite; j++) {
 			CkSite *s = g->site[j];
 			if (s->tail)
 				tl = s;
-			else if (s->shift > 0)
+			else if (s->shift > 0) {
 				late += s->count;
+				if (!first_late)
+					first_late = s;
+			}
 		}
 		if (tl && tl->count != late) {
-			if (pass_ck_error_once(k, tl->op))
-				ir_error(k->c, tl->op->loc,
-				         "this release of the loop's last use of '%%%s' arrives %lld "
-				         "time%s, where the loop's late releases of each use arrive %lld "
-				         "time%s: %s",
-				         pass_ck_vname(tl->bar), (long long)tl->count,
-				         tl->count == 1 ? "" : "s", (long long)late, late == 1 ? "" : "s",
-				         tl->count < late ? "the last use's phase never completes"
-				                          : "the extra arrivals complete a phase no use "
-				                            "accounts for");
+			if (pass_ck_error_once(k, tl->op)) {
+				/* Static counts: the counterexample is every instance; either release
+				 * may be the wrong one, so both are named. */
+				IrDiag *d = ir_diag_begin(
+				    k->c, IR_SEV_ERROR, tl->op->loc,
+				    "this release of the loop's last use of '%%%s' arrives %lld time%s, "
+				    "where the loop's late releases of each use arrive %lld time%s: %s",
+				    pass_ck_vname(tl->bar), (long long)tl->count,
+				    tl->count == 1 ? "" : "s", (long long)late, late == 1 ? "" : "s",
+				    tl->count < late ? "the last use's phase never completes"
+				                     : "the extra arrivals complete a phase no use "
+				                       "accounts for");
+				IrCex *cx = ir_diag_cex(k->c, d);
+				cx->role = tl->role->name;
+				cx->found = ir_ctx_printf(k->c, "%lld arrival%s on the last use",
+				                          (long long)tl->count, tl->count == 1 ? "" : "s");
+				cx->expected = ir_ctx_printf(k->c, "%lld, as on every other use",
+				                             (long long)late);
+				if (first_late)
+					ir_diag_note(k->c, d, first_late->op->loc,
+					             "the loop's release of the use before arrives %lld "
+					             "time%s here",
+					             (long long)first_late->count,
+					             first_late->count == 1 ? "" : "s");
+				ir_diag_emit(k->c, d);
+			}
 			k->broken = true;
 			return false;
 		}

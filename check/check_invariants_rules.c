@@ -824,6 +824,10 @@ provenance_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w)
 			             "here",
 			             g->role->name, pass_ck_vname(ws->bar), line_of(a->op),
 			             pass_ck_vname(av));
+		else if (!av)
+			ir_diag_note(k->c, d, a->op->loc,
+			             "%s's arrivals on '%%%s' name their barrier here", g->role->name,
+			             pass_ck_vname(ws->bar));
 		break;
 	}
 }
@@ -913,6 +917,15 @@ trip_notes(Ck *k, IrDiag *d, Z3_model m, const CkInst *w, Z3_ast i, Z3_ast n)
 		             "loop, but the loop runs %lld iteration%s here (it never gets there)",
 		             g->role->name, pass_ck_vname(ws->bar), (long long)uv, (long long)ng,
 		             ng == 1 ? "" : "s");
+		/* Where its bound comes from, when the kernel computes it on a line of its own. */
+		const IrExpr *ub = g->loop->item[1].e;
+		IrValue *bv = ub->kind == IR_EX_VAL ? ir_op_value(g->loop, ub->opnd) : NULL;
+		int64_t bval;
+		if (bv && bv->kind == IR_VAL_RESULT && line_of(bv->op) != line_of(g->loop) &&
+		    bv->op->parent == k->kernel->reg[0].block &&
+		    pass_ck_eval(S, m, pass_ck_value(k, k->root, bv), &bval))
+			ir_diag_note(k->c, d, bv->op->loc, "the loop's bound '%%%s' is %lld here",
+			             pass_ck_vname(bv), (long long)bval);
 		if (known_w && ws->loop && nw != ng)
 			ir_diag_note(k->c, d, ws->loop->loc,
 			             "while the waiting loop of %s runs %lld iteration%s: one of the "
@@ -1406,6 +1419,11 @@ pass_ck_flat_restart(Ck *k, CkSite *w)
 	cx->found = ir_ctx_printf(k->c, "parity %lld at both uses",
 	                          (long long)ev(k, m, pass_ck_parity(k, &a)));
 	cx->expected = "consecutive uses of one barrier to wait for consecutive phases";
+	cx->culprit = ir_ctx_printf(k->c,
+	                            "the loop at line %d starts its ring position or parity anew at "
+	                            "every tile of the tile loop at line %d",
+	                            line_of(w->loop), line_of(w->role->flat_outer));
+	cx->culprit_loc = w->loop->loc;
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
 	return true;
@@ -4171,6 +4189,23 @@ gstore_report(Ck *k, Z3_ast fail, GWrite *a, GWrite *b, IrValue *dst, Z3_ast *pt
 	cx->expected = cta ? "the CTAs' stores to be disjoint (each element written by one CTA)"
 	                   : "the replicas' stores to be disjoint (each element written by one "
 	                     "replica)";
+	/* The loops around the store whose variables the counterexample names: their bounds and
+	 * steps decide which tiles an instance writes (a tile loop stepping by 1 instead of by the
+	 * grid). */
+	for (IrOp *p = ir_op_parent_op(at); p && p != k->kernel; p = ir_op_parent_op(p)) {
+		if (p->code != IR_OP_FOR || !p->reg[0].block->narg)
+			continue;
+		IrValue *iv = p->reg[0].block->arg[0];
+		const char *nm = ir_ctx_printf(k->c, "%%%s", pass_ck_vname(iv));
+		for (int i = 0; i < cx->nvar; i++)
+			if (!strcmp(cx->var[i].name, nm)) {
+				ir_diag_note(k->c, d, p->loc,
+				             "the store runs in this loop over '%s': its bounds and step "
+				             "decide which tiles each instance writes",
+				             nm);
+				break;
+			}
+	}
 	ir_diag_emit(k->c, d);
 	pass_ck_model_free(S, m);
 }

@@ -234,6 +234,8 @@ ir_diag_print_text(IrCtx *c, const IrDiag *d, FILE *out, bool color)
 	if (d->cex) {
 		const IrCex *x = d->cex;
 		fputs("  counterexample:", out);
+		if (!x->nvar)
+			fputs(" any values", out); /* a property of the kernel's text, not of values */
 		for (int i = 0; i < x->nvar; i++)
 			fprintf(out, "%s %s = %s", i ? "," : "", x->var[i].name, x->var[i].value);
 		fputc('\n', out);
