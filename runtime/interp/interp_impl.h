@@ -126,8 +126,9 @@ struct Smem {
 	int64_t dims[3];
 	void *data;
 	uint32_t *meta;    /* per element: 0 never written, else label set + 1 */
-	int64_t *origin;   /* per element: the first buffer element of the view last written into it
-	                    * (where a labelled tile's origin sits, for holds on another view) */
+	int64_t *origin;   /* per element: the first buffer element of the labelled write last into
+	                    * it (where its tile's origin sits, for holds on another view); NULL
+	                    * before the first labelled write (interp_smem_origin) */
 	uint8_t *flags;    /* SM_* */
 	uint16_t *readers; /* async MMAs that read the element and were not waited for yet */
 };
@@ -359,6 +360,7 @@ int interp_slice(Run *r, Task *t, IOp *o);
 int interp_smem_alloc(Run *r, Task *t, IOp *o);
 /* The view an address item names (`%ring[%s]`, `%tile`); false after an error. */
 bool interp_view_of(Run *r, Task *t, IOp *o, const IrItem *it, View *v);
+int64_t *interp_smem_origin(Run *r, Smem *m);
 /* A tagged ave.store's coordinates `at` against its tag's region; false after reporting. */
 bool interp_store_tag_ok(Run *r, Task *t, IOp *o, const IrItem *call, const int64_t *at);
 /* Checks that the view was written and no copy is landing in it, and gathers it into a new tile

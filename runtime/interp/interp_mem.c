@@ -343,8 +343,6 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 		memset(m->data, 0, (size_t)total * m->ssz);
 		m->meta = ir_xalloc(r->al, sizeof(uint32_t) * (size_t)total);
 		memset(m->meta, 0, sizeof(uint32_t) * (size_t)total);
-		m->origin = ir_xalloc(r->al, sizeof(int64_t) * (size_t)total);
-		memset(m->origin, 0, sizeof(int64_t) * (size_t)total);
 		m->flags = ir_xalloc(r->al, (size_t)total);
 		memset(m->flags, 0, (size_t)total);
 		m->readers = ir_xalloc(r->al, sizeof(uint16_t) * (size_t)total);
@@ -365,13 +363,26 @@ interp_smem_alloc(Run *r, Task *t, IOp *o)
 	return EX_OK;
 }
 
+/* The origins of labelled writes, made at the first one (untagged kernels never need them). */
+int64_t *
+interp_smem_origin(Run *r, Smem *m)
+{
+	if (!m->origin) {
+		size_t total = (size_t)(m->numel * m->nslots);
+		m->origin = ir_xalloc(r->al, sizeof(int64_t) * total);
+		memset(m->origin, 0, sizeof(int64_t) * total);
+	}
+	return m->origin;
+}
+
 void
 interp_smem_free(Run *r, Smem *m)
 {
 	size_t total = (size_t)(m->numel * m->nslots);
 	ir_xfree(r->al, m->data, total * m->ssz);
 	ir_xfree(r->al, m->meta, sizeof(uint32_t) * total);
-	ir_xfree(r->al, m->origin, sizeof(int64_t) * total);
+	if (m->origin)
+		ir_xfree(r->al, m->origin, sizeof(int64_t) * total);
 	ir_xfree(r->al, m->flags, total);
 	ir_xfree(r->al, m->readers, sizeof(uint16_t) * total);
 	ir_xfree(r->al, m, sizeof *m);
@@ -595,7 +606,8 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 			memcpy((unsigned char *)m->data + (size_t)idx * m->ssz,
 			       s + (size_t)k * m->ssz, m->ssz);
 			m->meta[idx] = x->tags + 1;
-			m->origin[idx] = v.off;
+			if (x->tags)
+				interp_smem_origin(r, m)[idx] = v.off;
 			m->flags[idx] |= SM_UNFENCED;
 			k++;
 		}
@@ -755,7 +767,8 @@ interp_copy_land(Run *r, Copy *cp)
 		{
 			memcpy((unsigned char *)m->data + (size_t)idx * sz, d + (size_t)k * sz, sz);
 			m->meta[idx] = tags + 1;
-			m->origin[idx] = v->off;
+			if (tags)
+				interp_smem_origin(r, m)[idx] = v->off;
 			m->flags[idx] &= (uint8_t) ~(SM_INFLIGHT | SM_UNFENCED);
 			k++;
 		}

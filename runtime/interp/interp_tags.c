@@ -309,6 +309,8 @@ same_element(const View *v, const LBox *got, const LBox *want, int64_t idx, cons
 	    got->rank != want->rank || want->rank != v->rank || want->rank != m->rank ||
 	    want->rank > 2)
 		return false;
+	if (!m->origin)
+		return false;
 	int64_t local = idx - m->origin[idx];
 	for (int d = m->rank - 1; d >= 0; d--) {
 		int64_t at = local % m->dims[d];
