@@ -304,6 +304,14 @@ void pass_ck_begin(Ck *k, IrOp *kernel);
 /* Parity a wait needs at occurrence j of its residue class: alternating (lin) with delta `val`,
  * or constant (val 0 needs parity 1, val 1 needs 0). */
 Z3_ast pass_ck_form_parity(Ck *k, bool lin, int64_t val, Z3_ast j);
+/* The forms a wait's parity may follow, in the order the phase analysis tries them (the report
+ * of a parity that follows none searches the same ones). */
+typedef struct CkForm {
+	bool lin;
+	int64_t val;
+} CkForm;
+enum { CK_NFORMS = 4 };
+extern const CkForm pass_ck_forms[CK_NFORMS];
 /* True, after reporting that the kernel cannot be checked, when constant folding overflowed. */
 bool pass_ck_overflowed(Ck *k);
 void pass_ck_end(Ck *k);

@@ -1920,6 +1920,8 @@ same_bar(const CkSite *a, const CkSite *b)
 
 /* Parity a wait needs at occurrence j (per form): lin delta: (j + 1 - delta) mod 2; const 0: 1;
  * const 1: 0. */
+const CkForm pass_ck_forms[CK_NFORMS] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
+
 Z3_ast
 pass_ck_form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
 {
@@ -1974,12 +1976,9 @@ wait_form(Ck *k, CkSite *w)
 		Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, p), pass_ck_num(S, c));
 		CkInst ic = pass_ck_inst_at(k, w, in.r, t);
 		Z3_ast exists = pass_ck_inst_exists(k, &ic), pc = pass_ck_parity(k, &ic);
-		static const struct {
-			bool lin;
-			int64_t val;
-		} forms[] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
+		const CkForm *forms = pass_ck_forms;
 		bool found = false;
-		for (int i = 0; i < 4 && !found; i++) {
+		for (int i = 0; i < CK_NFORMS && !found; i++) {
 			Z3_ast bad = pass_ck_and2(
 			    S, exists,
 			    pass_ck_not(

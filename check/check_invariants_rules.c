@@ -543,15 +543,22 @@ label_region(Ck *k, const LabelOne *l, Region *out, IrValue **tensor)
 	return *tensor != NULL;
 }
 
-/* Two labels under different names whose regions lie in one tensor of rank 1 or 2 (what
- * label_match compares by region). */
+/* Two single labels under different names whose tag functions both name a region: the
+ * regions and their tensors. */
 static bool
-label_regions(Ck *k, const Label *a, const Label *b, Region *ra, Region *rb)
+label_regions(Ck *k, const Label *a, const Label *b, Region *ra, Region *rb, IrValue **ta,
+              IrValue **tb)
 {
-	IrValue *ta, *tb;
 	return a->kind == LB_TAG && b->kind == LB_TAG && a->nm == 1 && b->nm == 1 &&
-	       a->m[0].f != b->m[0].f && label_region(k, &a->m[0], ra, &ta) &&
-	       label_region(k, &b->m[0], rb, &tb) && ta == tb && ra->n == rb->n && ra->n <= 2;
+	       a->m[0].f != b->m[0].f && label_region(k, &a->m[0], ra, ta) &&
+	       label_region(k, &b->m[0], rb, tb);
+}
+
+/* Regions label_match compares element by element: in one tensor, of rank 1 or 2. */
+static bool
+comparable(const Region *ra, const Region *rb, const IrValue *ta, const IrValue *tb)
+{
+	return ta == tb && ra->n == rb->n && ra->n <= 2;
 }
 
 /* Does the data a write `w` labelled `a` put where reader `r` looks stand for `b`? Under one
@@ -563,7 +570,8 @@ static Z3_ast
 label_match(Ck *k, const Label *a, const CkInst *w, const Label *b, const CkInst *r)
 {
 	Region ra, rb;
-	if (r && label_regions(k, a, b, &ra, &rb)) {
+	IrValue *ta, *tb;
+	if (r && label_regions(k, a, b, &ra, &rb, &ta, &tb) && comparable(&ra, &rb, ta, tb)) {
 		Z3_ast c[4];
 		for (int d = 0; d < ra.n; d++) {
 			Z3_ast wl, wn, rl, rn;
@@ -2117,9 +2125,7 @@ view_culprit(Ck *k, Z3_model m, IrCex *cx, const Reader *rd, const CkInst *w, co
 	Region ra, rb;
 	IrValue *ta = NULL, *tb = NULL;
 	const CkSite *rs = rd->in.site;
-	if (!rd->by_region || wl->kind != LB_TAG || want->kind != LB_TAG || wl->nm != 1 ||
-	    want->nm != 1 || wl->m[0].f == want->m[0].f || !label_region(k, &wl->m[0], &ra, &ta) ||
-	    !label_region(k, &want->m[0], &rb, &tb))
+	if (!rd->by_region || !label_regions(k, wl, want, &ra, &rb, &ta, &tb))
 		return false;
 	if (ta != tb) {
 		cx->culprit = ir_ctx_printf(k->c, "'@%s' names a region of '%%%s', but the slot holds "
@@ -2129,7 +2135,7 @@ view_culprit(Ck *k, Z3_model m, IrCex *cx, const Reader *rd, const CkInst *w, co
 		cx->culprit_loc = as->loc;
 		return true;
 	}
-	if (!label_regions(k, wl, want, &ra, &rb) || ev(k, m, label_match(k, wl, w, want, &rd->in)))
+	if (!comparable(&ra, &rb, ta, tb) || ev(k, m, label_match(k, wl, w, want, &rd->in)))
 		return false;
 	Region view = ra;
 	for (int d = 0; d < ra.n; d++) {
@@ -2316,6 +2322,7 @@ static bool
 holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 {
 	CkPoint ap = pass_ck_point(&rd->in);
+	const CkInst *view = rd->by_region ? &rd->in : NULL; /* labels may compare by region */
 	IrVec cands = {0};
 	/* Per element: some element e of the asserted region may be left uncovered by the writes
 	 * labelled `want`, or touched by another write (writes through slices cover part of a
@@ -2367,7 +2374,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 					Z3_ast parts[5] = {
 					    base, okg, okw,
 					    pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-					    label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)};
+					    label_match(k, &wl, &c.w, want, view)};
 					c.ok = pass_ck_and(S, 5, parts);
 					ir_vec_push(k->c->al, &cands, &c, sizeof c);
 				}
@@ -2406,7 +2413,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 				    S, 4,
 				    (Z3_ast[]){okb, okw,
 				               pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-				               label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
+				               label_match(k, &wl, &c.w, want, view)});
 				ir_vec_push(k->c->al, &cands, &c, sizeof c);
 			}
 		}
@@ -2430,7 +2437,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			c.ok = pass_ck_and(
 			    S, 3,
 			    (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-			               label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
+			               label_match(k, &wl, &c.w, want, view)});
 			ir_vec_push(k->c->al, &cands, &c, sizeof c);
 		}
 	}
@@ -2444,7 +2451,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 		Label wl = write_label(k, &c.w);
 		c.ok = pass_ck_and(S, 3,
 		                   (Z3_ast[]){okw, pass_ck_eq(S, pass_ck_slot(k, &c.w), rd->slot),
-		                              label_match(k, &wl, &c.w, want, rd->by_region ? &rd->in : NULL)});
+		                              label_match(k, &wl, &c.w, want, view)});
 		ir_vec_push(k->c->al, &cands, &c, sizeof c);
 	}
 	/* fail = for every candidate: it does not apply, or some other write is unordered. */
@@ -2464,7 +2471,7 @@ holds_at_once(Ck *k, IrOp *as, const Reader *rd, const Label *want)
 			Label vl = write_label(k, V);
 			CkPoint vland = landing_point(V), viss = pass_ck_point(V);
 			Z3_ast parts[6] = {pass_ck_eq(S, pass_ck_slot(k, V), rd->slot),
-			                   pass_ck_not(S, label_match(k, &vl, V, want, rd->by_region ? &rd->in : NULL)),
+			                   pass_ck_not(S, label_match(k, &vl, V, want, view)),
 			                   live(k, V),
 			                   pass_ck_not(S, pass_ck_hb(k, &vland, &wp)),
 			                   pass_ck_not(S, pass_ck_hb(k, &ap, &viss)),
@@ -3082,13 +3089,8 @@ check_tag_region(Ck *k, CkSite *s)
 		want[d] = pass_ck_expr(k, pe, tf, reg->coord[d].e);
 		differ = pass_ck_or2(S, differ, pass_ck_not(S, pass_ck_eq(S, got[d], want[d])));
 	}
-	Z3_ast fail = pass_ck_and2(S, live(k, &in), differ);
-	/* Only where it runs: under its `ave.if`s (a guard the solver cannot express is left out,
-	 * so more instances are checked, never fewer). */
-	bool known = true;
-	Z3_ast runs = pass_ck_guard(k, &in, &known);
-	if (known)
-		fail = pass_ck_and2(S, fail, runs);
+	/* Only where it runs: under its `ave.if`s. */
+	Z3_ast fail = pass_ck_and(S, 3, (Z3_ast[]){live(k, &in), differ, runs(k, &in)});
 	if (holds_query(k, op, fail,
 	                store ? "that this store writes its tag's region"
 	                      : "that this copy reads its tag's region") ||
@@ -4645,10 +4647,7 @@ report_bad_parity(Ck *k)
 	int64_t p = w->wf ? w->wf->period : 1, c = k->bad_parity_class;
 	if (!pass_ck_error_once(k, w->op))
 		return;
-	static const struct {
-		bool lin;
-		int64_t val;
-	} forms[] = {{true, 1}, {true, 0}, {false, 0}, {false, 1}};
+	const CkForm *forms = pass_ck_forms;
 	CkInst in = pass_ck_inst(k, w, "t");
 	Z3_ast j = pass_ck_fresh(S, "j");
 	pass_ck_side(S, j, pass_ck_le(S, pass_ck_num(S, 0), j));
@@ -4659,7 +4658,7 @@ report_bad_parity(Ck *k)
 	int best = -1;
 	int64_t best_j = -1;
 	bool best_lin = false;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < CK_NFORMS; i++) {
 		Z3_ast bad = pass_ck_and2(
 		    S, exists,
 		    pass_ck_not(S, pass_ck_eq(S, pc, pass_ck_form_parity(k, forms[i].lin,
@@ -4678,21 +4677,17 @@ report_bad_parity(Ck *k)
 		if (m)
 			pass_ck_model_free(S, m);
 	}
-	if (best < 0) {
-		ir_error(k->c, w->op->loc,
-		         "cannot tell which phase of '%%%s' this wait waits for: its parity neither "
-		         "alternates once per use of the barrier nor stays constant",
-		         pass_ck_vname(w->bar));
-		return;
+	Z3_model m = NULL;
+	Z3_ast want = NULL, fail = NULL, bi = pass_ck_bar_index(k, &ic);
+	if (best >= 0) {
+		want = pass_ck_form_parity(k, forms[best].lin, forms[best].val, j);
+		fail = pass_ck_and(S, 3,
+		                   (Z3_ast[]){exists, pass_ck_not(S, pass_ck_eq(S, pc, want)),
+		                              pass_ck_eq(S, j, pass_ck_num(S, best_j))});
+		CkInst *ins[1] = {&ic};
+		Z3_ast show[3] = {pc, want, bi};
+		m = solve_min(k, fail, ins, 1, show, 3);
 	}
-	Z3_ast want = pass_ck_form_parity(k, forms[best].lin, forms[best].val, j);
-	Z3_ast fail = pass_ck_and(S, 3,
-	                          (Z3_ast[]){exists, pass_ck_not(S, pass_ck_eq(S, pc, want)),
-	                                     pass_ck_eq(S, j, pass_ck_num(S, best_j))});
-	CkInst *ins[1] = {&ic};
-	Z3_ast bi = pass_ck_bar_index(k, &ic);
-	Z3_ast show[3] = {pc, want, bi};
-	Z3_model m = solve_min(k, fail, ins, 1, show, 3);
 	if (!m) {
 		ir_error(k->c, w->op->loc,
 		         "cannot tell which phase of '%%%s' this wait waits for: its parity neither "

@@ -903,18 +903,29 @@ v_load(IrCtx *c, IrOp *op)
 	return tile_matches_tensor(c, op->loc, t, a.type, "'ave.load'");
 }
 
-static bool
-tag_call(IrCtx *c, IrOp *op, const IrItem *it)
+/* The declaration a call `@name(args)` names: an op of kind `code` (a tag function, a chunk)
+ * taking as many parameters as the call has arguments; NULL after an error that calls it a
+ * `noun` ("tag") and, when another op has the name, not `a_kind` ("a tag function"). */
+static IrOp *
+decl_call(IrCtx *c, IrOp *op, const IrItem *it, IrOpcode code, const char *noun,
+	  const char *a_kind)
 {
 	IrOp *f = ir_symbol_lookup(c, op, it->s);
 	if (!f)
-		return ERR(it->loc, "use of undefined tag '@%s'", it->s);
-	if (f->code != IR_OP_TAG_FUNC)
-		return ERR(it->loc, "'@%s' is not a tag function ('%s')", it->s, opname(f));
+		return ERR(it->loc, "use of undefined %s '@%s'", noun, it->s), NULL;
+	if (f->code != code)
+		return ERR(it->loc, "'@%s' is not %s ('%s')", it->s, a_kind, opname(f)), NULL;
 	if (f->item[0].nparam != it->ncoord)
-		return ERR(it->loc, "tag '@%s' takes %d argument%s, found %d", it->s, f->item[0].nparam,
-			   f->item[0].nparam == 1 ? "" : "s", it->ncoord);
-	return true;
+		return ERR(it->loc, "%s '@%s' takes %d argument%s, found %d", noun, it->s,
+			   f->item[0].nparam, f->item[0].nparam == 1 ? "" : "s", it->ncoord),
+		       NULL;
+	return f;
+}
+
+static bool
+tag_call(IrCtx *c, IrOp *op, const IrItem *it)
+{
+	return decl_call(c, op, it, IR_OP_TAG_FUNC, "tag", "a tag function") != NULL;
 }
 
 bool
@@ -933,9 +944,9 @@ v_store(IrCtx *c, IrOp *op)
 	IrGroup *tag = ir_op_group(op, c->kw.tag);
 	if (!tag)
 		return true;
-	if (!tag_call(c, op, &tag->item[0]))
+	IrOp *f = decl_call(c, op, &tag->item[0], IR_OP_TAG_FUNC, "tag", "a tag function");
+	if (!f)
 		return false;
-	IrOp *f = ir_symbol_lookup(c, op, tag->item[0].s);
 	if (!ir_op_group(f, c->kw.region))
 		return ERR(tag->item[0].loc, "'ave.store' is tagged '@%s', which names no region: a "
 				    "store's tag says which tile of the tensor it writes ('ave.tag.func "
@@ -1534,15 +1545,7 @@ v_chunk_schedule(IrCtx *c, IrOp *op)
 static bool
 chunk_call(IrCtx *c, IrOp *op, const IrItem *it)
 {
-	IrOp *ch = ir_symbol_lookup(c, op, it->s);
-	if (!ch)
-		return ERR(it->loc, "use of undefined chunk '@%s'", it->s);
-	if (ch->code != IR_OP_CHUNK)
-		return ERR(it->loc, "'@%s' is not a chunk ('%s')", it->s, opname(ch));
-	if (ch->item[0].nparam != it->ncoord)
-		return ERR(it->loc, "chunk '@%s' takes %d argument%s, found %d", it->s, ch->item[0].nparam,
-			   ch->item[0].nparam == 1 ? "" : "s", it->ncoord);
-	return true;
+	return decl_call(c, op, it, IR_OP_CHUNK, "chunk", "a chunk") != NULL;
 }
 
 bool

@@ -599,6 +599,7 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 			return EX_ERR;
 	}
 	const unsigned char *s = x->u.t->data;
+	int64_t *origin = x->tags ? interp_smem_origin(r, m) : NULL;
 	int64_t k = 0;
 	{
 		VIEW_FOR(&v, i3, idx)
@@ -606,8 +607,8 @@ interp_smem_store(Run *r, Task *t, IOp *o)
 			memcpy((unsigned char *)m->data + (size_t)idx * m->ssz,
 			       s + (size_t)k * m->ssz, m->ssz);
 			m->meta[idx] = x->tags + 1;
-			if (x->tags)
-				interp_smem_origin(r, m)[idx] = v.off;
+			if (origin)
+				origin[idx] = v.off;
 			m->flags[idx] |= SM_UNFENCED;
 			k++;
 		}
@@ -761,14 +762,15 @@ interp_copy_land(Run *r, Copy *cp)
 				                        cp->src->labels[row.start + i * w.S[2]]);
 	}
 	tags = cp->tagged ? cp->tag : lt;
+	int64_t *origin = tags ? interp_smem_origin(r, m) : NULL;
 	int64_t k = 0;
 	{
 		VIEW_FOR(v, i3, idx)
 		{
 			memcpy((unsigned char *)m->data + (size_t)idx * sz, d + (size_t)k * sz, sz);
 			m->meta[idx] = tags + 1;
-			if (tags)
-				interp_smem_origin(r, m)[idx] = v->off;
+			if (origin)
+				origin[idx] = v->off;
 			m->flags[idx] &= (uint8_t) ~(SM_INFLIGHT | SM_UNFENCED);
 			k++;
 		}
