@@ -912,14 +912,15 @@ decl_call(IrCtx *c, IrOp *op, const IrItem *it, IrOpcode code, const char *noun,
 {
 	IrOp *f = ir_symbol_lookup(c, op, it->s);
 	if (!f)
-		return ERR(it->loc, "use of undefined %s '@%s'", noun, it->s), NULL;
-	if (f->code != code)
-		return ERR(it->loc, "'@%s' is not %s ('%s')", it->s, a_kind, opname(f)), NULL;
-	if (f->item[0].nparam != it->ncoord)
-		return ERR(it->loc, "%s '@%s' takes %d argument%s, found %d", noun, it->s,
-			   f->item[0].nparam, f->item[0].nparam == 1 ? "" : "s", it->ncoord),
-		       NULL;
-	return f;
+		ir_error(c, it->loc, "use of undefined %s '@%s'", noun, it->s);
+	else if (f->code != code)
+		ir_error(c, it->loc, "'@%s' is not %s ('%s')", it->s, a_kind, opname(f));
+	else if (f->item[0].nparam != it->ncoord)
+		ir_error(c, it->loc, "%s '@%s' takes %d argument%s, found %d", noun, it->s,
+			 f->item[0].nparam, f->item[0].nparam == 1 ? "" : "s", it->ncoord);
+	else
+		return f;
+	return NULL;
 }
 
 static bool

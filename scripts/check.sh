@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: a warnings-as-errors release build and an ASan+UBSan build (with the
-# libFuzzer target), each running every lit and unit test; a GCC build running them too, where
-# GCC is installed; a ThreadSanitizer build running the thread tests; and the lint that keeps
-# instruction order independent of the C compiler. Counts come from lit's JSON report
+# libFuzzer target), each running every lit and unit test; a GCC build, where GCC is installed,
+# that must emit the same code as the release build and runs the front half's tests; a
+# ThreadSanitizer build running the thread tests; and the lint that keeps instruction order
+# independent of the C compiler. Counts come from lit's JSON report
 # (scripts/lit-count.py): unresolved, timed-out and unexpectedly passing tests are failures,
 # unsupported ones are skipped, and a unit-test program counts as its checks. A build that fails
 # counts as one failure. lit's progress shows as each build's tests run (its whole output is kept
@@ -69,13 +70,27 @@ else
   build_failed "ASan build" /dev/null
 fi
 
-# The project also builds warnings-as-errors with GCC (Debian's cc), where one is installed, and
-# its tests run: the emitted code must not depend on the compiler that built ave.
+# The project also builds warnings-as-errors with GCC (Debian's cc), where one is installed: the
+# emitted code must not depend on the compiler that built ave. GCC's build emits every example
+# and library kernel on every GPU target, byte for byte as the release build does
+# (scripts/same-code.sh), and runs the tests of the IR, the interpreter, the lowering, the tools
+# and the unit tests; the passes, backends and simulator it compiles are those whose output
+# same-code compares.
+gcc_tests=(unit ir interp lower tools)
 if command -v gcc >/dev/null; then
   mkdir -p build-gcc
   if cmake -S . -B build-gcc -G Ninja -DCMAKE_C_COMPILER=gcc >build-gcc/configure.log 2>&1 &&
      cmake --build build-gcc >build-gcc/build.log 2>&1; then
-    run_lit build-gcc
+    run_lit build-gcc "${gcc_tests[@]/#/build-gcc/test/}"
+    echo "== same code from the release and GCC builds"
+    if scripts/same-code.sh build build-gcc; then
+      pass=$((pass + 1))
+      row same-code 1 0 0
+    else
+      fail=$((fail + 1))
+      rc=1
+      row same-code 0 1 0
+    fi
   else
     build_failed "gcc build" build-gcc/build.log
   fi

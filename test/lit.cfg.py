@@ -20,7 +20,7 @@ tools = [
     config.llvm_tools_dir,
 ]
 config.environment["PATH"] = os.pathsep.join(tools + [config.environment.get("PATH", "")])
-config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:quarantine_size_mb=8"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 # The TSan build (scripts/check.sh): any report fails the test; tsan.supp says what is suppressed.
 config.environment["TSAN_OPTIONS"] = "halt_on_error=1:suppressions=" + os.path.join(
