@@ -54,6 +54,20 @@ run_lit() {
   [ "$f" -eq 0 ] || rc=1
 }
 
+# run_one NAME COMMAND...: a check that is one command, passed when it exits with 0.
+run_one() {
+  local name=$1
+  shift
+  if "$@"; then
+    pass=$((pass + 1))
+    row "$name" 1 0 0
+  else
+    fail=$((fail + 1))
+    rc=1
+    row "$name" 0 1 0
+  fi
+}
+
 # build_failed WHAT LOG: a build that did not finish counts as one failure.
 build_failed() {
   echo "== $1: the build failed"
@@ -83,14 +97,7 @@ if command -v gcc >/dev/null; then
      cmake --build build-gcc >build-gcc/build.log 2>&1; then
     run_lit build-gcc "${gcc_tests[@]/#/build-gcc/test/}"
     echo "== same code from the release and GCC builds"
-    if scripts/same-code.sh build build-gcc; then
-      pass=$((pass + 1))
-      row same-code 1 0 0
-    else
-      fail=$((fail + 1))
-      rc=1
-      row same-code 0 1 0
-    fi
+    run_one same-code scripts/same-code.sh build build-gcc
   else
     build_failed "gcc build" build-gcc/build.log
   fi
@@ -114,14 +121,7 @@ else
 fi
 
 echo "== lint: argument evaluation order of emitting calls"
-if python3 scripts/eval-order.py $(git ls-files 'passes/*.c' 'lower/*.c' 'backend-*/*.c' 'regalloc/*.c'); then
-  pass=$((pass + 1))
-  row lint 1 0 0
-else
-  fail=$((fail + 1))
-  rc=1
-  row lint 0 1 0
-fi
+run_one lint python3 scripts/eval-order.py $(git ls-files 'passes/*.c' 'lower/*.c' 'backend-*/*.c' 'regalloc/*.c')
 
 echo
 printf '%-12s %8s %8s %12s %8s\n' build passed failed unsupported time

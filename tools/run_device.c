@@ -1,7 +1,6 @@
 /* run_device.c — `ave run` on a device through the public API: values from --arg (the
  * interpreter's value syntax: .npy files, rand:, zeros:, literals) become device buffers, the
  * kernel is launched and timed, and --out tensors are written back as .npy. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,14 +46,12 @@ run_out_path(const char *v, int q, int world)
 RunArg *
 run_find_named(RunArg *a, int n, const char *name, int q)
 {
-	size_t len = strlen(name);
-	for (int j = 0; j < n; j++) {
-		const char *s = a[j].name;
-		char *end;
-		if (!strncmp(s, name, len) && s[len] == '@' && isdigit((unsigned char)s[len + 1]) &&
-		    strtol(s + len + 1, &end, 10) == q && !*end)
+	size_t len = strlen(name), l;
+	long rank;
+	for (int j = 0; j < n; j++)
+		if (run_split_rank(a[j].name, &l, &rank) && rank == q && l == len &&
+		    !strncmp(a[j].name, name, len))
 			return &a[j];
-	}
 	for (int j = 0; j < n; j++)
 		if (!strcmp(a[j].name, name))
 			return &a[j];
