@@ -155,7 +155,10 @@ typedef struct CkRole {
 	 * iteration t1 of the tile loop and t2 of the k-loop, n2 being the k-loop's trip count
 	 * (the same in every tile). */
 	IrOp *flat_outer, *flat_inner;
-	IrOp *flat_stray; /* an op touching shared memory in the tile loop outside the k-loop */
+	int flat_pos;    /* index of flat_inner in flat_outer's body */
+	/* Waits or arrivals in flat_outer outside flat_inner (an order between tiles, on a
+	 * barrier array of their own): their iteration is the tile t1. */
+	bool tile_sync;
 } CkRole;
 
 typedef struct CkGroup CkGroup;
@@ -226,6 +229,8 @@ typedef struct CkInst {
 	Z3_ast r, t;  /* t NULL outside loops */
 } CkInst;
 
+#define CK_MAX_FORM_REPLICAS 4
+
 /* How the completed phases a wait guarantees grow along its iterations: per residue class of the
  * iteration modulo `period`, g = floordiv(t, period) + delta (lin) or g = c (constant). */
 struct CkWaitForm {
@@ -234,6 +239,11 @@ struct CkWaitForm {
 	bool *lin;
 	int64_t *val;   /* delta or c */
 	bool uniform;   /* every class is lin with the same delta */
+	/* When the form differs between replicas (a per-replica barrier whose first wait is
+	 * vacuous in one replica and not in another, as ping-pong's order barriers): the form of
+	 * each replica, nrep of them (0: one form for all). */
+	int nrep;
+	struct CkWaitForm *rep[CK_MAX_FORM_REPLICAS];
 };
 
 /* The arrivals of one role on one barrier array: every site of the group runs once per iteration
@@ -292,6 +302,11 @@ typedef struct Ck {
 	int gs_dim[8];
 	int ngs;
 	bool broken;      /* the kernel's structure is beyond the analysis: stop */
+	/* Some role waits or arrives in its tile loop outside the k-loop: the deadlock check ranks
+	 * by (tile, replica skew, place in the tile, k-step) (rank_of in
+	 * check_invariants_rules.c); skew: the replica comes right after the tile. */
+	bool tiled, skew;
+	int skew_dir;     /* 1: replica 0 first, -1: the last replica first */
 	/* A wait whose parity in residue class bad_parity_class of its barrier index follows no
 	 * form (alternating per use, or constant): reported by pass_ck_check_kernel as an error with
 	 * a counterexample, where it leaves the form it follows longest. */
@@ -410,5 +425,7 @@ void pass_ck_check_kernel(Ck *k);
  * parity (a ring restarting at every tile)? Reports it with a counterexample: true. */
 bool pass_ck_flat_restart(Ck *k, CkSite *w);
 bool pass_ck_is_flat(const CkSite *s);
+/* The tile t1 and k-step t2 of a flat site's instance (its use u = t1 * n2 + t2). */
+void pass_ck_tile_split(Ck *k, const CkInst *in, Z3_ast *t1, Z3_ast *t2);
 
 #endif

@@ -93,6 +93,8 @@ pass_ck_po(Ck *k, const CkPoint *a, const CkPoint *b)
 	bool inner = a->ord >= 0 && b->ord >= 0 && a->ord < b->ord && !a->nested && !b->nested;
 	if (!a->loop || !a->t || !b->t)
 		return inner && !a->loop && !b->loop ? same : Z3_mk_false(S->z);
+	if (a->loop != b->loop)
+		return Z3_mk_false(S->z); /* a tile loop's op and its k-loop's: not ordered here */
 	Z3_ast lt = pass_ck_lt(S, a->t, b->t);
 	if (a->pos < b->pos || (a->pos == b->pos && inner))
 		lt = pass_ck_or2(S, lt, pass_ck_eq(S, a->t, b->t));
@@ -107,7 +109,7 @@ first_after(Ck *k, CkSite *c, const CkPoint *a, CkInst *out, Z3_ast *ok)
 	 * after the point whose guard holds. */
 	if (c->role != a->role || c->nested || (c->cond && !c->group))
 		return false;
-	if (c->tail_in && (c->seg > a->seg || (c->seg == a->seg && a->t))) {
+	if (c->tail_in && (c->seg > a->seg || (c->seg == a->seg && a->t && c->loop == a->loop))) {
 		/* A release on the loop's last iteration: that iteration, when it comes after a. */
 		Z3_ast tl = pass_ck_fresh(S, "tl");
 		CkInst nx = pass_ck_inst_at(k, c, a->r, pass_ck_add(S, tl, pass_ck_num(S, 1)));
@@ -134,7 +136,7 @@ first_after(Ck *k, CkSite *c, const CkPoint *a, CkInst *out, Z3_ast *ok)
 		Z3_ast t0 = c->loop ? pass_ck_num(S, c->shift) : NULL;
 		*out = pass_ck_inst_at(k, c, a->r, t0);
 		*ok = pass_ck_inst_exists(k, out);
-	} else if (c->seg == a->seg && c->loop && a->t) {
+	} else if (c->seg == a->seg && c->loop && a->t && c->loop == a->loop) {
 		Z3_ast t = c->pos > a->pos ? a->t : pass_ck_add(S, a->t, pass_ck_num(S, 1));
 		if (c->shift)
 			t = pass_ck_ite(S, pass_ck_lt(S, t, pass_ck_num(S, c->shift)),

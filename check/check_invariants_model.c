@@ -1104,6 +1104,8 @@ find_flat(IrOp *op, void *ud)
 	if (n == 2 && f[1]->parent == r->body && f[0]->parent == f[1]->reg[0].block) {
 		r->flat_outer = f[1];
 		r->flat_inner = f[0];
+		for (IrOp *p = f[0]->prev; p; p = p->prev)
+			r->flat_pos++;
 	}
 	return true;
 }
@@ -1630,6 +1632,13 @@ flat_split(Ck *k, CkRole *ro, CkEnv *renv, Z3_ast u, Z3_ast *t1, Z3_ast *t2)
 	*t2 = b;
 }
 
+void
+pass_ck_tile_split(Ck *k, const CkInst *in, Z3_ast *t1, Z3_ast *t2)
+{
+	CkRole *ro = in->site->role;
+	flat_split(k, ro, pass_ck_role_env(k, ro, in->r), in->t, t1, t2);
+}
+
 /* Uses of a flat role's loop, n1 * n2 (a variable, when both are unknowns, whose product
  * only confirms counterexamples). */
 static Z3_ast
@@ -1930,6 +1939,64 @@ pass_ck_form_parity(Ck *k, bool lin, int64_t val, Z3_ast j)
 	return pass_ck_num(S, val ? 0 : 1);
 }
 
+/* The form of wait w's parity with period p, for replica r (a term: every replica, or one):
+ * -1 when some residue class follows none (*bad its class). */
+static int
+form_of(Ck *k, CkSite *w, int64_t p, Z3_ast r, CkWaitForm *f, int *bad)
+{
+	f->period = p;
+	f->nclass = (int)p;
+	f->lin = ir_arena_alloc(&k->arena, sizeof *f->lin * (size_t)p);
+	f->val = ir_arena_alloc(&k->arena, sizeof *f->val * (size_t)p);
+	CkInst in = pass_ck_inst(k, w, "t");
+	if (r)
+		in = pass_ck_inst_at(k, w, r, in.t);
+	Z3_ast occ = pass_ck_floordiv(S, in.t, p), par = pass_ck_parity(k, &in);
+	/* The first use's parity usually decides delta: 0 waits (delta 1), 1 does not (delta 0). */
+	CkInst i0 = pass_ck_inst_at(k, w, in.r, pass_ck_num(S, 0));
+	int64_t p0 = -1;
+	pass_ck_is_num(S, pass_ck_parity(k, &i0), &p0);
+	for (int delta = 1; delta >= 0; delta--) {
+		if (p0 >= 0 && delta != 1 - p0)
+			continue;
+		if (valid(k, pass_ck_eq(S, par, pass_ck_form_parity(k, true, delta, occ)))) {
+			f->uniform = true;
+			for (int c = 0; c < p; c++) {
+				f->lin[c] = true;
+				f->val[c] = delta;
+			}
+			return 0;
+		}
+	}
+	/* Class by class: iterations t = j * p + c. */
+	for (int c = 0; c < p; c++) {
+		Z3_ast j = pass_ck_fresh(S, "j");
+		pass_ck_side(S, j, pass_ck_le(S, pass_ck_num(S, 0), j));
+		Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, p), pass_ck_num(S, c));
+		CkInst ic = pass_ck_inst_at(k, w, in.r, t);
+		Z3_ast exists = pass_ck_inst_exists(k, &ic), pc = pass_ck_parity(k, &ic);
+		const CkForm *forms = pass_ck_forms;
+		bool found = false;
+		for (int i = 0; i < CK_NFORMS && !found; i++) {
+			Z3_ast bad_c = pass_ck_and2(
+			    S, exists,
+			    pass_ck_not(
+			        S,
+			        pass_ck_eq(S, pc, pass_ck_form_parity(k, forms[i].lin, forms[i].val, j))));
+			if (pass_ck_check(S, bad_c, NULL) == CK_UNSAT) {
+				f->lin[c] = forms[i].lin;
+				f->val[c] = forms[i].val;
+				found = true;
+			}
+		}
+		if (!found) {
+			*bad = c;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static bool
 wait_form(Ck *k, CkSite *w)
 {
@@ -1947,60 +2014,29 @@ wait_form(Ck *k, CkSite *w)
 		    "index uses and their divisors)");
 	CkWaitForm *f = ir_arena_alloc(&k->arena, sizeof *f);
 	w->wf = f;
-	f->period = p;
-	f->nclass = (int)p;
-	f->lin = ir_arena_alloc(&k->arena, sizeof *f->lin * (size_t)p);
-	f->val = ir_arena_alloc(&k->arena, sizeof *f->val * (size_t)p);
-	CkInst in = pass_ck_inst(k, w, "t");
-	Z3_ast occ = pass_ck_floordiv(S, in.t, p), par = pass_ck_parity(k, &in);
-	/* The first use's parity usually decides delta: 0 waits (delta 1), 1 does not (delta 0). */
-	CkInst i0 = pass_ck_inst_at(k, w, in.r, pass_ck_num(S, 0));
-	int64_t p0 = -1;
-	pass_ck_is_num(S, pass_ck_parity(k, &i0), &p0);
-	for (int delta = 1; delta >= 0; delta--) {
-		if (p0 >= 0 && delta != 1 - p0)
-			continue;
-		if (valid(k, pass_ck_eq(S, par, pass_ck_form_parity(k, true, delta, occ)))) {
-			f->uniform = true;
-			for (int c = 0; c < p; c++) {
-				f->lin[c] = true;
-				f->val[c] = delta;
-			}
-			return true;
-		}
+	int bad = 0;
+	if (form_of(k, w, p, NULL, f, &bad) == 0)
+		return true;
+	/* One form per replica: ping-pong's order barriers, where replica 0's first wait returns
+	 * at once and replica 1's waits for replica 0. */
+	int64_t nrep = w->role->nrep;
+	bool each = nrep > 1 && nrep <= CK_MAX_FORM_REPLICAS;
+	for (int64_t q = 0; q < nrep && each; q++) {
+		int badq = 0;
+		f->rep[q] = ir_arena_alloc(&k->arena, sizeof *f);
+		each = form_of(k, w, p, pass_ck_num(S, q), f->rep[q], &badq) == 0;
 	}
-	/* Class by class: iterations t = j * p + c. */
-	for (int c = 0; c < p; c++) {
-		Z3_ast j = pass_ck_fresh(S, "j");
-		pass_ck_side(S, j, pass_ck_le(S, pass_ck_num(S, 0), j));
-		Z3_ast t = pass_ck_add(S, pass_ck_mulc(S, j, p), pass_ck_num(S, c));
-		CkInst ic = pass_ck_inst_at(k, w, in.r, t);
-		Z3_ast exists = pass_ck_inst_exists(k, &ic), pc = pass_ck_parity(k, &ic);
-		const CkForm *forms = pass_ck_forms;
-		bool found = false;
-		for (int i = 0; i < CK_NFORMS && !found; i++) {
-			Z3_ast bad = pass_ck_and2(
-			    S, exists,
-			    pass_ck_not(
-			        S,
-			        pass_ck_eq(S, pc, pass_ck_form_parity(k, forms[i].lin, forms[i].val, j))));
-			if (pass_ck_check(S, bad, NULL) == CK_UNSAT) {
-				f->lin[c] = forms[i].lin;
-				f->val[c] = forms[i].val;
-				found = true;
-			}
-		}
-		if (!found) {
-			/* Most often a wrong parity: reported with a counterexample (the rules). */
-			if (!k->bad_parity) {
-				k->bad_parity = w;
-				k->bad_parity_class = c;
-			}
-			k->broken = true;
-			return false;
-		}
+	if (each) {
+		f->nrep = (int)nrep;
+		return true;
 	}
-	return true;
+	/* Most often a wrong parity: reported with a counterexample (the rules). */
+	if (!k->bad_parity) {
+		k->bad_parity = w;
+		k->bad_parity_class = bad;
+	}
+	k->broken = true;
+	return false;
 }
 
 /* Do sites a and b name the same barrier in every instance (same replica and iteration)? */
@@ -2126,12 +2162,41 @@ pass_ck_phases(Ck *k)
 			              "a k-loop in a tile loop whose trip count changes from tile to "
 			              "tile (the uses of its barriers are numbered across tiles)");
 	}
+	/* Elsewhere in the tile loop: waits and arrivals on a barrier array of their own (an
+	 * order between tiles, as ping-pong's consumers take turns), numbered by the tile. */
 	for (int i = 0; i < k->sites.len; i++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
-		if (s->role->flat_outer && s->loop == s->role->flat_outer)
+		if (!s->role->flat_outer || s->loop != s->role->flat_outer)
+			continue;
+		if ((s->kind != CK_WAIT && s->kind != CK_ARRIVE) || s->cond || s->nested)
 			return beyond(k, s->op,
-			              "an op on shared memory or barriers in a tile loop outside its "
-			              "k-loop (only the k-loop of a tile loop may hold them)");
+			              ir_ctx_printf(k->c,
+			                            "'%s'%s in a tile loop outside its k-loop (there "
+			                            "only waits and arrivals on a barrier array the "
+			                            "k-loops do not use, outside 'ave.if', are "
+			                            "understood)",
+			                            ir_op_name(s->op->code),
+			                            s->cond ? " under 'ave.if'" : ""));
+		for (int j = 0; j < k->sites.len; j++) {
+			CkSite *o = IR_VEC_AT(k->sites, CkSite *, j);
+			if (o->bar == s->bar && pass_ck_is_flat(o))
+				return beyond(k, s->op,
+				              "a barrier array used both in a k-loop and in its tile "
+				              "loop outside it (the k-loop's uses are numbered across "
+				              "tiles, the tile loop's by tile)");
+		}
+		s->role->tile_sync = k->tiled = true;
+		k->skew |= s->role->nrep > 1;
+	}
+	for (int i = 0; i < k->sites.len && k->tiled; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		bool sync = s->kind == CK_WAIT || s->kind == CK_ARRIVE || s->kind == CK_EXPECT ||
+		            s->kind == CK_COPY;
+		if (sync && s->loop && !s->role->flat_outer)
+			return beyond(k, s->op,
+			              "a role synchronizing in a loop that is not a tile loop around a "
+			              "k-loop, beside a role whose tile loop synchronizes outside its "
+			              "k-loop");
 	}
 	/* A role's waits and arrivals sit in one role-level loop (or outside loops): the deadlock
 	 * check ranks them by its iteration. */
@@ -2141,10 +2206,15 @@ pass_ck_phases(Ck *k)
 		            s->kind == CK_COPY;
 		if (!sync || !s->loop)
 			continue;
-		if (s->role->sync_loop && s->role->sync_loop != s->loop)
+		IrOp *was = s->role->sync_loop;
+		CkRole *ro = s->role;
+		bool tiles = ro->tile_sync && (was == ro->flat_outer || was == ro->flat_inner) &&
+		             (s->loop == ro->flat_outer || s->loop == ro->flat_inner);
+		if (was && was != s->loop && !tiles)
 			return beyond(k, s->op,
 			              "waits and arrivals of one role in two different loops");
-		s->role->sync_loop = s->loop;
+		if (!was || pass_ck_is_flat(s))
+			s->role->sync_loop = s->loop;
 		s->role->sync_seg = s->seg;
 	}
 	/* Waits: one role-level loop wait per role and barrier array, or top-level waits only. */
@@ -2350,7 +2420,7 @@ loop_wait_final_at(Ck *k, CkSite *o, Z3_ast r, Z3_ast idx)
 	/* The last iteration on bar[idx]: rho + p * j, j = (trip - 1 - rho) floordiv p. */
 	Z3_ast j =
 	    pass_ck_floordiv(S, pass_ck_sub(S, pass_ck_sub(S, trip, pass_ck_num(S, 1)), rho), p);
-	if (pass_ck_is_num(S, rho, &c)) {
+	if (pass_ck_is_num(S, rho, &c) && !f->nrep) {
 		/* A known residue class: the wait form's guarantee at occurrence j, directly. */
 		if (c >= p)
 			return pass_ck_num(S, 0);
@@ -2476,20 +2546,14 @@ top_wait_lo(Ck *k, CkSite *w, Z3_ast r, Z3_ast idx)
 	return pass_ck_waited_before(k, w->role, w->bar, w, r, idx);
 }
 
-Z3_ast
-pass_ck_wait_g(Ck *k, const CkInst *in)
+/* The phases a loop wait with form f guarantees at iteration t. */
+static Z3_ast
+wait_g_form(Ck *k, const CkWaitForm *f, Z3_ast t)
 {
-	CkSite *w = in->site;
-	if (!w->loop) {
-		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
-		Z3_ast adv = pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
-		return pass_ck_add(S, lo, pass_ck_b2i(S, adv));
-	}
-	CkWaitForm *f = w->wf;
-	Z3_ast occ = pass_ck_floordiv(S, in->t, f->period);
+	Z3_ast occ = pass_ck_floordiv(S, t, f->period);
 	if (f->uniform)
 		return pass_ck_add(S, occ, pass_ck_num(S, f->val[0]));
-	Z3_ast cls = pass_ck_mod(S, in->t, f->period), g = pass_ck_num(S, 0);
+	Z3_ast cls = pass_ck_mod(S, t, f->period), g = pass_ck_num(S, 0);
 	for (int c = f->nclass - 1; c >= 0; c--) {
 		Z3_ast gc = f->lin[c] ? pass_ck_add(S, occ, pass_ck_num(S, f->val[c]))
 		                      : pass_ck_num(S, f->val[c]);
@@ -2498,17 +2562,12 @@ pass_ck_wait_g(Ck *k, const CkInst *in)
 	return g;
 }
 
-Z3_ast
-pass_ck_wait_advances(Ck *k, const CkInst *in)
+/* Whether a loop wait with form f at iteration t waits for a phase (is not vacuous). */
+static Z3_ast
+wait_advances_form(Ck *k, const CkWaitForm *f, Z3_ast t)
 {
-	CkSite *w = in->site;
-	if (!w->loop) {
-		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
-		return pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
-	}
-	CkWaitForm *f = w->wf;
-	Z3_ast occ = pass_ck_floordiv(S, in->t, f->period);
-	Z3_ast cls = pass_ck_mod(S, in->t, f->period), a = Z3_mk_false(S->z);
+	Z3_ast occ = pass_ck_floordiv(S, t, f->period);
+	Z3_ast cls = pass_ck_mod(S, t, f->period), a = Z3_mk_false(S->z);
 	for (int c = f->nclass - 1; c >= 0; c--) {
 		Z3_ast ac;
 		if (f->lin[c])
@@ -2520,6 +2579,45 @@ pass_ck_wait_advances(Ck *k, const CkInst *in)
 		a = pass_ck_ite(S, pass_ck_eq(S, cls, pass_ck_num(S, c)), ac, a);
 	}
 	return a;
+}
+
+/* fn of the form of replica r (a choice over the replicas when r is not known). */
+static Z3_ast
+per_replica(Ck *k, const CkWaitForm *f, Z3_ast r,
+            Z3_ast (*fn)(Ck *, const CkWaitForm *, Z3_ast), Z3_ast t)
+{
+	int64_t q;
+	if (!f->nrep)
+		return fn(k, f, t);
+	if (pass_ck_is_num(S, r, &q) && q >= 0 && q < f->nrep)
+		return fn(k, f->rep[q], t);
+	Z3_ast res = fn(k, f->rep[f->nrep - 1], t);
+	for (int i = f->nrep - 2; i >= 0; i--)
+		res = pass_ck_ite(S, pass_ck_eq(S, r, pass_ck_num(S, i)), fn(k, f->rep[i], t), res);
+	return res;
+}
+
+Z3_ast
+pass_ck_wait_g(Ck *k, const CkInst *in)
+{
+	CkSite *w = in->site;
+	if (!w->loop) {
+		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
+		Z3_ast adv = pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
+		return pass_ck_add(S, lo, pass_ck_b2i(S, adv));
+	}
+	return per_replica(k, w->wf, in->r, wait_g_form, in->t);
+}
+
+Z3_ast
+pass_ck_wait_advances(Ck *k, const CkInst *in)
+{
+	CkSite *w = in->site;
+	if (!w->loop) {
+		Z3_ast lo = top_wait_lo(k, w, in->r, pass_ck_bar_index(k, in));
+		return pass_ck_eq(S, pass_ck_mod(S, lo, 2), pass_ck_parity(k, in));
+	}
+	return per_replica(k, w->wf, in->r, wait_advances_form, in->t);
 }
 
 Z3_ast
@@ -2628,6 +2726,9 @@ pass_ck_group_site(Ck *k, CkSite *s, Z3_ast r, Z3_ast u, Z3_ast *ok)
 	return in;
 }
 
+static Z3_ast wait_iter_form(Ck *k, CkSite *w, const CkWaitForm *f, Z3_ast r, Z3_ast i,
+                             Z3_ast m, Z3_ast *ok);
+
 Z3_ast
 pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
 {
@@ -2638,6 +2739,26 @@ pass_ck_wait_iter(Ck *k, CkSite *w, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
 		return NULL;
 	}
 	CkWaitForm *f = w->wf;
+	if (f->nrep) {
+		int64_t q;
+		if (pass_ck_is_num(S, r, &q) && q >= 0 && q < f->nrep)
+			return wait_iter_form(k, w, f->rep[q], r, i, m, ok);
+		Z3_ast t = NULL;
+		for (int e = f->nrep - 1; e >= 0; e--) {
+			Z3_ast oke, te = wait_iter_form(k, w, f->rep[e], r, i, m, &oke);
+			Z3_ast is = pass_ck_eq(S, r, pass_ck_num(S, e));
+			t = t ? pass_ck_ite(S, is, te, t) : te;
+			*ok = e == f->nrep - 1 ? oke : pass_ck_ite(S, is, oke, *ok);
+		}
+		return t;
+	}
+	return wait_iter_form(k, w, f, r, i, m, ok);
+}
+
+/* pass_ck_wait_iter with the form f. */
+static Z3_ast
+wait_iter_form(Ck *k, CkSite *w, const CkWaitForm *f, Z3_ast r, Z3_ast i, Z3_ast m, Z3_ast *ok)
+{
 	Z3_ast rho = residue_of(k, w, r, i, f->period), j;
 	if (f->uniform) {
 		j = pass_ck_sub(S, m, pass_ck_num(S, f->val[0]));

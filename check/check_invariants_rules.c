@@ -634,7 +634,7 @@ last_before(Ck *k, CkSite *u, const CkPoint *p, CkInst *out, Z3_ast *ok)
 		*ok = ex;
 		return true;
 	}
-	if (u->seg == p->seg && u->loop && p->t) {
+	if (u->seg == p->seg && u->loop && p->t && u->loop == p->loop) {
 		Z3_ast t = u->pos < p->pos ? p->t : pass_ck_sub(S, p->t, pass_ck_num(S, 1));
 		*out = pass_ck_inst_at(k, u, p->r, t);
 		*ok = pass_ck_inst_exists(k, out);
@@ -1472,7 +1472,40 @@ typedef struct Rank {
 	int epoch;
 	int stage; /* 0 before the loop, 1 in it (iteration t), 2 after it */
 	Z3_ast t;
+	/* A kernel whose roles synchronize in a tile loop outside its k-loop (k->tiled): stage 1
+	 * is ordered by tile t1, then (k->skew) the replica, then the place in the tile (0 before
+	 * the k-loop, 1 in it at k-step t2, 2 after it). Ping-pong's consumers take turns: consumer
+	 * 1's tile j waits for consumer 0's tile j to end, consumer 0's tile j + 1 for consumer 1's
+	 * tile j, which this order ranks lower and the flat use does not. */
+	Z3_ast t1, rho, t2;
+	Z3_ast u; /* a k-loop's use (sub 1), else NULL */
+	int sub;
 } Rank;
+
+/* The tiled form of a stage-1 rank (k->tiled). */
+static Rank
+rank_tiled(Ck *k, const CkInst *in, Rank r)
+{
+	CkSite *s = in->site;
+	Z3_ast zero = pass_ck_num(S, 0);
+	r.rho = zero;
+	if (k->skew && s->role->nrep > 1)
+		r.rho = k->skew_dir < 0 ? pass_ck_sub(S, pass_ck_num(S, s->role->nrep - 1), in->r)
+		                        : in->r;
+	if (!s->loop) { /* a role without a loop, after its first wait: "iteration 0" */
+		r.t1 = r.t2 = zero;
+		r.sub = 1;
+	} else if (pass_ck_is_flat(s)) {
+		pass_ck_tile_split(k, in, &r.t1, &r.t2);
+		r.u = in->t;
+		r.sub = 1;
+	} else {
+		r.t1 = in->t;
+		r.t2 = zero;
+		r.sub = s->pos < s->role->flat_pos ? 0 : 2;
+	}
+	return r;
+}
 
 static Rank
 rank_of(Ck *k, const CkInst *in)
@@ -1482,10 +1515,11 @@ rank_of(Ck *k, const CkInst *in)
 	bool lifted = ro->lift_seg && s->seg >= ro->lift_seg - 1;
 	bool before_loop = ro->sync_loop && ro->lift_seg - 1 < ro->sync_seg;
 	if (lifted && (!ro->sync_loop || !before_loop))
-		return (Rank){ro->lift_epoch, 2, NULL};
+		return (Rank){.epoch = ro->lift_epoch, .stage = 2};
 	int epoch = lifted ? ro->lift_epoch : 0;
 	if (s->loop)
-		return (Rank){epoch, 1, in->t};
+		return k->tiled ? rank_tiled(k, in, (Rank){.epoch = epoch, .stage = 1, .t = in->t})
+		                : (Rank){.epoch = epoch, .stage = 1, .t = in->t};
 	if (!ro->sync_loop) {
 		/* An arrival no wait of its thread precedes always runs: before every loop. */
 		bool waited = s->kind == CK_WAIT;
@@ -1494,9 +1528,39 @@ rank_of(Ck *k, const CkInst *in)
 			waited = o->kind == CK_WAIT && o->role == ro &&
 			         (o->seg < s->seg || (o->seg == s->seg && o->pos < s->pos));
 		}
-		return waited ? (Rank){0, 1, pass_ck_num(S, 0)} : (Rank){0, 0, NULL};
+		Rank r0 = {.stage = 1, .t = pass_ck_num(S, 0)};
+		if (!waited)
+			return (Rank){.stage = 0};
+		return k->tiled ? rank_tiled(k, in, r0) : r0;
 	}
-	return (Rank){epoch, s->seg < ro->sync_seg ? 0 : 2, NULL};
+	return (Rank){.epoch = epoch, .stage = s->seg < ro->sync_seg ? 0 : 2};
+}
+
+/* a < b lexicographically over (t1, rho, sub, t2), or a == b. Two uses of k-loops (sub 1)
+ * of replicas ranked alike compare as their uses u = t1 * n2 + t2 do, without the split. */
+static Z3_ast
+tiled_cmp(Ck *k, Rank a, Rank b, bool lt)
+{
+	if (a.sub == 1 && b.sub == 1 && a.u && b.u) {
+		Z3_ast same = pass_ck_eq(S, a.rho, b.rho);
+		Z3_ast by_u = lt ? pass_ck_lt(S, a.u, b.u) : pass_ck_eq(S, a.u, b.u);
+		if (pass_ck_is_true(S, same))
+			return by_u;
+		Rank a2 = a, b2 = b;
+		a2.u = b2.u = NULL;
+		return pass_ck_ite(S, same, by_u, tiled_cmp(k, a2, b2, lt));
+	}
+	Z3_ast in_tile =
+	    a.sub != b.sub ? (a.sub < b.sub && lt ? Z3_mk_true(S->z) : Z3_mk_false(S->z))
+	    : a.sub == 1   ? (lt ? pass_ck_lt(S, a.t2, b.t2) : pass_ck_eq(S, a.t2, b.t2))
+	                   : (lt ? Z3_mk_false(S->z) : Z3_mk_true(S->z));
+	Z3_ast same_rho = pass_ck_eq(S, a.rho, b.rho);
+	Z3_ast by_rho = lt ? pass_ck_or2(S, pass_ck_lt(S, a.rho, b.rho),
+	                                 pass_ck_and2(S, same_rho, in_tile))
+	                   : pass_ck_and2(S, same_rho, in_tile);
+	Z3_ast same_t1 = pass_ck_eq(S, a.t1, b.t1);
+	return lt ? pass_ck_or2(S, pass_ck_lt(S, a.t1, b.t1), pass_ck_and2(S, same_t1, by_rho))
+	          : pass_ck_and2(S, same_t1, by_rho);
 }
 
 static Z3_ast
@@ -1506,6 +1570,8 @@ rank_lt(Ck *k, Rank a, Rank b)
 		return a.epoch < b.epoch ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
 	if (a.stage != b.stage)
 		return a.stage < b.stage ? Z3_mk_true(S->z) : Z3_mk_false(S->z);
+	if (a.stage == 1 && a.t1 && b.t1)
+		return tiled_cmp(k, a, b, true);
 	return a.stage == 1 ? pass_ck_lt(S, a.t, b.t) : Z3_mk_false(S->z);
 }
 
@@ -1514,6 +1580,8 @@ rank_eq(Ck *k, Rank a, Rank b)
 {
 	if (a.epoch != b.epoch || a.stage != b.stage)
 		return Z3_mk_false(S->z);
+	if (a.stage == 1 && a.t1 && b.t1)
+		return tiled_cmp(k, a, b, false);
 	return a.stage == 1 ? pass_ck_eq(S, a.t, b.t) : Z3_mk_true(S->z);
 }
 
@@ -1675,10 +1743,15 @@ lift_roles(Ck *k)
 	}
 }
 
-static void
-check_deadlock_order(Ck *k)
+/* One try of the deadlock check with the ranks as they are; quiet: no report, false at the
+ * first wait it cannot prove. */
+static bool
+deadlock_order(Ck *k, bool quiet)
 {
+	for (int i = 0; i < k->nroles; i++)
+		k->roles[i].lift_seg = k->roles[i].lift_epoch = 0;
 	lift_roles(k);
+	bool ok = true;
 	int ns = k->sites.len;
 	Edge *edge = ir_xalloc(k->c->al, sizeof *edge * (size_t)(ns * ns));
 	memset(edge, 0, sizeof *edge * (size_t)(ns * ns));
@@ -1727,8 +1800,14 @@ check_deadlock_order(Ck *k)
 					later = rank_lt(k, tw, tc);
 				}
 				Z3_ast fail = pass_ck_and2(S, need, later);
-				if (!holds_query(k, w->op, fail,
-				                 "that this wait cannot deadlock")) {
+				bool proved = quiet ? pass_ck_check(S, fail, NULL) == CK_UNSAT
+				                    : holds_query(k, w->op, fail,
+				                                  "that this wait cannot deadlock");
+				if (!proved && quiet) {
+					ok = false;
+					goto done;
+				}
+				if (!proved) {
 					if (pass_ck_error_once(k, w->op))
 						deadlock_report(k, &in, &ci, fail,
 						                "that comes after it");
@@ -1755,6 +1834,9 @@ check_deadlock_order(Ck *k)
 	for (int v = 0; v < ns; v++) {
 		if (state[v] || !cyc_dfs(v, ns, adj, state))
 			continue;
+		ok = false;
+		if (quiet)
+			break;
 		/* Report at the first wait (in source order) whose dependency edge lies on a cycle.
 		 */
 		Edge *at = NULL;
@@ -1798,8 +1880,28 @@ check_deadlock_order(Ck *k)
 		break;
 	}
 	ir_xfree(k->c->al, state, sizeof *state * (size_t)ns);
+done:
 	ir_xfree(k->c->al, adj, sizeof *adj * (size_t)(ns * ns));
 	ir_xfree(k->c->al, edge, sizeof *edge * (size_t)(ns * ns));
+	return ok;
+}
+
+/* Deadlock freedom holds when some ranking of the instances passes (every wait needs only
+ * arrivals ranked lower, or ranked alike without a cycle). Where roles take turns by tile
+ * (k->skew), the replicas may go in either order: each is tried quietly, and an error is
+ * reported from the first. */
+static void
+check_deadlock_order(Ck *k)
+{
+	if (k->skew) {
+		for (int dir = 1; dir >= -1; dir -= 2) {
+			k->skew_dir = dir;
+			if (deadlock_order(k, true))
+				return;
+		}
+		k->skew_dir = 1;
+	}
+	deadlock_order(k, false);
 }
 
 /* A waiter never falls two or more phases behind: the phase after the one it waits for cannot

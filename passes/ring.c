@@ -444,6 +444,12 @@ ring_alloc(IrModule *m, const RingPlan *p, IrValue **ring)
 IrValue *
 ring_mbar(IrModule *m, const RingPlan *p, int64_t count, const char *suffix)
 {
+	return ring_mbar_n(m, p, p->stages * p->rings, count, suffix);
+}
+
+IrValue *
+ring_mbar_n(IrModule *m, const RingPlan *p, int64_t n, int64_t count, const char *suffix)
+{
 	IrCtx *c = m->ctx;
 	IrBuilder b;
 	ir_builder_before(&b, m, p->kernel->reg[0].block->first);
@@ -456,7 +462,7 @@ ring_mbar(IrModule *m, const RingPlan *p, int64_t count, const char *suffix)
 	IrOpState s;
 	ir_state_init(&s, IR_OP_MBAR_ALLOC, p->loop->loc);
 	ir_group_add_expr(m, ir_state_group(m, &s, c->kw.count), ring_C(m, count));
-	ir_state_result(m, &s, ir_type_mbar(c, p->stages * p->rings), NULL);
+	ir_state_result(m, &s, ir_type_mbar(c, n), NULL);
 	return ring_named(&ir_b_insert(&b, ir_op_build(m, &s))->res[0],
 	                  ring_fresh(c, p->kernel, p->iv->name, suffix));
 }

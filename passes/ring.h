@@ -67,6 +67,8 @@ IrItem *ring_slot_state_item(IrModule *m, IrOpState *s, IrValue *b, IrValue *slo
  * slots and barriers each). */
 void ring_alloc(IrModule *m, const RingPlan *p, IrValue **ring);
 IrValue *ring_mbar(IrModule *m, const RingPlan *p, int64_t count, const char *suffix);
+/* n barriers of `count` arrivals (ring_mbar: one per slot of the plan's rings). */
+IrValue *ring_mbar_n(IrModule *m, const RingPlan *p, int64_t n, int64_t count, const char *suffix);
 /* ave.mbar.expect_tx %bar[slot] bytes(bytes) */
 void ring_expect_tx(IrBuilder *b, IrValue *bar, IrValue *slot, int64_t bytes);
 /* ave.mbar.wait %bar[slot] parity(ph) */

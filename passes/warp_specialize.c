@@ -37,7 +37,10 @@
  * the roles' walk over pairs of tiles (tile 2 * pair + wg); each has a ring of its own (slot
  * wg * N + pos mod N in allocations of 2N, `empty` counting one arrival), filled by replica wg
  * of a producer of two replicas of two warps (one warpgroup). The epilogue runs under
- * `tile < tiles`: an odd count's last pair has a second tile that runs and is not stored. */
+ * `tile < tiles`: an odd count's last pair has a second tile that runs and is not stored. The
+ * consumers take turns: consumer wg waits on order[wg] (parity (turn + 1 + wg) mod 2, turn its
+ * tiles so far) before its k-loop and arrives on order[1 - wg] after it, so their main loops
+ * alternate and each epilogue runs beside the other's main loop. */
 #include <string.h>
 
 #include "../regalloc/regalloc.h"
@@ -78,6 +81,7 @@ typedef struct Walk {
 	             * but not stored) */
 	IrValue *cta, *nctas, *grid[3], *tiles; /* at the kernel's top */
 	IrValue *npairs;                        /* (tiles + 1) floordiv 2, with pairs */
+	IrValue *order; /* ping-pong: the consumers' turn barriers, 2 of count 1 */
 	bool dim[3];                            /* grid dimensions the kernel reads */
 	IrOp *dep[64];                          /* top-level ops computed from program ids */
 	int ndep;
@@ -722,7 +726,7 @@ grouped(IrBuilder *b, IrOp *kernel, const Walk *w, IrValue *t, IrValue *pid[3])
  * lane (the role's replica id); *tile receives %t (tile may be NULL). */
 static IrRegion *
 walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **base, IrValue **tile,
-	  IrMap *vmap, IrLoc loc)
+	  IrValue **turn, IrMap *vmap, IrLoc loc)
 {
 	IrCtx *c = m->ctx;
 	IrRegion *r = ir_region_new(m);
@@ -731,6 +735,9 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **bas
 	    ring_fresh(c, kernel, ir_intern_cstr(c, w->pairs ? "pair" : "tile"), "w"), loc);
 	*base = ir_block_add_arg(m, r->block, c->t_index,
 	                         ring_fresh(c, kernel, ir_intern_cstr(c, "pos"), "w"), loc);
+	if (turn)
+		*turn = ir_block_add_arg(m, r->block, c->t_index,
+		                         ring_fresh(c, kernel, ir_intern_cstr(c, "turn"), "w"), loc);
 	IrBuilder b;
 	ir_builder_at_end(&b, m, r->block, loc);
 	if (w->pairs)
@@ -788,12 +795,15 @@ walk_open(IrModule *m, IrOp *kernel, const Walk *w, IrValue *lane, IrValue **bas
  * uses of the values computed from program ids to the walk's own. Returns the tile loop, whose
  * result is the ring position after the role's last tile. */
 static IrOp *
-walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, IrBlock *into,
-	   IrLoc loc)
+walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrValue *turn, IrMap *vmap,
+	   IrBlock *into, IrLoc loc)
 {
 	IrBuilder b;
 	ir_builder_at_end(&b, m, r->block, loc);
-	ir_b_yield(&b, 1, &end, true);
+	IrValue *ys[2] = {end, NULL};
+	if (turn)
+		ys[1] = ir_b_index(&b, ring_B(m, IR_EX_ADD, ring_V(m, turn), ring_C(m, 1)));
+	ir_b_yield(&b, turn ? 2 : 1, ys, true);
 	IrOpState s;
 	ir_state_init(&s, IR_OP_FOR, loc);
 	ir_state_item(m, &s, IR_IT_EXPR)->e = ring_V(m, w->cta);
@@ -804,6 +814,10 @@ walk_close(IrModule *m, const Walk *w, IrRegion *r, IrValue *end, IrMap *vmap, I
 	IrValue *zero = ir_b_index(&kb, ring_C(m, 0));
 	ir_state_value(m, &s, zero);
 	ir_state_result(m, &s, m->ctx->t_index, NULL);
+	if (turn) {
+		ir_state_value(m, &s, zero);
+		ir_state_result(m, &s, m->ctx->t_index, NULL);
+	}
 	ir_state_region(m, &s, r);
 	IrOp *loop = ir_b_insert(&kb, ir_op_build(m, &s));
 	for (int i = 0; i < w->ndep; i++) {
@@ -834,7 +848,7 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 		lane = replica_id(m, pr->block, kernel, "p", f->loc);
 	if (w) {
 		ir_map_init(&vmap, c->al);
-		wr = walk_open(m, kernel, w, lane, &base, NULL, &vmap, f->loc);
+		wr = walk_open(m, kernel, w, lane, &base, NULL, NULL, &vmap, f->loc);
 	}
 	IrRegion *lr;
 	IrValue *u;
@@ -852,7 +866,7 @@ producer(IrModule *m, const RingPlan *p, IrValue **ring, IrValue *full, IrValue 
 	IrOp *loop = ir_op_build(m, &ls);
 	ir_block_append(w ? wr->block : pr->block, loop);
 	if (w) {
-		walk_close(m, w, wr, &loop->res[0], &vmap, pr->block, f->loc);
+		walk_close(m, w, wr, &loop->res[0], NULL, &vmap, pr->block, f->loc);
 		ir_map_free(&vmap);
 	}
 	/* Ping-pong: two replicas of two warps, one warpgroup (setmaxnreg's unit) together. */
@@ -1147,6 +1161,7 @@ typedef struct Roles {
 	IrRegion *cwalk; /* the consumers' walk body (its block holds rs->cb) */
 	IrValue *cbase; /* the consumers' ring position at the tile's start */
 	IrValue *cend;  /* ... and after the tile's k-loop */
+	IrValue *turn;  /* ping-pong: the consumer's tiles so far (its turns) */
 	IrMap vmap;     /* values computed from program ids -> the consumers' walk's */
 	bool tail;      /* inflight=1 in a walk: the walk's last slot is released after it */
 } Roles;
@@ -1163,6 +1178,8 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->walk = w && w->on ? w : NULL;
 	if (rs->walk)
 		walk_top(m, p->kernel, p->loop, w);
+	if (rs->walk && w->pairs)
+		w->order = ring_mbar_n(m, p, 2, 1, "order");
 	rs->ws = ir_region_new(m);
 	producer(m, p, rs->ring, rs->full, rs->empty, rs->tags, rs->ws, rs->walk);
 	rs->consumer = ir_region_new(m);
@@ -1174,13 +1191,29 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 	rs->guard = NULL;
 	if (rs->walk && w->pairs)
 		rs->lane = replica_id(m, rs->consumer->block, p->kernel, "id", p->loop->loc);
+	rs->turn = NULL;
 	if (rs->walk) {
 		ir_map_init(&rs->vmap, c->al);
-		rs->cwalk = walk_open(m, p->kernel, w, rs->lane, &rs->cbase, &rs->tile, &rs->vmap,
-		                      p->loop->loc);
+		rs->cwalk = walk_open(m, p->kernel, w, rs->lane, &rs->cbase, &rs->tile,
+		                      rs->lane ? &rs->turn : NULL, &rs->vmap, p->loop->loc);
 	}
 	ir_builder_at_end(&rs->cb, m, rs->walk ? rs->cwalk->block : rs->consumer->block,
 	                  p->loop->loc);
+	if (rs->lane) {
+		/* Ping-pong's turns (CUTLASS's ordered main loops): consumer wg waits on
+		 * order[wg] for the other's main loop of the tile before; consumer 0's first wait
+		 * (parity 1 on a fresh barrier) returns at once, consumer 1's waits for consumer
+		 * 0's first main loop. turn_end gives the turn back after the k-loop. */
+		IrValue *ph = ring_named(
+		    ir_b_index(&rs->cb,
+		               ring_B(m, IR_EX_MOD,
+		                      ring_B(m, IR_EX_ADD,
+		                             ring_B(m, IR_EX_ADD, ring_V(m, rs->turn), ring_C(m, 1)),
+		                             ring_V(m, rs->lane)),
+		                      ring_C(m, 2))),
+		    ring_fresh(c, p->kernel, ir_intern_cstr(c, "myturn"), "w"));
+		ring_wait(&rs->cb, w->order, rs->lane, ring_V(m, ph));
+	}
 	rs->wg = NULL;
 	rs->off = NULL;
 	if (C > 1 && !rs->lane) {
@@ -1192,10 +1225,16 @@ roles_begin(IrModule *m, const RingPlan *p, int64_t C, int64_t R, Walk *w, Roles
 /* The block the epilogue moves into: the consumers' own, or in ping-pong the region of `ave.if
  * %tile < %tiles` (a pair's second tile past the last is run, not stored), which epi_end closes. */
 static IrBlock *
-epi_begin(IrModule *m, Roles *rs)
+epi_begin(IrModule *m, const RingPlan *p, Roles *rs)
 {
 	if (!rs->lane)
 		return rs->cb.block;
+	/* The other consumer's turn: its main loop may start while this one's epilogue runs. */
+	IrCtx *c = m->ctx;
+	IrValue *other =
+	    ring_named(ir_b_index(&rs->cb, ring_B(m, IR_EX_SUB, ring_C(m, 1), ring_V(m, rs->lane))),
+	               ring_fresh(c, p->kernel, ir_intern_cstr(c, "other"), "w"));
+	ring_arrive(&rs->cb, rs->walk->order, other);
 	rs->guard = ir_region_new(m);
 	return rs->guard->block;
 }
@@ -1228,8 +1267,8 @@ roles_end(IrModule *m, const RingPlan *p, int64_t C, int64_t regs, Roles *rs)
 	IrOp *f = p->loop;
 	Walk *w = rs->walk;
 	if (w) {
-		IrOp *wl =
-		    walk_close(m, w, rs->cwalk, rs->cend, &rs->vmap, rs->consumer->block, f->loc);
+		IrOp *wl = walk_close(m, w, rs->cwalk, rs->cend, rs->turn, &rs->vmap,
+		                      rs->consumer->block, f->loc);
 		ir_map_free(&rs->vmap);
 		if (rs->tail) {
 			/* inflight=1: each k-loop released the slot of the position before its
@@ -1291,7 +1330,7 @@ specialize_rows(IrModule *m, const RingPlan *p, const TargetInfo *t, const Rows 
 	rs.cend = rs.cbase ? &nl->res[nl->nres - 1] : NULL;
 	for (int i = 0; i < f->nres; i++)
 		ir_replace_all_uses(&f->res[i], &nl->res[i]);
-	IrBlock *eb = epi_begin(m, &rs);
+	IrBlock *eb = epi_begin(m, p, &rs);
 	for (int i = 0; i < r->epi.n; i++) {
 		IrOp *op = r->epi.op[i];
 		ir_op_unlink(op);
@@ -1535,7 +1574,7 @@ specialize(IrModule *m, IrOp *f, WsOpts *o)
 	}
 	/* The epilogue, its rows split among the consumers. */
 	ir_replace_all_uses(&f->res[0], d);
-	IrBlock *eb = epi_begin(m, &rs);
+	IrBlock *eb = epi_begin(m, &p, &rs);
 	for (int i = 0; i < sh.epi.n; i++) {
 		IrOp *op = sh.epi.op[i];
 		ir_op_unlink(op);

@@ -112,8 +112,8 @@ def draw(r):
     p["rel"] = r.choice(["plain", "after", "tail"] if not pers else ["plain", "after"])
     p["drain"] = not pers and r.random() < 0.4
     p["epi"] = not pers and r.random() < 0.4
-    # A role barrier in a tile loop (after the k-loop) is a known false rejection ("an op on
-    # shared memory or barriers in a tile loop outside its k-loop"): drawn with --known only.
+    # A role barrier in a tile loop (after the k-loop) is a known false rejection ("'ave.barrier'
+    # in a tile loop outside its k-loop"): drawn with --known only.
     p["rbar"] = r.random() < 0.35 and (not pers or KNOWN)
     p["split"] = r.random() < 0.4
     # The ring phase of each role (no tile loop): an i1 carried with ave.phase.next, or computed
