@@ -591,16 +591,23 @@ iter_init(Ck *k, CkEnv *parent, IrOp *loop, int j)
 	return t ? t : opaque(k, ty, "init");
 }
 
-/* A tile loop's ring position advancing by the k-loop's trip count n2, at tile t1 of a use
- * u = t1 * n2 + t2: t1 * d is u - t2 when d is n2 (NULL otherwise). The k-loop then adds t2,
- * and its counter simplifies to a term of u alone: the barrier checks see no split. */
+/* A tile loop's ring position advancing by a multiple c of the k-loop's trip count n2 (c = 1:
+ * one step per k; a counter stepping by 2 advances by 2 * n2), at tile t1 of a use
+ * u = t1 * n2 + t2: t1 * d is c * (u - t2) (NULL when d is no such multiple). The k-loop then
+ * adds c * t2, and its counter simplifies to a term of u alone: the barrier checks see no
+ * split. */
 static Z3_ast
 flat_product(Ck *k, Z3_ast t, Z3_ast d)
 {
 	for (int i = 0; i < k->flatmemo.len; i++) {
 		CkFlatMemo *m = &IR_VEC_AT(k->flatmemo, CkFlatMemo, i);
-		if (m->t1 == t && Z3_simplify(S->z, m->n2) == Z3_simplify(S->z, d))
-			return pass_ck_sub(S, m->u, m->t2);
+		if (m->t1 != t)
+			continue;
+		Z3_ast sd = Z3_simplify(S->z, d);
+		for (int64_t c = 1; c <= 8; c++)
+			for (int sign = 1; sign >= -1; sign -= 2)
+				if (Z3_simplify(S->z, pass_ck_mulc(S, m->n2, sign * c)) == sd)
+					return pass_ck_mulc(S, pass_ck_sub(S, m->u, m->t2), sign * c);
 	}
 	return NULL;
 }
