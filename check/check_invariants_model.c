@@ -2175,6 +2175,8 @@ pass_ck_phases(Ck *k)
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
 		if (!s->role->flat_outer || s->loop != s->role->flat_outer)
 			continue;
+		if (s->kind == CK_BARRIER && !s->nested)
+			continue; /* a role barrier: its replicas pass it alike (check_barrier_pairing) */
 		if ((s->kind != CK_WAIT && s->kind != CK_ARRIVE) || s->cond || s->nested)
 			return beyond(k, s->op,
 			              ir_ctx_printf(k->c,
@@ -2194,6 +2196,15 @@ pass_ck_phases(Ck *k)
 		}
 		s->role->tile_sync = k->tiled = true;
 		k->skew |= s->role->nrep > 1;
+	}
+	/* Replicas that take turns rank apart (rank_of): a role barrier between them would make a
+	 * replica wait for one ranked later, which the deadlock check does not see. */
+	for (int i = 0; i < k->sites.len && k->skew; i++) {
+		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);
+		if (s->kind == CK_BARRIER && s->role->tile_sync && s->role->nrep > 1)
+			return beyond(k, s->op,
+			              "an 'ave.barrier' in a role whose replicas take turns through "
+			              "barriers in its tile loop (their ranks differ by replica)");
 	}
 	for (int i = 0; i < k->sites.len && k->tiled; i++) {
 		CkSite *s = IR_VEC_AT(k->sites, CkSite *, i);

@@ -48,8 +48,9 @@ barrier per ring: one wait left out, the two byte counts swapped.
 
   shape_fuzz.py WORKDIR SEED COUNT [--known] [--interp-all]
 
---known also draws the shapes the checker is known to reject although they are correct (a
-role barrier in a tile loop), so that a run shows whether that still holds. --interp-all runs
+--known also draws the shapes the checker is known to reject although they are correct, so that
+a run shows whether that still holds (none today: the role barrier in a tile loop, the last one,
+is understood now). --interp-all runs
 every rejected mutant in the interpreter too ("[interpreter: agrees]" marks a rejection only the
 proof sees, or one of a mutant that is in fact correct); a rejected mutant expected to be
 equivalent always is, and says why.
@@ -112,9 +113,8 @@ def draw(r):
     p["rel"] = r.choice(["plain", "after", "tail"] if not pers else ["plain", "after"])
     p["drain"] = not pers and r.random() < 0.4
     p["epi"] = not pers and r.random() < 0.4
-    # A role barrier in a tile loop (after the k-loop) is a known false rejection ("'ave.barrier'
-    # in a tile loop outside its k-loop"): drawn with --known only.
-    p["rbar"] = r.random() < 0.35 and (not pers or KNOWN)
+    # A role barrier after the k-loop (in a tile loop too).
+    p["rbar"] = r.random() < 0.35
     p["split"] = r.random() < 0.4
     # The ring phase of each role (no tile loop): an i1 carried with ave.phase.next, or computed
     # from %k; the two roles draw theirs apart.
