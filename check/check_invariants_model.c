@@ -612,6 +612,31 @@ flat_product(Ck *k, Z3_ast t, Z3_ast d)
 	return NULL;
 }
 
+static Z3_ast flat_inner_trip(Ck *k, CkRole *ro, CkEnv *renv, Z3_ast t1);
+static Z3_ast flat_trip(Ck *k, CkRole *ro, CkEnv *renv);
+
+/* A tile loop's carried value after the loop (t its trip count n1) stepping by d = c * n2 per
+ * tile: n1 * d is c times the uses of the role's flat loop, the term the k-loop's sites count
+ * with (a product the solver otherwise gets only to confirm). NULL when it is not that. */
+static Z3_ast
+flat_total(Ck *k, CkEnv *parent, IrOp *loop, Z3_ast t, Z3_ast d)
+{
+	for (int i = 0; i < k->nroles; i++) {
+		CkRole *ro = &k->roles[i];
+		if (ro->flat_outer != loop || t != trip_count(k, parent, loop))
+			continue;
+		Z3_ast n2 = flat_inner_trip(k, ro, parent, pass_ck_num(S, 0));
+		Z3_ast sd = Z3_simplify(S->z, d);
+		for (int64_t c = 1; c <= 8 && n2; c++)
+			for (int sign = 1; sign >= -1; sign -= 2)
+				if (Z3_simplify(S->z, pass_ck_mulc(S, n2, sign * c)) == sd) {
+					Z3_ast n = flat_trip(k, ro, parent);
+					return n ? pass_ck_mulc(S, n, sign * c) : NULL;
+				}
+	}
+	return NULL;
+}
+
 static bool
 flat_inner_iter(Ck *k, Z3_ast t)
 {
@@ -655,6 +680,8 @@ iter_arg_at(Ck *k, CkEnv *parent, IrOp *loop, int j, Z3_ast t)
 			return opaque(k, ty, pass_ck_vname(loop->reg[0].block->arg[j + 1]));
 		Z3_ast d = Z3_simplify(S->z, pass_ck_sub(S, v, xs[j]));
 		Z3_ast p = flat_product(k, t, d);
+		if (!p)
+			p = flat_total(k, parent, loop, t, d);
 		return pass_ck_add(S, init, p ? p : pass_ck_mul(S, t, d));
 	}
 	case LF_STATELESS: {
