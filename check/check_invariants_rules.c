@@ -884,7 +884,14 @@ contributors(Ck *k, IrValue *bar)
 		CkGroup *g = IR_VEC_AT(k->groups, CkGroup *, gi);
 		if (g->bar != bar || !g->arrivals)
 			continue;
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s: %lld per replica x %lld",
+		/* Replicas whose index names their own barrier (per-replica rings, turns) each
+		 * arrive on another one. */
+		CkInst in = pass_ck_inst(k, g->site[0], "t");
+		bool own = g->role->nrep > 1 && pass_ck_depends(S, pass_ck_bar_index(k, &in), in.r);
+		n += snprintf(buf + n, sizeof buf - (size_t)n,
+		              own ? "%s%s: %lld per replica, on the barrier its index names (%lld "
+		                    "replicas)"
+		                  : "%s%s: %lld per replica x %lld",
 		              n ? "; " : "", g->role->name, (long long)g->arrivals,
 		              (long long)g->role->nrep);
 		if (n >= (int)sizeof buf - 64)
